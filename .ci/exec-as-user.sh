@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# go test -exec wrapper: runs one test binary as $GATEHOUSE_TEST_USER. The
+# binary and its package directory (testdata included) are copied to a
+# directory that user owns, since go's build cache and the checkout may not
+# be readable by it.
+set -euo pipefail
+user=${GATEHOUSE_TEST_USER:?}
+bin=$1; shift
+work=$(mktemp -d /var/tmp/gatehouse-test.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+cp -a . "$work/pkg"
+cp "$bin" "$work/test.bin"
+chown -R "$user:" "$work"
+chmod 0755 "$work"
+home=$(getent passwd "$user" | cut -d: -f6)
+cd "$work/pkg"
+runuser -u "$user" -- env -i \
+	HOME="$home" USER="$user" LOGNAME="$user" \
+	PATH=/usr/local/bin:/usr/bin:/bin:/usr/local/go/bin \
+	REQUIRE_SANDBOX="${REQUIRE_SANDBOX:-}" TMPDIR=/var/tmp \
+	"$work/test.bin" "$@"

@@ -1,0 +1,83 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/gatehouse-dev/gatehouse/service/policy"
+)
+
+func init() {
+	register("config", command{
+		summary: "check or show the configuration (config check [FILE], config show [--json])",
+		run:     runConfig,
+	})
+}
+
+func runConfig(ctx context.Context, env *Env, args []string) error {
+	if len(args) == 0 {
+		return usagef("config: missing subcommand; use 'config check [FILE]' or 'config show [--json]'")
+	}
+	switch args[0] {
+	case "check":
+		return configCheck(env, args[1:])
+	case "show":
+		return configShow(env, args[1:])
+	}
+	return usagef("config: unknown subcommand %q; use check or show", args[0])
+}
+
+func configCheck(env *Env, args []string) error {
+	if len(args) > 1 {
+		return usagef("config check: too many arguments; usage: gatehouse config check [FILE]")
+	}
+	file := ""
+	if len(args) == 1 {
+		file = args[0]
+	}
+	opts, err := loadOptions(env, file)
+	if err != nil {
+		return err
+	}
+	l, err := policy.Load(opts)
+	if err != nil {
+		fmt.Fprintln(env.Stderr, err)
+		return ExitStatus(ExitFailure)
+	}
+	names := l.Files
+	if len(names) == 0 {
+		names = []string{"(embedded defaults only)"}
+	}
+	for _, n := range names {
+		fmt.Fprintf(env.Stdout, "%s: ok\n", n)
+	}
+	return nil
+}
+
+func configShow(env *Env, args []string) error {
+	fl := flag.NewFlagSet("config show", flag.ContinueOnError)
+	fl.SetOutput(io.Discard)
+	asJSON := fl.Bool("json", false, "")
+	configFile := fl.String("config", "", "")
+	if err := fl.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(env.Stdout, "usage: gatehouse config show [--json] [--config FILE]")
+			return nil
+		}
+		return usagef("config show: %v", err)
+	}
+	l, _, err := loadConfig(env, *configFile)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(env.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(map[string]any{"config": l.Config, "sources": l.Sources, "files": l.Files})
+	}
+	return l.Show(env.Stdout)
+}

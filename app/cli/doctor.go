@@ -1,0 +1,176 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+
+	"github.com/gatehouse-dev/gatehouse/sandbox"
+	"github.com/gatehouse-dev/gatehouse/sandbox/limits"
+	"github.com/gatehouse-dev/gatehouse/sandbox/probe"
+	"github.com/gatehouse-dev/gatehouse/service/pipeline"
+)
+
+func init() {
+	register("doctor", command{
+		summary: "check that this host can run the governed shell, and say how to fix it",
+		run:     runDoctor,
+	})
+}
+
+// doctorReport is the JSON form of gatehouse doctor.
+type doctorReport struct {
+	OK          bool          `json:"ok"`
+	Config      []string      `json:"config_files"`
+	ConfigError string        `json:"config_error,omitempty"`
+	Shell       string        `json:"shell"`
+	DefaultCWD  string        `json:"default_cwd"`
+	Backend     string        `json:"backend"`
+	BackendWhy  string        `json:"backend_reason"`
+	Requested   string        `json:"backend_requested"`
+	SandboxMode string        `json:"sandbox_mode,omitempty"`
+	Seccomp     string        `json:"seccomp"`
+	Required    bool          `json:"sandbox_required"`
+	Checks      []probe.Check `json:"checks"`
+	Cgroup      cgroupReport  `json:"cgroup"`
+	TmpfsSize   string        `json:"tmpfs_size"`
+	FileSizeMax string        `json:"file_size_max"`
+	Problems    []string      `json:"problems"`
+}
+
+type cgroupReport struct {
+	Memory bool   `json:"memory"`
+	Pids   bool   `json:"pids"`
+	Path   string `json:"path,omitempty"`
+	Reason string `json:"reason,omitempty"`
+}
+
+func runDoctor(ctx context.Context, env *Env, args []string) error {
+	fl := flag.NewFlagSet("doctor", flag.ContinueOnError)
+	fl.SetOutput(io.Discard)
+	asJSON := fl.Bool("json", false, "")
+	configFile := fl.String("config", "", "")
+	if err := fl.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(env.Stdout, "usage: gatehouse doctor [--json] [--config FILE]")
+			return nil
+		}
+		return usagef("doctor: %v", err)
+	}
+	r := doctorReport{Checks: []probe.Check{}, Problems: []string{}}
+	problem := func(format string, a ...any) { r.Problems = append(r.Problems, fmt.Sprintf(format, a...)) }
+
+	loaded, opts, err := loadConfig(env, *configFile)
+	if err != nil {
+		r.ConfigError = err.Error()
+		problem("the configuration is invalid: fix it ('gatehouse config check')")
+		return finishDoctor(env, &r, *asJSON)
+	}
+	cfg := &loaded.Config
+	r.Config = loaded.Files
+	r.Shell = cfg.Exec.Shell
+	r.DefaultCWD = cfg.Exec.DefaultCWD
+	r.Requested = cfg.Exec.Sandbox.Backend
+	r.Seccomp = cfg.Exec.Sandbox.Seccomp
+	r.Required = cfg.Policy.SandboxRequired
+	r.TmpfsSize = cfg.Exec.Limits.TmpfsSize.String()
+	r.FileSizeMax = cfg.Exec.Limits.FileSizeMax.String()
+
+	if !cfg.Exec.Enabled {
+		problem("exec.enabled is false: the governed shell is turned off")
+	}
+	if fi, err := os.Stat(cfg.Exec.Shell); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
+		problem("exec.shell %s is not an executable file", cfg.Exec.Shell)
+	}
+	if fi, err := os.Stat(cfg.Exec.DefaultCWD); err != nil || !fi.IsDir() {
+		problem("exec.default_cwd %s is not a directory: create it or set exec.default_cwd", cfg.Exec.DefaultCWD)
+	}
+
+	facts := probe.Gather(cfg.Exec.Sandbox.BwrapPath)
+	if runtime.GOOS == "linux" {
+		_, r.Checks = probe.Bubblewrap(facts)
+	}
+	d := limits.Detect()
+	r.Cgroup = cgroupReport{Memory: d.Memory, Pids: d.Pids, Path: d.Path, Reason: d.Reason}
+
+	ex, err := pipeline.New(cfg, pipeline.Options{Home: opts.Home, InitPath: execInitPath})
+	if err != nil {
+		problem("%v", err)
+		return finishDoctor(env, &r, *asJSON)
+	}
+	backend, why, res, err := ex.ProbeSandbox(ctx)
+	r.Backend, r.BackendWhy = backend, why
+	switch {
+	case err != nil:
+		r.BackendWhy = err.Error()
+		r.SandboxMode = string(sandbox.ModeUnavailableDenied)
+		problem("no sandbox: %v", err)
+	case res.Status == sandbox.StatusFailedToStart:
+		r.SandboxMode = string(res.Mode)
+		problem("the probe sandbox did not start: %s", res.Error)
+	default:
+		r.SandboxMode = string(res.Mode)
+		if backend == "none" && cfg.Policy.SandboxRequired {
+			r.SandboxMode = string(sandbox.ModeUnavailableDenied)
+			problem("no sandbox backend (%s) and policy.sandbox_required is true: every command would be denied", why)
+		}
+		if res.Mode == sandbox.ModeBubblewrapNoSeccomp && res.SeccompReason != "" {
+			r.BackendWhy += "; seccomp not installed: " + res.SeccompReason
+		}
+	}
+	return finishDoctor(env, &r, *asJSON)
+}
+
+func finishDoctor(env *Env, r *doctorReport, asJSON bool) error {
+	r.OK = len(r.Problems) == 0
+	if asJSON {
+		writeJSON(env.Stdout, r)
+	} else {
+		w := env.Stdout
+		if r.ConfigError != "" {
+			fmt.Fprintf(w, "config:        %s\n", r.ConfigError)
+		} else {
+			files := strings.Join(r.Config, ", ")
+			if files == "" {
+				files = "embedded defaults"
+			}
+			fmt.Fprintf(w, "config:        %s\n", files)
+			fmt.Fprintf(w, "shell:         %s\n", r.Shell)
+			fmt.Fprintf(w, "default_cwd:   %s\n", r.DefaultCWD)
+			fmt.Fprintf(w, "backend:       %s (requested %s): %s\n", r.Backend, r.Requested, r.BackendWhy)
+			fmt.Fprintf(w, "sandbox mode:  %s (seccomp %s, sandbox_required %v)\n", r.SandboxMode, r.Seccomp, r.Required)
+			for _, c := range r.Checks {
+				mark := "ok  "
+				if !c.OK {
+					mark = "FAIL"
+				}
+				fmt.Fprintf(w, "  %s %s: %s\n", mark, c.Name, c.Detail)
+				if !c.OK && c.Remedy != "" {
+					fmt.Fprintf(w, "       fix: %s\n", c.Remedy)
+				}
+			}
+			cg := "memory and pids limits enforced (" + r.Cgroup.Path + ")"
+			if !r.Cgroup.Memory || !r.Cgroup.Pids {
+				cg = fmt.Sprintf("memory %v, pids %v: %s", r.Cgroup.Memory, r.Cgroup.Pids, r.Cgroup.Reason)
+			}
+			fmt.Fprintf(w, "cgroup:        %s\n", cg)
+			fmt.Fprintf(w, "tmpfs size:    %s\n", r.TmpfsSize)
+			fmt.Fprintf(w, "file size max: %s\n", r.FileSizeMax)
+		}
+		if r.OK {
+			fmt.Fprintln(w, "ok: the governed shell can serve")
+		}
+		for _, p := range r.Problems {
+			fmt.Fprintf(w, "problem: %s\n", p)
+		}
+	}
+	if !r.OK {
+		return ExitStatus(ExitFailure)
+	}
+	return nil
+}

@@ -1,0 +1,205 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/gatehouse-dev/gatehouse/sandbox"
+	"github.com/gatehouse-dev/gatehouse/service/api"
+	"github.com/gatehouse-dev/gatehouse/service/pipeline"
+)
+
+func init() {
+	register("exec", command{
+		summary: "run one command through the governed shell",
+		run:     runExec,
+	})
+}
+
+const execUsage = `usage: gatehouse exec [--cwd DIR] [--timeout S] [--stdin FILE] [--json] [--config FILE] -- COMMAND
+
+Runs COMMAND (the arguments after --, joined by spaces) with the configured
+shell inside the sandbox. Output streams as it arrives. The exit status is the
+command's own, 124 on timeout, 126 when it could not start or was denied, 137
+when it was killed.`
+
+// execInitPath lets tests name the binary that implements sandbox-init.
+var execInitPath = ""
+
+func runExec(ctx context.Context, env *Env, args []string) error {
+	fl := flag.NewFlagSet("exec", flag.ContinueOnError)
+	fl.SetOutput(io.Discard)
+	cwd := fl.String("cwd", "", "")
+	timeout := fl.Int("timeout", 0, "")
+	stdinFile := fl.String("stdin", "", "")
+	asJSON := fl.Bool("json", false, "")
+	configFile := fl.String("config", "", "")
+	printArgs := fl.Bool("print-bwrap-args", false, "") // hidden: for benchmarks
+	if err := fl.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(env.Stdout, execUsage)
+			return nil
+		}
+		return usagef("exec: %v", err)
+	}
+	if fl.NArg() == 0 {
+		return usagef("exec: missing COMMAND; usage: gatehouse exec [flags] -- COMMAND")
+	}
+	timeoutSet := false
+	fl.Visit(func(f *flag.Flag) { timeoutSet = timeoutSet || f.Name == "timeout" })
+	if timeoutSet && *timeout < 1 {
+		return usagef("exec: --timeout: %d is not allowed; use a whole number of seconds from 1", *timeout)
+	}
+	req := api.ExecRequest{
+		Command:        strings.Join(fl.Args(), " "),
+		Cwd:            *cwd,
+		TimeoutSeconds: *timeout,
+		Agent:          "cli",
+		Surface:        api.SurfaceCLI,
+	}
+	if *stdinFile != "" {
+		b, err := readLimited(*stdinFile, 64<<20)
+		if err != nil {
+			return usagef("exec: --stdin: %v", err)
+		}
+		req.Stdin = string(b)
+	}
+
+	loaded, opts, err := loadConfig(env, *configFile)
+	if err != nil {
+		return err
+	}
+	cfg := &loaded.Config
+	if !strings.HasPrefix(cfg.Exec.Shell, "/") {
+		return usagef("exec: exec.shell %q is not absolute", cfg.Exec.Shell)
+	}
+	ex, err := pipeline.New(cfg, pipeline.Options{
+		Home:         opts.Home,
+		InitPath:     execInitPath,
+		PrivatePaths: privatePaths(env, opts),
+		HostPath:     env.Getenv("PATH"),
+	})
+	if err != nil {
+		return err
+	}
+
+	if *printArgs {
+		a, err := ex.BwrapArgs(req)
+		if err != nil {
+			return err
+		}
+		for _, s := range a {
+			fmt.Fprintf(env.Stdout, "%s\x00", s)
+		}
+		return nil
+	}
+
+	// SIGINT/SIGTERM to gatehouse terminate the command (recorded killed).
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	var out sandbox.Streams
+	if !*asJSON {
+		out = sandbox.Streams{Stdout: env.Stdout, Stderr: env.Stderr}
+	}
+	o, err := ex.Execute(ctx, req, out)
+	var ae *pipeline.ArgError
+	if errors.As(err, &ae) {
+		return usagef("exec: %s: %s", argFlag(ae.Arg), ae.Msg)
+	}
+	var d *pipeline.Denial
+	if errors.As(err, &d) {
+		if *asJSON {
+			writeJSON(env.Stdout, map[string]any{
+				"error": map[string]string{"blocked_by": d.Code, "reason": d.Reason},
+				"event": d.Event,
+			})
+		} else {
+			fmt.Fprintf(env.Stderr, "gatehouse: denied: %s: %s\n", d.Code, d.Reason)
+			if hint := denialHint(d.Code); hint != "" {
+				fmt.Fprintf(env.Stderr, "gatehouse: hint: %s\n", hint)
+			}
+		}
+		return ExitStatus(ExitCannotRun)
+	}
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		writeJSON(env.Stdout, map[string]any{"result": o.Result, "event": o.Event})
+	} else if o.Raw.Status == sandbox.StatusFailedToStart {
+		fmt.Fprintf(env.Stderr, "gatehouse: error: could not start: %s\n", o.Raw.Error)
+	} else if o.Raw.TimedOut {
+		fmt.Fprintf(env.Stderr, "gatehouse: timed out after %d s\n", o.Result.TimeoutSeconds)
+	}
+	return ExitStatus(exitCode(o.Raw))
+}
+
+// exitCode maps an execution to the process exit status.
+func exitCode(r *sandbox.Result) int {
+	switch r.Status {
+	case sandbox.StatusCompleted:
+		return r.ExitCode
+	case sandbox.StatusTimedOut:
+		return ExitTimeout
+	case sandbox.StatusKilled:
+		return ExitKilled
+	default:
+		return ExitCannotRun
+	}
+}
+
+// argFlag names a request argument the way the CLI spells it.
+func argFlag(arg string) string {
+	switch arg {
+	case "command":
+		return "COMMAND"
+	case "timeout_seconds":
+		return "--timeout"
+	case "cwd":
+		return "--cwd"
+	case "stdin":
+		return "--stdin"
+	}
+	return arg
+}
+
+func denialHint(code string) string {
+	switch code {
+	case pipeline.DenySandboxUnavailable:
+		return "run 'gatehouse doctor' to see why and how to fix it"
+	case pipeline.DenyCwdOutside:
+		return "use a directory inside policy.workspace_roots (or exec.default_cwd when none are set)"
+	}
+	return ""
+}
+
+func readLimited(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("%s is larger than %d bytes", path, max)
+	}
+	return b, nil
+}
+
+func writeJSON(w io.Writer, v any) {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(v)
+}

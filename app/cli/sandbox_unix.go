@@ -1,0 +1,15 @@
+//go:build linux || darwin
+
+package cli
+
+import (
+	"context"
+
+	"github.com/gatehouse-dev/gatehouse/sandbox/sandboxinit"
+)
+
+func init() {
+	register("sandbox-exec", command{hidden: true, run: func(_ context.Context, _ *Env, args []string) error {
+		return ExitStatus(sandboxinit.Exec(args))
+	}})
+}

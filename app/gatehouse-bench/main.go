@@ -1,0 +1,179 @@
+// Command gatehouse-bench measures the governed shell against the bare
+// tools it is built on, in one run, and prints medians and ratios:
+//
+//   - gatehouse exec -- true
+//   - bare bwrap with the same arguments running bash -c true
+//   - bash -c true
+//   - 1 GiB of stdout through gatehouse exec against plain bash
+//
+// It writes a scratch configuration (workspace under /var/tmp, output cap
+// raised so that the throughput run streams every byte) and removes it.
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+func main() {
+	gh := flag.String("gatehouse", "bin/gatehouse", "gatehouse binary")
+	n := flag.Int("n", 40, "runs per start-up measurement")
+	bytesN := flag.Int64("bytes", 1<<30, "bytes of stdout for the throughput runs")
+	rounds := flag.Int("rounds", 3, "throughput runs per side")
+	flag.Parse()
+	if err := run(*gh, *n, *bytesN, *rounds); err != nil {
+		fmt.Fprintln(os.Stderr, "gatehouse-bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(gh string, n int, nbytes int64, rounds int) error {
+	gh, err := filepath.Abs(gh)
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("/var/tmp", "gatehouse-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	ws := filepath.Join(dir, "ws")
+	os.Mkdir(ws, 0o755)
+	cfg := filepath.Join(dir, "config.yaml")
+	os.WriteFile(cfg, []byte(fmt.Sprintf("exec:\n  default_cwd: %s\n  limits:\n    output_max_bytes: 4GiB\n", ws)), 0o644)
+	env := append(os.Environ(), "GATEHOUSE_CONFIG="+cfg)
+
+	// The bare bwrap run uses exactly the arguments gatehouse would pass,
+	// with bash in place of Gatehouse's init.
+	plan := exec.Command(gh, "exec", "--print-bwrap-args", "--", "true")
+	plan.Env = env
+	out, err := plan.Output()
+	if err != nil {
+		return fmt.Errorf("getting the bwrap arguments: %v", err)
+	}
+	bargs := strings.Split(strings.TrimRight(string(out), "\x00"), "\x00")
+	for i, a := range bargs {
+		if a == "--" {
+			bargs = append(bargs[:i+1:i+1], "/bin/bash", "--noprofile", "--norc", "-c", "true")
+			break
+		}
+	}
+	bwrapPath, err := exec.LookPath("bwrap")
+	if err != nil {
+		return err
+	}
+
+	cases := []struct {
+		name string
+		argv []string
+	}{
+		{"gatehouse exec -- true", []string{gh, "exec", "--", "true"}},
+		{"bwrap (same binds) bash -c true", append([]string{bwrapPath}, bargs...)},
+		{"bash -c true", []string{"/bin/bash", "--noprofile", "--norc", "-c", "true"}},
+	}
+	med := make([]time.Duration, len(cases))
+	// Interleave the cases so that drift on the machine hits all alike.
+	samples := make([][]time.Duration, len(cases))
+	for i := 0; i < n; i++ {
+		for c, tc := range cases {
+			cmd := exec.Command(tc.argv[0], tc.argv[1:]...)
+			cmd.Env, cmd.Dir = env, ws
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			t0 := time.Now()
+			if err := cmd.Run(); err != nil {
+				return fmt.Errorf("%s: %v: %s", tc.name, err, stderr.String())
+			}
+			samples[c] = append(samples[c], time.Since(t0))
+		}
+	}
+	fmt.Printf("start-up, %d runs each (median, min, max):\n", n)
+	for c, tc := range cases {
+		med[c] = median(samples[c])
+		fmt.Printf("  %-34s %8.2f ms  (%.2f .. %.2f)\n", tc.name, ms(med[c]), ms(minOf(samples[c])), ms(maxOf(samples[c])))
+	}
+	fmt.Printf("  ratio gatehouse / bare bwrap: %.2fx (target <= 1.5x)\n", float64(med[0])/float64(med[1]))
+	fmt.Printf("  ratio bare bwrap / bash:      %.2fx\n", float64(med[1])/float64(med[2]))
+
+	gen := fmt.Sprintf("head -c %d /dev/zero", nbytes)
+	tput := []struct {
+		name string
+		argv []string
+	}{
+		{"gatehouse exec", []string{gh, "exec", "--", gen}},
+		{"bash", []string{"/bin/bash", "--noprofile", "--norc", "-c", gen}},
+	}
+	rates := make([][]float64, len(tput))
+	for r := 0; r < rounds; r++ {
+		for i, tc := range tput {
+			cmd := exec.Command(tc.argv[0], tc.argv[1:]...)
+			cmd.Env, cmd.Dir = env, ws
+			pipe, err := cmd.StdoutPipe()
+			if err != nil {
+				return err
+			}
+			t0 := time.Now()
+			if err := cmd.Start(); err != nil {
+				return err
+			}
+			got, _ := io.CopyBuffer(io.Discard, pipe, make([]byte, 1<<20))
+			if err := cmd.Wait(); err != nil {
+				return fmt.Errorf("%s: %v", tc.name, err)
+			}
+			if got < nbytes {
+				return fmt.Errorf("%s: got %d bytes, want %d", tc.name, got, nbytes)
+			}
+			rates[i] = append(rates[i], float64(nbytes)/(1<<20)/time.Since(t0).Seconds())
+		}
+	}
+	fmt.Printf("stdout throughput, %d MiB, %d runs each (median):\n", nbytes>>20, rounds)
+	m0, m1 := medianF(rates[0]), medianF(rates[1])
+	fmt.Printf("  %-34s %8.0f MiB/s\n", tput[0].name, m0)
+	fmt.Printf("  %-34s %8.0f MiB/s\n", tput[1].name, m1)
+	fmt.Printf("  ratio gatehouse / bash: %.2f (target >= 0.5)\n", m0/m1)
+	return nil
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func median(d []time.Duration) time.Duration {
+	s := append([]time.Duration{}, d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func medianF(d []float64) float64 {
+	s := append([]float64{}, d...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func minOf(d []time.Duration) time.Duration {
+	m := d[0]
+	for _, x := range d {
+		m = min(m, x)
+	}
+	return m
+}
+
+func maxOf(d []time.Duration) time.Duration {
+	m := d[0]
+	for _, x := range d {
+		m = max(m, x)
+	}
+	return m
+}

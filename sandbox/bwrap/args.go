@@ -1,0 +1,115 @@
+// Package bwrap turns a sandbox.Spec into a bubblewrap invocation.
+//
+// Generating the argument list is portable and golden-tested on every OS;
+// running it is Linux-only (run_linux.go).
+package bwrap
+
+import (
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/gatehouse-dev/gatehouse/sandbox"
+)
+
+// Paths inside the sandbox that Gatehouse owns. /run is an empty tmpfs in
+// the sandbox, so nothing of the host's /run (the user's bus and service
+// sockets among it) is visible there.
+const (
+	RunDir   = "/run/gatehouse"
+	InitPath = RunDir + "/init"
+)
+
+// Mounts is what the host file system looks like, as far as Args needs to
+// know: which deny-read paths exist and whether as directories, and which
+// write-deny paths exist. The runner fills it in from the real file system;
+// tests fill it in by hand.
+type Mounts struct {
+	// HideDirs and HideFiles are the existing deny-read paths.
+	HideDirs, HideFiles []string
+	// ProtectDirs are directories bound read-only; ProtectFiles are files
+	// bound read-only. Both lie inside workspace roots.
+	ProtectDirs, ProtectFiles []string
+	// Anchors are directories bound over themselves (writable) so that they
+	// cannot be renamed or removed from inside: a repository's .git, whose
+	// hooks and config are protected, is one.
+	Anchors []string
+}
+
+// Options are facts about the bwrap binary that change the arguments.
+type Options struct {
+	// DisableUserns adds --disable-userns (bubblewrap 0.8.0 and later).
+	DisableUserns bool
+}
+
+// Args returns the bubblewrap options (without the program name) for spec.
+// The runner passes them through --args, so that they appear in no command
+// line; the command itself, InitCommand, follows on bwrap's own command
+// line (bwrap takes no command from --args).
+func Args(spec *sandbox.Spec, m *Mounts, opt Options) []string {
+	a := []string{
+		"--unshare-all", "--unshare-user",
+		"--die-with-parent", "--new-session",
+	}
+	if opt.DisableUserns {
+		a = append(a, "--disable-userns")
+	}
+	a = append(a,
+		"--ro-bind", "/", "/",
+		"--dev", "/dev",
+		"--proc", "/proc",
+		"--perms", "1777",
+	)
+	if spec.TmpfsSize > 0 {
+		a = append(a, "--size", strconv.FormatInt(spec.TmpfsSize, 10))
+	}
+	a = append(a, "--tmpfs", "/tmp",
+		"--tmpfs", "/run",
+		"--ro-bind", spec.InitPath, InitPath,
+	)
+	for _, root := range spec.WorkspaceRoots {
+		a = append(a, "--bind", root, root)
+	}
+	for _, d := range m.Anchors {
+		a = append(a, "--bind", d, d)
+	}
+	for _, d := range m.ProtectDirs {
+		a = append(a, "--ro-bind", d, d)
+	}
+	for _, f := range m.ProtectFiles {
+		a = append(a, "--ro-bind", f, f)
+	}
+	// Deny-read comes after the workspace binds, so a secret inside a
+	// workspace root is hidden too.
+	for _, d := range m.HideDirs {
+		a = append(a, "--perms", "0700", "--tmpfs", d, "--remount-ro", d)
+	}
+	for _, f := range m.HideFiles {
+		a = append(a, "--ro-bind", "/dev/null", f)
+	}
+	for _, p := range spec.Pins {
+		a = append(a, "--ro-bind", p.Source, p.Path)
+	}
+	for _, b := range spec.ExtraBinds {
+		if b.Writable {
+			a = append(a, "--bind", b.Source, b.Target)
+		} else {
+			a = append(a, "--ro-bind", b.Source, b.Target)
+		}
+	}
+	return append(a, "--chdir", spec.Dir)
+}
+
+// InitCommand is the command bwrap runs: Gatehouse's init, bound in at
+// InitPath.
+var InitCommand = []string{"--", InitPath, "sandbox-init"}
+
+// Within reports whether path is root or lies below it. Both are cleaned,
+// absolute paths.
+func Within(path, root string) bool {
+	path, root = filepath.Clean(path), filepath.Clean(root)
+	if path == root || root == "/" {
+		return true
+	}
+	return strings.HasPrefix(path, root+string(filepath.Separator))
+}

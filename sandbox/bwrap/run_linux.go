@@ -1,0 +1,318 @@
+package bwrap
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/sandbox"
+	"github.com/gatehouse-dev/gatehouse/sandbox/sandboxinit"
+)
+
+// RunOptions tune one run beyond its Spec.
+type RunOptions struct {
+	Options
+	// CgroupFD, when non-negative, is an open cgroup v2 directory the
+	// sandbox is started in (CLONE_INTO_CGROUP); Memory and Pids say which
+	// of its limits are set.
+	CgroupFD     int
+	Memory, Pids bool
+	// BlockedSuffix names files moved aside by the write-deny sweep.
+	BlockedSuffix string
+}
+
+// Run executes spec under bubblewrap, streaming output to out. It always
+// returns a Result; when nothing could be started its Status says
+// failed_to_start and Error says why.
+func Run(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams, opt RunOptions) *sandbox.Result {
+	start := time.Now()
+	res := &sandbox.Result{Mode: sandbox.ModeBubblewrap}
+	failed := func(reason, msg string) *sandbox.Result {
+		res.Status = sandbox.StatusFailedToStart
+		res.StatusReason = reason
+		res.Error = msg
+		res.Duration = time.Since(start)
+		return res
+	}
+
+	plan, err := Discover(spec.WorkspaceRoots, spec.DenyRead, spec.WriteDeny)
+	if err != nil {
+		return failed("spawn_error", fmt.Sprintf("preparing mounts: %v", err))
+	}
+	defer plan.Release()
+	args := Args(spec, &plan.Mounts, opt.Options)
+
+	var files []*os.File
+	closeAll := func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}
+	pipe := func() (r, w *os.File) {
+		if err != nil {
+			return nil, nil
+		}
+		r, w, err = os.Pipe()
+		files = append(files, r, w)
+		return r, w
+	}
+	ctlR, ctlW := pipe()
+	stR, stW := pipe()
+	argR, argW := pipe()
+	if err != nil {
+		closeAll()
+		return failed("spawn_error", fmt.Sprintf("creating pipes: %v", err))
+	}
+	defer closeAll()
+
+	stdout := &sandbox.CapWriter{W: out.Stdout, Max: spec.OutputMax}
+	stderrHead := &headBuffer{max: 4096}
+	stderr := &sandbox.CapWriter{W: io.MultiWriter(stderrHead, writerOrDiscard(out.Stderr)), Max: spec.OutputMax}
+
+	cmd := exec.Command(spec.BwrapPath, append([]string{"--args", "5"}, InitCommand...)...)
+	// bwrap and everything below it see only the constructed environment:
+	// nothing of the launcher's reaches /proc/*/environ in the sandbox.
+	cmd.Env = append([]string{}, spec.Env...)
+	cmd.ExtraFiles = []*os.File{ctlR, stW, argR}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	if len(spec.Stdin) > 0 {
+		cmd.Stdin = bytes.NewReader(spec.Stdin)
+	}
+	// Once the sandbox is gone nothing can hold the pipes, but never wait
+	// long for a writer that somehow survived.
+	cmd.WaitDelay = 2 * time.Second
+	if opt.CgroupFD >= 0 {
+		cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: opt.CgroupFD}
+	}
+	if err := cmd.Start(); err != nil {
+		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
+			res.Mode = sandbox.ModeUnavailableDenied
+			return failed("sandbox_unavailable", fmt.Sprintf("%s not found; install bubblewrap", spec.BwrapPath))
+		}
+		return failed("spawn_error", fmt.Sprintf("starting bwrap: %v", err))
+	}
+	ctlR.Close()
+	stW.Close()
+	argR.Close()
+
+	// Arguments and plan go through pipes so that neither appears in any
+	// command line inside the sandbox.
+	go func() {
+		var b bytes.Buffer
+		for _, a := range args {
+			b.WriteString(a)
+			b.WriteByte(0)
+		}
+		argW.Write(b.Bytes())
+		argW.Close()
+	}()
+	p := sandboxinit.Plan{
+		Shell:       spec.Shell,
+		Argv:        []string{spec.Shell, "--noprofile", "--norc", "-c", spec.Command},
+		Seccomp:     string(spec.Seccomp),
+		AllowPtrace: spec.AllowPtrace,
+		FileSizeMax: spec.FileSizeMax,
+	}
+	if strings.HasSuffix(spec.Shell, "/sh") {
+		p.Argv = []string{spec.Shell, "-c", spec.Command}
+	}
+	ctl := &control{w: ctlW}
+	go func() {
+		line, _ := json.Marshal(&p)
+		ctl.send(string(line))
+	}()
+
+	statusC := make(chan []sandboxinit.Status, 1)
+	go func() {
+		var all []sandboxinit.Status
+		br := bufio.NewReader(stR)
+		for {
+			s, err := sandboxinit.ReadStatus(br)
+			if err != nil {
+				break
+			}
+			all = append(all, s)
+		}
+		statusC <- all
+	}()
+
+	waitC := make(chan error, 1)
+	go func() { waitC <- cmd.Wait() }()
+
+	var timeoutC <-chan time.Time
+	if spec.Timeout > 0 {
+		t := time.NewTimer(spec.Timeout)
+		defer t.Stop()
+		timeoutC = t.C
+	}
+	grace := spec.KillGrace
+	if grace <= 0 {
+		grace = 5 * time.Second
+	}
+	var waitErr error
+	var killC <-chan time.Time
+	terminating := false
+	terminate := func() {
+		if terminating {
+			return
+		}
+		terminating = true
+		ctl.send("term")
+		t := time.NewTimer(grace)
+		killC = t.C
+	}
+	done := ctx.Done()
+loop:
+	for {
+		select {
+		case waitErr = <-waitC:
+			break loop
+		case <-timeoutC:
+			res.TimedOut = true
+			terminate()
+		case <-done:
+			done = nil
+			if !res.TimedOut {
+				res.Status = sandbox.StatusKilled
+			}
+			terminate()
+		case <-killC:
+			killC = nil
+			ctl.send("kill")
+			// Last resort: bwrap's --die-with-parent takes the sandbox
+			// down with it.
+			time.AfterFunc(time.Second, func() { cmd.Process.Kill() })
+		}
+	}
+	ctlW.Close()
+	statuses := <-statusC
+	stdout.Finish()
+	stderr.Finish()
+	res.Duration = time.Since(start)
+	res.Stdout, res.Stderr = stdout.Stats(), stderr.Stats()
+	res.Limits = sandbox.Limits{
+		Tmpfs:      spec.TmpfsSize > 0,
+		FileSize:   spec.FileSizeMax > 0,
+		DaemonKill: true,
+		Memory:     opt.Memory,
+		Pids:       opt.Pids,
+	}
+	if moved := plan.Sweep(opt.BlockedSuffix); len(moved) > 0 {
+		res.Blocked = moved
+	}
+
+	started, exitCode := false, -1
+	var failure string
+	for _, s := range statuses {
+		switch s.Kind {
+		case "started":
+			started = true
+			mode, reason, _ := strings.Cut(s.Detail, " ")
+			res.Mode = sandbox.Mode(mode)
+			res.SeccompReason = reason
+		case "failed":
+			failure = s.Detail
+		case "exit":
+			exitCode, _ = strconv.Atoi(s.Detail)
+		}
+	}
+	if !started {
+		msg := failure
+		if msg == "" {
+			// bwrap's own message: its first line says it all.
+			msg, _, _ = strings.Cut(strings.TrimSpace(stderrHead.String()), "\n")
+		}
+		if msg == "" {
+			msg = fmt.Sprintf("bwrap exited: %v", waitErr)
+		}
+		if isNamespaceFailure(msg) || strings.Contains(failure, "seccomp") {
+			res.Mode = sandbox.ModeUnavailableDenied
+			return failed("sandbox_unavailable", msg)
+		}
+		return failed("spawn_error", msg)
+	}
+	switch {
+	case res.TimedOut:
+		res.Status = sandbox.StatusTimedOut
+	case res.Status == sandbox.StatusKilled:
+	case exitCode >= 0:
+		res.Status = sandbox.StatusCompleted
+		res.ExitCode = exitCode
+	default:
+		// The init died without reporting: the sandbox was killed.
+		res.Status = sandbox.StatusKilled
+	}
+	return res
+}
+
+// isNamespaceFailure recognises bwrap's messages for a host that does not
+// allow the namespaces it needs.
+func isNamespaceFailure(msg string) bool {
+	for _, s := range []string{
+		"No permissions to create new namespace",
+		"Creating new namespace failed",
+		"setting up uid map",
+		"unprivileged user namespaces",
+		"Operation not permitted",
+	} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// control serialises writes of control lines to the init.
+type control struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (c *control) send(line string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	io.WriteString(c.w, line+"\n")
+}
+
+// headBuffer keeps the first max bytes written to it.
+type headBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   bytes.Buffer
+}
+
+func (h *headBuffer) Write(p []byte) (int, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if room := h.max - h.b.Len(); room > 0 {
+		if len(p) < room {
+			room = len(p)
+		}
+		h.b.Write(p[:room])
+	}
+	return len(p), nil
+}
+
+func (h *headBuffer) String() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.b.String()
+}
+
+func writerOrDiscard(w io.Writer) io.Writer {
+	if w == nil {
+		return io.Discard
+	}
+	return w
+}

@@ -1,0 +1,136 @@
+//go:build linux || darwin
+
+// Package direct runs a command with no kernel isolation (sandbox mode
+// "none"): the shell runs on the host as the user, in its own process group,
+// with the constructed environment and the file-size limit. It exists for
+// hosts without a sandbox where the policy says sandbox_required: false.
+package direct
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/sandbox"
+	"github.com/gatehouse-dev/gatehouse/sandbox/sandboxinit"
+)
+
+// Run executes spec without isolation. It always returns a Result.
+func Run(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams) *sandbox.Result {
+	start := time.Now()
+	res := &sandbox.Result{Mode: sandbox.ModeNone}
+	argv := []string{spec.Shell, "--noprofile", "--norc", "-c", spec.Command}
+	if strings.HasSuffix(spec.Shell, "/sh") {
+		argv = []string{spec.Shell, "-c", spec.Command}
+	}
+	plan := &sandboxinit.Plan{Shell: spec.Shell, Argv: argv, Seccomp: "off", FileSizeMax: spec.FileSizeMax}
+	repR, repW, err := os.Pipe()
+	if err != nil {
+		res.Status, res.StatusReason, res.Error = sandbox.StatusFailedToStart, "spawn_error", err.Error()
+		return res
+	}
+	defer repR.Close()
+
+	stdout := &sandbox.CapWriter{W: out.Stdout, Max: spec.OutputMax}
+	stderr := &sandbox.CapWriter{W: out.Stderr, Max: spec.OutputMax}
+	cmd := exec.Command(spec.InitPath, sandboxinit.ExecArgs(plan)...)
+	cmd.Args[0] = "sandbox-exec"
+	cmd.Env = append([]string{}, spec.Env...)
+	cmd.Dir = spec.Dir
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	if len(spec.Stdin) > 0 {
+		cmd.Stdin = bytes.NewReader(spec.Stdin)
+	}
+	cmd.ExtraFiles = []*os.File{repW}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.WaitDelay = 2 * time.Second
+	if err := cmd.Start(); err != nil {
+		repW.Close()
+		res.Status, res.StatusReason, res.Error = sandbox.StatusFailedToStart, "spawn_error", err.Error()
+		return res
+	}
+	repW.Close()
+	report, _ := io.ReadAll(repR)
+	pgid := cmd.Process.Pid
+
+	waitC := make(chan error, 1)
+	go func() { waitC <- cmd.Wait() }()
+	var timeoutC, killC <-chan time.Time
+	if spec.Timeout > 0 {
+		t := time.NewTimer(spec.Timeout)
+		defer t.Stop()
+		timeoutC = t.C
+	}
+	grace := spec.KillGrace
+	if grace <= 0 {
+		grace = 5 * time.Second
+	}
+	terminate := func() {
+		if killC == nil {
+			syscall.Kill(-pgid, syscall.SIGTERM)
+			killC = time.After(grace)
+		}
+	}
+	var waitErr error
+	done := ctx.Done()
+loop:
+	for {
+		select {
+		case waitErr = <-waitC:
+			break loop
+		case <-timeoutC:
+			res.TimedOut = true
+			terminate()
+		case <-done:
+			done = nil
+			if !res.TimedOut {
+				res.Status = sandbox.StatusKilled
+			}
+			terminate()
+		case <-killC:
+			syscall.Kill(-pgid, syscall.SIGKILL)
+		}
+	}
+	// Background jobs in the shell's process group die with it; a daemon
+	// that called setsid escapes, which is why daemon_kill is false here.
+	syscall.Kill(-pgid, syscall.SIGKILL)
+	stdout.Finish()
+	stderr.Finish()
+	res.Duration = time.Since(start)
+	res.Stdout, res.Stderr = stdout.Stats(), stderr.Stats()
+	res.Limits = sandbox.Limits{FileSize: spec.FileSizeMax > 0}
+	if msg, ok := strings.CutPrefix(strings.TrimSpace(string(report)), "error "); ok {
+		res.Status, res.StatusReason, res.Error = sandbox.StatusFailedToStart, "spawn_error", msg
+		return res
+	}
+	var ee *exec.ExitError
+	code := 0
+	switch {
+	case waitErr == nil:
+	case errors.As(waitErr, &ee):
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			code = 128 + int(ws.Signal())
+		} else {
+			code = ee.ExitCode()
+		}
+	default:
+		res.Status, res.StatusReason, res.Error = sandbox.StatusFailedToStart, "spawn_error", fmt.Sprint(waitErr)
+		return res
+	}
+	switch {
+	case res.TimedOut:
+		res.Status = sandbox.StatusTimedOut
+	case res.Status == sandbox.StatusKilled:
+	default:
+		res.Status = sandbox.StatusCompleted
+		res.ExitCode = code
+	}
+	return res
+}

@@ -1,0 +1,6 @@
+//go:build !linux && !darwin
+
+package probe
+
+// gatherOS finds nothing: there is no sandbox backend on this OS.
+func gatherOS(*Facts, string) {}

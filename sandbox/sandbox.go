@@ -1,0 +1,160 @@
+// Package sandbox describes one governed execution as plain data and names
+// the isolation modes Gatehouse can put a command in.
+//
+// A Spec is built by the pipeline and handed to a backend (bwrap on Linux,
+// seatbelt on macOS, none anywhere) which runs it. Backends never read
+// configuration or the host environment themselves: everything they need is
+// in the Spec, so the plan of an execution is inspectable in tests.
+package sandbox
+
+import (
+	"errors"
+	"time"
+)
+
+// Mode is the isolation actually in force for an execution. The vocabulary
+// is closed; it is stamped on every event the executor produced.
+type Mode string
+
+const (
+	ModeBubblewrap          Mode = "bubblewrap"
+	ModeBubblewrapNoSeccomp Mode = "bubblewrap_no_seccomp"
+	ModeSeatbelt            Mode = "seatbelt"
+	ModeNone                Mode = "none"
+	ModeUnavailableDenied   Mode = "unavailable_denied"
+)
+
+// Degraded reports whether m is a mode that must raise a notification.
+func (m Mode) Degraded() bool {
+	return m == ModeNone || m == ModeBubblewrapNoSeccomp || m == ModeUnavailableDenied
+}
+
+// SeccompLevel says how the seccomp stage is treated.
+type SeccompLevel string
+
+const (
+	SeccompRequired  SeccompLevel = "required"
+	SeccompPreferred SeccompLevel = "preferred"
+	SeccompOff       SeccompLevel = "off"
+)
+
+// ErrUnavailable is returned (wrapped, with its cause) when a backend cannot
+// run on this host.
+var ErrUnavailable = errors.New("sandbox unavailable")
+
+// Spec is the complete plan of one execution. All paths are absolute and
+// already resolved (symlinks followed) by the caller.
+type Spec struct {
+	// Shell is the absolute path of bash or sh.
+	Shell string
+	// Command is the judged text, passed to the shell unchanged as the
+	// argument of -c.
+	Command string
+	// Dir is the working directory; it lies inside a workspace root.
+	Dir string
+	// Env is the complete environment of the command (KEY=VALUE). Nothing of
+	// the launcher's environment is added to it.
+	Env []string
+	// Stdin is fed to the command; nil means an empty stdin.
+	Stdin []byte
+
+	// WorkspaceRoots are bound writable.
+	WorkspaceRoots []string
+	// DenyRead are hidden: directories get an empty tmpfs, files /dev/null.
+	// Paths that do not exist are skipped.
+	DenyRead []string
+	// WriteDeny are paths inside workspace roots kept read-only.
+	WriteDeny []string
+	// Pins are files whose inspected bytes are bound read-only over their
+	// paths inside the sandbox.
+	Pins []Pin
+	// ExtraBinds are further read-only binds (Source → Target), used by
+	// later stages for the proxy socket and credential directory.
+	ExtraBinds []Bind
+
+	Seccomp     SeccompLevel
+	AllowPtrace bool
+
+	// Timeout is the wall-clock limit; zero means none.
+	Timeout time.Duration
+	// KillGrace is the time between SIGTERM and SIGKILL (default 5s).
+	KillGrace time.Duration
+
+	// Limits; zero means unlimited.
+	TmpfsSize   int64
+	FileSizeMax int64
+	MemoryMax   int64
+	PidsMax     int64
+
+	// OutputMax caps each of stdout and stderr as delivered; zero means no cap.
+	OutputMax int64
+
+	// InitPath is the gatehouse binary (or a test binary) that implements
+	// the sandbox-init stages.
+	InitPath string
+	// BwrapPath is the bubblewrap binary.
+	BwrapPath string
+}
+
+// A Pin is one inspected file bound over its path.
+type Pin struct {
+	Path   string // where the command sees it
+	Source string // host file holding the inspected bytes
+	SHA256 string
+	Size   int64
+}
+
+// A Bind is one extra bind mount.
+type Bind struct {
+	Source, Target string
+	Writable       bool
+}
+
+// Status is how an execution ended.
+type Status string
+
+const (
+	StatusCompleted     Status = "completed"
+	StatusTimedOut      Status = "timed_out"
+	StatusKilled        Status = "killed"
+	StatusFailedToStart Status = "failed_to_start"
+	StatusNeverRan      Status = "never_ran"
+)
+
+// Limits says which limits held for an execution.
+type Limits struct {
+	Pids       bool `json:"pids"`
+	Memory     bool `json:"memory"`
+	Tmpfs      bool `json:"tmpfs"`
+	FileSize   bool `json:"file_size"`
+	DaemonKill bool `json:"daemon_kill"`
+}
+
+// StreamStats describes one output stream as delivered.
+type StreamStats struct {
+	Bytes     int64 // bytes delivered (before the marker)
+	Discarded int64 // bytes dropped past the cap
+}
+
+// Result is what a backend reports about one execution.
+type Result struct {
+	Mode         Mode
+	Status       Status
+	StatusReason string // spawn_error, sandbox_unavailable, …
+	// Error is a user-safe description when Status is failed_to_start.
+	Error    string
+	ExitCode int // meaningful when Status is completed
+	Duration time.Duration
+	TimedOut bool
+	Stdout   StreamStats
+	Stderr   StreamStats
+	Limits   Limits
+	// SeccompReason says why the filter is missing in mode
+	// bubblewrap_no_seccomp.
+	SeccompReason string
+	// Blocked are write-deny files the command created, moved aside.
+	Blocked []string
+}
+
+// Truncated reports whether any output was discarded.
+func (r *Result) Truncated() bool { return r.Stdout.Discarded > 0 || r.Stderr.Discarded > 0 }

@@ -1,0 +1,80 @@
+//go:build linux || darwin
+
+package sandboxinit
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// Exec is stage 2: "sandbox-exec --seccomp LEVEL --fsize N [--allow-ptrace]
+// -- SHELL ARGS...". It never returns on success. Its report pipe is fd 3
+// when present.
+func Exec(args []string) int {
+	report := os.NewFile(3, "report")
+	if report != nil {
+		// Not every caller passes fd 3; a failed fstat means absent.
+		if _, err := report.Stat(); err != nil {
+			report = nil
+		} else {
+			unix.CloseOnExec(3)
+		}
+	}
+	fail := func(format string, a ...any) int {
+		msg := fmt.Sprintf(format, a...)
+		if report != nil {
+			fmt.Fprintf(report, "error %s\n", msg)
+		}
+		fmt.Fprintf(os.Stderr, "gatehouse: sandbox: %s\n", msg)
+		return 126
+	}
+
+	fl := flag.NewFlagSet("sandbox-exec", flag.ContinueOnError)
+	fl.SetOutput(os.Stderr)
+	level := fl.String("seccomp", "required", "")
+	fsize := fl.Int64("fsize", 0, "")
+	ptrace := fl.Bool("allow-ptrace", false, "")
+	if err := fl.Parse(args); err != nil {
+		return fail("bad arguments: %v", err)
+	}
+	argv := fl.Args()
+	if len(argv) == 0 {
+		return fail("bad arguments: no shell")
+	}
+
+	runtime.LockOSThread()
+	if *fsize > 0 {
+		lim := &unix.Rlimit{Cur: uint64(*fsize), Max: uint64(*fsize)}
+		if err := unix.Setrlimit(unix.RLIMIT_FSIZE, lim); err != nil {
+			return fail("setting the file size limit: %v", err)
+		}
+	}
+	// No core dumps: they would land in the workspace.
+	_ = unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{})
+
+	switch *level {
+	case "off":
+	case "required", "preferred":
+		if err := installFilter(*ptrace); err != nil {
+			if *level == "required" {
+				return fail("installing the seccomp filter: %v", err)
+			}
+			if report != nil {
+				fmt.Fprintf(report, "nofilter %v\n", err)
+			}
+		}
+	default:
+		return fail("bad --seccomp %q", *level)
+	}
+	err := syscall.Exec(argv[0], argv, os.Environ())
+	return fail("starting %s: %v", argv[0], err)
+}
+
+// itoa avoids importing strconv in callers of the protocol.
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -1,0 +1,111 @@
+// Package api holds the wire types shared by the CLI, the hook, the relay
+// and the service: execution requests, results and the audit event (the
+// execution card).
+package api
+
+import "time"
+
+// Surfaces an execution request can arrive through.
+const (
+	SurfaceCLI       = "cli"
+	SurfaceMCP       = "mcp"
+	SurfaceAgentHook = "agent_hook"
+)
+
+// ActionShellExecute is the action type of every shell command.
+const ActionShellExecute = "shell:execute"
+
+// Argument limits of shell:execute (DESIGN §4).
+const (
+	MaxCommandBytes = 64 << 10
+	MaxEnvKeys      = 32
+)
+
+// ExecRequest is one shell:execute call.
+type ExecRequest struct {
+	Command        string            `json:"command"`
+	Cwd            string            `json:"cwd,omitempty"`
+	TimeoutSeconds int               `json:"timeout_seconds,omitempty"`
+	Stdin          string            `json:"stdin,omitempty"`
+	Env            map[string]string `json:"env,omitempty"`
+
+	Agent   string `json:"agent,omitempty"`
+	Surface string `json:"surface,omitempty"`
+}
+
+// Result is what the caller of shell:execute gets back.
+type Result struct {
+	Stdout         string `json:"stdout"`
+	Stderr         string `json:"stderr,omitempty"`
+	ExitCode       *int   `json:"exit_code"`
+	DurationMS     int64  `json:"duration_ms"`
+	TimeoutSeconds int    `json:"timeout_seconds"`
+	TimedOut       bool   `json:"timed_out"`
+	Truncated      bool   `json:"truncated"`
+	SandboxMode    string `json:"sandbox_mode,omitempty"`
+	RedactionCount int    `json:"redaction_count"`
+}
+
+// Event is the audit record of a decision or an execution (DESIGN §10).
+type Event struct {
+	ID             string    `json:"id"`
+	ParentID       string    `json:"parent_id,omitempty"`
+	Time           time.Time `json:"time"`
+	Agent          string    `json:"agent"`
+	Surface        string    `json:"surface"`
+	ActionType     string    `json:"action_type"`
+	Decision       string    `json:"decision"`
+	BlockedBy      string    `json:"blocked_by,omitempty"`
+	Reason         string    `json:"reason,omitempty"`
+	Dialect        string    `json:"dialect,omitempty"`
+	CommandHash    string    `json:"command_hash,omitempty"`
+	Cwd            string    `json:"cwd,omitempty"`
+	ResolvedCmds   []string  `json:"resolved_commands"`
+	Status         string    `json:"status,omitempty"`
+	StatusReason   string    `json:"status_reason,omitempty"`
+	SandboxMode    string    `json:"sandbox_mode,omitempty"`
+	SeccompReason  string    `json:"seccomp_reason,omitempty"`
+	ExitCode       *int      `json:"exit_code"`
+	DurationMS     int64     `json:"duration_ms"`
+	TimeoutSeconds int       `json:"timeout_seconds"`
+	Output         Output    `json:"output"`
+	PinnedScripts  []Pin     `json:"pinned_scripts"`
+	Credentials    []string  `json:"credentials_injected"`
+	Egress         Egress    `json:"egress"`
+	Limits         *Limits   `json:"limits_enforced,omitempty"`
+	WriteBlocked   []string  `json:"write_deny_blocked,omitempty"`
+}
+
+// Output describes the output of an execution; the text itself is not here.
+type Output struct {
+	StdoutBytes    int64  `json:"stdout_bytes"`
+	StderrBytes    int64  `json:"stderr_bytes"`
+	DiscardedBytes int64  `json:"discarded_bytes"`
+	Truncated      bool   `json:"truncated"`
+	RedactionCount int    `json:"redaction_count"`
+	SHA256         string `json:"sha256,omitempty"`
+}
+
+// Pin is one pinned script.
+type Pin struct {
+	Path      string `json:"path"`
+	SHA256    string `json:"sha256"`
+	Size      int64  `json:"size"`
+	PinMethod string `json:"pin_method"`
+}
+
+// Egress counts the connections of one execution.
+type Egress struct {
+	Allowed     int      `json:"allowed"`
+	Denied      int      `json:"denied"`
+	DeniedHosts []string `json:"denied_hosts"`
+}
+
+// Limits says which limits held.
+type Limits struct {
+	Pids       bool `json:"pids"`
+	Memory     bool `json:"memory"`
+	Tmpfs      bool `json:"tmpfs"`
+	FileSize   bool `json:"file_size"`
+	DaemonKill bool `json:"daemon_kill"`
+}

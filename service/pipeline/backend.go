@@ -1,0 +1,75 @@
+package pipeline
+
+import (
+	"context"
+	"github.com/gatehouse-dev/gatehouse/service/api"
+
+	"github.com/gatehouse-dev/gatehouse/sandbox"
+	"github.com/gatehouse-dev/gatehouse/sandbox/bwrap"
+	"github.com/gatehouse-dev/gatehouse/sandbox/direct"
+	"github.com/gatehouse-dev/gatehouse/sandbox/probe"
+)
+
+var defaultWriteDeny = bwrap.DefaultWriteDeny
+
+// backendChoice is the backend picked for one call and how to run it.
+type backendChoice struct {
+	backend   string // bubblewrap, seatbelt or none
+	why       string
+	err       error
+	bwrapPath string
+	run       func(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams, id string) *sandbox.Result
+}
+
+// hostSandbox caches nothing yet; the probe is cheap enough to run per call
+// (a stat, three sysctl reads and `bwrap --version`).
+type hostSandbox struct{}
+
+// chooseBackend probes the host (per call: a sandbox that worked at start
+// may have been removed since) and picks the configured backend.
+func (e *Executor) chooseBackend() backendChoice {
+	facts := probe.Gather(e.cfg.Exec.Sandbox.BwrapPath)
+	chosen, why, err := probe.Select(e.cfg.Exec.Sandbox.Backend, facts)
+	c := backendChoice{backend: chosen, why: why, err: err, bwrapPath: facts.BwrapPath}
+	if err != nil {
+		return c
+	}
+	switch chosen {
+	case "bubblewrap":
+		opt := bwrap.RunOptions{CgroupFD: -1}
+		opt.DisableUserns = probe.BwrapAtLeast(facts, 0, 8, 0)
+		c.run = func(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams, id string) *sandbox.Result {
+			return e.runBwrap(ctx, spec, out, id, opt)
+		}
+	case "none":
+		c.run = func(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams, id string) *sandbox.Result {
+			return direct.Run(ctx, spec, out)
+		}
+	default:
+		c.run = func(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams, id string) *sandbox.Result {
+			return runSeatbelt(ctx, spec, out)
+		}
+	}
+	return c
+}
+
+// BwrapArgs returns the bubblewrap arguments req would run with, without
+// running anything. It is for benchmarks and debugging.
+func (e *Executor) BwrapArgs(req api.ExecRequest) ([]string, error) {
+	if err := e.checkArgs(&req); err != nil {
+		return nil, err
+	}
+	dir, err := e.resolveCwd(req.Cwd)
+	if err != nil {
+		return nil, &Denial{Code: DenyCwdOutside, Reason: err.Error()}
+	}
+	c := e.chooseBackend()
+	spec := e.spec(&req, dir, NewID(), e.timeout(req.TimeoutSeconds), c)
+	plan, err := bwrap.Discover(spec.WorkspaceRoots, spec.DenyRead, spec.WriteDeny)
+	if err != nil {
+		return nil, err
+	}
+	defer plan.Release()
+	a := bwrap.Args(spec, &plan.Mounts, bwrap.Options{DisableUserns: probe.BwrapAtLeast(probe.Gather(e.cfg.Exec.Sandbox.BwrapPath), 0, 8, 0)})
+	return append(a, bwrap.InitCommand...), nil
+}

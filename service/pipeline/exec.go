@@ -1,0 +1,395 @@
+// Package pipeline runs a shell:execute request through Gatehouse's one
+// order: argument checks, workspace checks, sandbox selection, execution,
+// and the result and audit event that describe it.
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/user"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gatehouse-dev/gatehouse/sandbox"
+	"github.com/gatehouse-dev/gatehouse/service/api"
+	"github.com/gatehouse-dev/gatehouse/service/policy"
+)
+
+// Hard denials no knob relaxes (DESIGN §4), and the other blocked_by codes
+// the executor produces.
+const (
+	DenySandboxUnavailable = "sandbox_unavailable"
+	DenyCwdOutside         = "cwd_outside_workspace"
+	DenyExecDisabled       = "exec_disabled"
+)
+
+// An ArgError is a bad argument of a request: nothing ran.
+type ArgError struct {
+	Arg string
+	Msg string
+}
+
+func (e *ArgError) Error() string { return e.Arg + ": " + e.Msg }
+
+// A Denial is a request the pipeline refused; nothing ran.
+type Denial struct {
+	Code   string // blocked_by
+	Reason string // user-safe explanation
+	Event  *api.Event
+}
+
+func (d *Denial) Error() string { return "denied " + d.Code + ": " + d.Reason }
+
+// MandatoryDenyRead are the home-relative paths no command may read.
+var MandatoryDenyRead = []string{
+	".ssh", ".aws", ".config/gcloud", ".kube", ".netrc", ".claude",
+	".docker", ".gnupg",
+}
+
+// Options configure an Executor.
+type Options struct {
+	// Home is the user's home directory.
+	Home string
+	// InitPath is the binary implementing sandbox-init and sandbox-exec;
+	// empty means this executable.
+	InitPath string
+	// PrivatePaths are Gatehouse's own config, state and token paths,
+	// hidden from commands.
+	PrivatePaths []string
+	// HostPath is the PATH given to commands; empty means a standard one.
+	HostPath string
+	Logger   *slog.Logger
+}
+
+// Executor runs requests under one configuration. It is safe for
+// concurrent use.
+type Executor struct {
+	cfg  *policy.Config
+	opts Options
+	host hostSandbox
+}
+
+// New returns an Executor for cfg, which must have been validated.
+func New(cfg *policy.Config, opts Options) (*Executor, error) {
+	if opts.InitPath == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("locating the gatehouse binary: %w", err)
+		}
+		opts.InitPath = exe
+	}
+	if opts.Home == "" {
+		return nil, errors.New("home directory unknown")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Executor{cfg: cfg, opts: opts}, nil
+}
+
+// Outcome is everything one execution produced.
+type Outcome struct {
+	Result api.Result
+	Event  api.Event
+	// Raw is the sandbox's own report.
+	Raw *sandbox.Result
+}
+
+// Execute runs req, streaming output to out as it arrives (out may hold nil
+// writers). An *ArgError or *Denial means nothing ran; a non-zero exit code
+// is a result, not an error.
+func (e *Executor) Execute(ctx context.Context, req api.ExecRequest, out sandbox.Streams) (*Outcome, error) {
+	ev := api.Event{
+		ID:            NewID(),
+		Time:          time.Now().UTC(),
+		Agent:         req.Agent,
+		Surface:       req.Surface,
+		ActionType:    api.ActionShellExecute,
+		Decision:      "allow",
+		Dialect:       filepath.Base(e.cfg.Exec.Shell),
+		CommandHash:   hashHex([]byte(req.Command)),
+		ResolvedCmds:  []string{},
+		PinnedScripts: []api.Pin{},
+		Credentials:   []string{},
+		Egress:        api.Egress{DeniedHosts: []string{}},
+	}
+	deny := func(code, reason string) error {
+		ev.Decision, ev.BlockedBy, ev.Reason = "deny", code, reason
+		return &Denial{Code: code, Reason: reason, Event: &ev}
+	}
+	if err := e.checkArgs(&req); err != nil {
+		return nil, err
+	}
+	timeout := e.timeout(req.TimeoutSeconds)
+	ev.TimeoutSeconds = timeout
+	if !e.cfg.Exec.Enabled {
+		return nil, deny(DenyExecDisabled, "the governed shell is turned off (exec.enabled: false)")
+	}
+	dir, err := e.resolveCwd(req.Cwd)
+	if err != nil {
+		return nil, deny(DenyCwdOutside, err.Error())
+	}
+	ev.Cwd = dir
+
+	choice := e.chooseBackend()
+	if choice.err != nil || choice.backend == "none" && e.cfg.Policy.SandboxRequired {
+		reason := "no sandbox backend is available"
+		if choice.err != nil {
+			reason = choice.err.Error()
+		}
+		if choice.backend == "none" && choice.err == nil {
+			reason = "sandbox backend is none (" + choice.why + ") and policy.sandbox_required is true"
+		}
+		ev.Status = string(sandbox.StatusNeverRan)
+		ev.StatusReason = DenySandboxUnavailable
+		ev.SandboxMode = string(sandbox.ModeUnavailableDenied)
+		return nil, deny(DenySandboxUnavailable, reason)
+	}
+
+	spec := e.spec(&req, dir, ev.ID, timeout, choice)
+	var so, se bytes.Buffer
+	streams := sandbox.Streams{
+		Stdout: io.MultiWriter(&so, orDiscard(out.Stdout)),
+		Stderr: io.MultiWriter(&se, orDiscard(out.Stderr)),
+	}
+	raw := choice.run(ctx, spec, streams, ev.ID)
+
+	ev.Status = string(raw.Status)
+	ev.StatusReason = raw.StatusReason
+	ev.SandboxMode = string(raw.Mode)
+	ev.SeccompReason = raw.SeccompReason
+	ev.DurationMS = raw.Duration.Milliseconds()
+	ev.WriteBlocked = raw.Blocked
+	ev.Limits = &api.Limits{
+		Pids: raw.Limits.Pids, Memory: raw.Limits.Memory, Tmpfs: raw.Limits.Tmpfs,
+		FileSize: raw.Limits.FileSize, DaemonKill: raw.Limits.DaemonKill,
+	}
+	sum := sha256.New()
+	sum.Write(so.Bytes())
+	sum.Write(se.Bytes())
+	ev.Output = api.Output{
+		StdoutBytes:    raw.Stdout.Bytes + raw.Stdout.Discarded,
+		StderrBytes:    raw.Stderr.Bytes + raw.Stderr.Discarded,
+		DiscardedBytes: raw.Stdout.Discarded + raw.Stderr.Discarded,
+		Truncated:      raw.Truncated() || raw.TimedOut,
+		SHA256:         hex.EncodeToString(sum.Sum(nil)),
+	}
+	if raw.Status == sandbox.StatusCompleted {
+		code := raw.ExitCode
+		ev.ExitCode = &code
+	}
+	if raw.Status == sandbox.StatusFailedToStart {
+		ev.Reason = raw.Error
+	}
+	res := api.Result{
+		Stdout:         so.String(),
+		Stderr:         se.String(),
+		ExitCode:       ev.ExitCode,
+		DurationMS:     ev.DurationMS,
+		TimeoutSeconds: timeout,
+		TimedOut:       raw.TimedOut,
+		Truncated:      ev.Output.Truncated,
+		SandboxMode:    ev.SandboxMode,
+	}
+	return &Outcome{Result: res, Event: ev, Raw: raw}, nil
+}
+
+func orDiscard(w io.Writer) io.Writer {
+	if w == nil {
+		return io.Discard
+	}
+	return w
+}
+
+// checkArgs validates the request's arguments (DESIGN §4).
+func (e *Executor) checkArgs(req *api.ExecRequest) error {
+	switch {
+	case req.Command == "" || strings.TrimSpace(req.Command) == "":
+		return &ArgError{"command", "is empty"}
+	case len(req.Command) > api.MaxCommandBytes:
+		return &ArgError{"command", fmt.Sprintf("is %d bytes; the limit is %d (64 KiB)", len(req.Command), api.MaxCommandBytes)}
+	case strings.IndexByte(req.Command, 0) >= 0:
+		return &ArgError{"command", "contains a NUL byte"}
+	case !utf8.ValidString(req.Command):
+		return &ArgError{"command", "is not valid UTF-8"}
+	}
+	if req.TimeoutSeconds < 0 {
+		return &ArgError{"timeout_seconds", fmt.Sprintf("%d is not allowed; use 1 to %d", req.TimeoutSeconds, e.cfg.TimeoutCeiling())}
+	}
+	if max := int64(e.cfg.Exec.Limits.StdinMaxBytes); int64(len(req.Stdin)) > max {
+		return &ArgError{"stdin", fmt.Sprintf("is %d bytes; the limit is %d (exec.limits.stdin_max_bytes)", len(req.Stdin), max)}
+	}
+	if len(req.Env) > api.MaxEnvKeys {
+		return &ArgError{"env", fmt.Sprintf("has %d keys; the limit is %d", len(req.Env), api.MaxEnvKeys)}
+	}
+	for k, v := range req.Env {
+		if !contains(e.cfg.Exec.Env.AgentSettable, k) {
+			return &ArgError{"env." + k, "is not in exec.env.agent_settable"}
+		}
+		if strings.IndexByte(v, 0) >= 0 {
+			return &ArgError{"env." + k, "contains a NUL byte"}
+		}
+	}
+	if req.Cwd != "" && strings.IndexByte(req.Cwd, 0) >= 0 {
+		return &ArgError{"cwd", "contains a NUL byte"}
+	}
+	return nil
+}
+
+// timeout returns the effective timeout: the request's (or the policy's
+// default) clamped to the ceiling.
+func (e *Executor) timeout(requested int) int {
+	ceiling := e.cfg.TimeoutCeiling()
+	t := requested
+	if t == 0 {
+		t = e.cfg.Policy.ExecTimeoutSeconds
+	}
+	if t > ceiling {
+		t = ceiling
+	}
+	return t
+}
+
+// resolveCwd returns the working directory after symlink resolution; it
+// must be a directory inside a workspace root.
+func (e *Executor) resolveCwd(cwd string) (string, error) {
+	base := e.cfg.Exec.DefaultCWD
+	if cwd == "" {
+		cwd = base
+	} else if !filepath.IsAbs(cwd) {
+		cwd = filepath.Join(base, cwd)
+	}
+	real, err := filepath.EvalSymlinks(cwd)
+	if err != nil {
+		return "", fmt.Errorf("cwd %q does not resolve: %v", cwd, errors.Unwrap(err))
+	}
+	fi, err := os.Stat(real)
+	if err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("cwd %q is not a directory", cwd)
+	}
+	for _, root := range e.roots() {
+		if within(real, root) {
+			return real, nil
+		}
+	}
+	return "", fmt.Errorf("cwd %q resolves to %q, outside the workspace roots (%s)", cwd, real, strings.Join(e.roots(), ", "))
+}
+
+// roots returns the workspace roots with symlinks resolved; roots that do
+// not exist are dropped.
+func (e *Executor) roots() []string {
+	var out []string
+	for _, r := range e.cfg.WorkspaceRootsEffective() {
+		real, err := filepath.EvalSymlinks(r)
+		if err == nil {
+			out = append(out, real)
+		}
+	}
+	return out
+}
+
+// denyRead returns the mandatory deny-read set for this user plus the
+// configured additions and Gatehouse's private paths.
+func (e *Executor) denyRead() []string {
+	var out []string
+	for _, p := range MandatoryDenyRead {
+		out = append(out, filepath.Join(e.opts.Home, p))
+	}
+	out = append(out, e.opts.PrivatePaths...)
+	return append(out, e.cfg.Exec.Sandbox.DenyRead...)
+}
+
+// env constructs the command's environment: nothing of the launcher's but
+// PATH is carried over.
+func (e *Executor) env(req *api.ExecRequest, dir, id string) []string {
+	path := e.opts.HostPath
+	if path == "" {
+		path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+	}
+	name := "user"
+	if u, err := user.Current(); err == nil {
+		name = u.Username
+	}
+	env := []string{
+		"PATH=" + path,
+		"HOME=" + e.opts.Home,
+		"USER=" + name,
+		"LOGNAME=" + name,
+		"SHELL=" + e.cfg.Exec.Shell,
+		"LANG=C.UTF-8",
+		"TERM=dumb",
+		"TMPDIR=/tmp",
+		"PWD=" + dir,
+		"GATEHOUSE_EXECUTION_ID=" + id,
+	}
+	for k, v := range req.Env {
+		env = append(env, k+"="+v)
+	}
+	return env
+}
+
+func (e *Executor) spec(req *api.ExecRequest, dir, id string, timeout int, c backendChoice) *sandbox.Spec {
+	l := e.cfg.Exec.Limits
+	writeDeny := append(append([]string{}, defaultWriteDeny...), e.cfg.Exec.Sandbox.WriteDeny...)
+	return &sandbox.Spec{
+		Shell:          e.cfg.Exec.Shell,
+		Command:        req.Command,
+		Dir:            dir,
+		Env:            e.env(req, dir, id),
+		Stdin:          []byte(req.Stdin),
+		WorkspaceRoots: e.roots(),
+		DenyRead:       e.denyRead(),
+		WriteDeny:      writeDeny,
+		Seccomp:        sandbox.SeccompLevel(e.cfg.Exec.Sandbox.Seccomp),
+		AllowPtrace:    e.cfg.Exec.Sandbox.AllowPtrace,
+		Timeout:        time.Duration(timeout) * time.Second,
+		TmpfsSize:      int64(l.TmpfsSize),
+		FileSizeMax:    int64(l.FileSizeMax),
+		MemoryMax:      int64(l.MemoryMax),
+		PidsMax:        int64(l.PidsMax),
+		OutputMax:      int64(l.OutputMaxBytes),
+		InitPath:       e.opts.InitPath,
+		BwrapPath:      c.bwrapPath,
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func within(path, root string) bool {
+	if path == root || root == "/" {
+		return true
+	}
+	return strings.HasPrefix(path, strings.TrimSuffix(root, "/")+"/")
+}
+
+func hashHex(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// NewID returns a random event id.
+func NewID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+var _ = runtime.GOOS

@@ -1,0 +1,115 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/gatehouse-dev/gatehouse/sandbox"
+	"github.com/gatehouse-dev/gatehouse/service/api"
+	"github.com/gatehouse-dev/gatehouse/service/policy"
+)
+
+// fixture is a fake user: a home directory with a workspace in it.
+type fixture struct {
+	t    *testing.T
+	dir  string // everything lives here
+	home string
+	ws   string
+	cfg  *policy.Config
+	ex   *Executor
+}
+
+// newFixture builds an executor over the embedded defaults with the
+// workspace as default_cwd; mutate adjusts the config first.
+func newFixture(t *testing.T, dir string, mutate func(*policy.Config)) *fixture {
+	t.Helper()
+	f := &fixture{t: t, dir: dir, home: filepath.Join(dir, "home")}
+	f.ws = filepath.Join(f.home, "src")
+	if err := os.MkdirAll(f.ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	l, err := policy.Load(policy.LoadOptions{Home: f.home})
+	if err != nil {
+		t.Fatalf("loading defaults: %v", err)
+	}
+	f.cfg = &l.Config
+	f.cfg.Exec.DefaultCWD = f.ws
+	if mutate != nil {
+		mutate(f.cfg)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.ex, err = New(f.cfg, Options{
+		Home:         f.home,
+		InitPath:     exe,
+		PrivatePaths: []string{filepath.Join(f.home, ".config", "gatehouse")},
+		HostPath:     "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// run executes command and returns its outcome; it fails the test when the
+// call was denied or invalid.
+func (f *fixture) run(command string, mod ...func(*api.ExecRequest)) *Outcome {
+	f.t.Helper()
+	o, err := f.try(command, mod...)
+	if err != nil {
+		f.t.Fatalf("%q: %v", command, err)
+	}
+	return o
+}
+
+func (f *fixture) try(command string, mod ...func(*api.ExecRequest)) (*Outcome, error) {
+	req := api.ExecRequest{Command: command, Agent: "cli", Surface: api.SurfaceCLI}
+	for _, m := range mod {
+		m(&req)
+	}
+	return f.ex.Execute(context.Background(), req, sandbox.Streams{})
+}
+
+func (f *fixture) write(rel, content string) string {
+	f.t.Helper()
+	p := filepath.Join(f.dir, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		f.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		f.t.Fatal(err)
+	}
+	return p
+}
+
+func exitOf(o *Outcome) int {
+	if o.Result.ExitCode == nil {
+		return -1
+	}
+	return *o.Result.ExitCode
+}
+
+func denial(err error) *Denial {
+	var d *Denial
+	if errors.As(err, &d) {
+		return d
+	}
+	return nil
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+var _ = bytes.Contains

@@ -1,0 +1,34 @@
+package pipeline
+
+import (
+	"context"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/sandbox"
+)
+
+// ProbeSandbox starts one sandbox of the configured backend with the
+// configured shell running "exit 0", and reports what came up: the mode
+// (which says whether the seccomp stage installed), or why nothing started.
+// It runs no agent command and binds no workspace.
+func (e *Executor) ProbeSandbox(ctx context.Context) (backend, why string, res *sandbox.Result, err error) {
+	c := e.chooseBackend()
+	if c.err != nil {
+		return c.backend, c.why, nil, c.err
+	}
+	spec := &sandbox.Spec{
+		Shell:       e.cfg.Exec.Shell,
+		Command:     "exit 0",
+		Dir:         "/",
+		Env:         []string{"PATH=/usr/bin:/bin"},
+		Seccomp:     sandbox.SeccompLevel(e.cfg.Exec.Sandbox.Seccomp),
+		AllowPtrace: e.cfg.Exec.Sandbox.AllowPtrace,
+		Timeout:     30 * time.Second,
+		TmpfsSize:   int64(e.cfg.Exec.Limits.TmpfsSize),
+		FileSizeMax: int64(e.cfg.Exec.Limits.FileSizeMax),
+		OutputMax:   4096,
+		InitPath:    e.opts.InitPath,
+		BwrapPath:   c.bwrapPath,
+	}
+	return c.backend, c.why, c.run(ctx, spec, sandbox.Streams{}, NewID()), nil
+}

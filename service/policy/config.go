@@ -1,0 +1,81 @@
+// Package policy holds Gatehouse's configuration model: the embedded
+// defaults, the user's file and the IT-managed file, how they layer, and the
+// validation that names the file, line and field of every bad value.
+package policy
+
+// Config is the effective configuration. Paths in it are absolute and have
+// had "~" expanded once loaded.
+type Config struct {
+	Exec   Exec   `yaml:"exec" json:"exec"`
+	Policy Policy `yaml:"policy" json:"policy"`
+}
+
+// Exec says how this machine executes commands.
+type Exec struct {
+	Enabled    bool    `yaml:"enabled" json:"enabled"`
+	Shell      string  `yaml:"shell" json:"shell"`
+	DefaultCWD string  `yaml:"default_cwd" json:"default_cwd"`
+	Sandbox    Sandbox `yaml:"sandbox" json:"sandbox"`
+	Limits     Limits  `yaml:"limits" json:"limits"`
+	Env        Env     `yaml:"env" json:"env"`
+}
+
+// Sandbox selects and tunes the isolation backend.
+type Sandbox struct {
+	Backend string `yaml:"backend" json:"backend"` // auto | bubblewrap | seatbelt | none
+	Seccomp string `yaml:"seccomp" json:"seccomp"` // required | preferred | off
+	// BwrapPath is the bubblewrap binary; empty means "bwrap" from PATH.
+	BwrapPath string `yaml:"bwrap_path" json:"bwrap_path"`
+	// AllowPtrace lets commands use ptrace (debuggers); off by default.
+	AllowPtrace bool `yaml:"allow_ptrace" json:"allow_ptrace"`
+	// DenyRead adds paths to the mandatory deny-read set.
+	DenyRead []string `yaml:"deny_read" json:"deny_read"`
+	// WriteDeny adds names (relative to each workspace root and each
+	// repository found in it) to the mandatory write-deny set.
+	WriteDeny []string `yaml:"write_deny" json:"write_deny"`
+}
+
+// Limits bound one execution.
+type Limits struct {
+	MaxTimeoutSeconds int      `yaml:"max_timeout_seconds" json:"max_timeout_seconds"`
+	StdinMaxBytes     ByteSize `yaml:"stdin_max_bytes" json:"stdin_max_bytes"`
+	OutputMaxBytes    ByteSize `yaml:"output_max_bytes" json:"output_max_bytes"`
+	MemoryMax         ByteSize `yaml:"memory_max" json:"memory_max"`
+	PidsMax           int      `yaml:"pids_max" json:"pids_max"`
+	TmpfsSize         ByteSize `yaml:"tmpfs_size" json:"tmpfs_size"`
+	FileSizeMax       ByteSize `yaml:"file_size_max" json:"file_size_max"`
+	MaxConcurrent     int      `yaml:"max_concurrent" json:"max_concurrent"`
+}
+
+// Env says what an agent may put in a command's environment.
+type Env struct {
+	AgentSettable []string `yaml:"agent_settable" json:"agent_settable"`
+}
+
+// Policy holds what is allowed: the knobs a control plane would own.
+type Policy struct {
+	SandboxRequired       bool     `yaml:"sandbox_required" json:"sandbox_required"`
+	ExecTimeoutSeconds    int      `yaml:"exec_timeout_seconds" json:"exec_timeout_seconds"`
+	WorkspaceRoots        []string `yaml:"workspace_roots" json:"workspace_roots"`
+	ScriptInspectionRoots []string `yaml:"script_inspection_roots" json:"script_inspection_roots"`
+}
+
+// ByteSize is a size in bytes; in YAML it may be written as an integer or
+// with a unit: 512KiB, 1MiB, 4GiB (also KB, MB, GB as powers of 1000).
+type ByteSize int64
+
+// WorkspaceRootsEffective returns the directories commands may run and
+// write in: policy.workspace_roots, or exec.default_cwd alone when that is
+// empty. The result is a new slice.
+func (c *Config) WorkspaceRootsEffective() []string {
+	if len(c.Policy.WorkspaceRoots) == 0 {
+		return []string{c.Exec.DefaultCWD}
+	}
+	return append([]string(nil), c.Policy.WorkspaceRoots...)
+}
+
+// TimeoutCeiling returns the lesser of policy.exec_timeout_seconds and
+// exec.limits.max_timeout_seconds.
+func (c *Config) TimeoutCeiling() int {
+	return min(c.Policy.ExecTimeoutSeconds, c.Exec.Limits.MaxTimeoutSeconds)
+}

@@ -1,0 +1,183 @@
+package policy
+
+// This file enforces the managed file's authority: a value it sets may be
+// narrowed by the user file, never widened.
+//
+//	numbers (timeouts, limits)      user ≤ managed
+//	exec.enabled                    managed false locks it false
+//	exec.sandbox.allow_ptrace       managed false locks it false
+//	policy.sandbox_required         managed true locks it true
+//	exec.shell, sandbox.bwrap_path  managed value locks it
+//	exec.sandbox.backend            none < auto < bubblewrap, seatbelt; a
+//	                                managed concrete backend locks it
+//	exec.sandbox.seccomp            off < preferred < required
+//	exec.default_cwd                inside the managed directory
+//	workspace_roots,                each entry inside a managed entry (when
+//	script_inspection_roots         the managed list is not empty); an
+//	                                empty user list keeps the managed one
+//	exec.env.agent_settable         a subset of the managed list
+//	deny_read, write_deny           unioned, so nothing to check
+//
+// Fields the managed file does not set are free. Values that are invalid in
+// themselves (an unknown backend, a relative path) are left to validation.
+
+import (
+	"fmt"
+	"maps"
+	"path"
+	"slices"
+	"strings"
+)
+
+// Strictness ranks; a higher rank is narrower.
+var (
+	backendRank = map[string]int{"none": 0, "auto": 1, "bubblewrap": 2, "seatbelt": 2}
+	seccompRank = map[string]int{"off": 0, "preferred": 1, "required": 2}
+)
+
+// narrow checks that the value user sets for the leaf field p narrows the
+// value managed sets for it, and returns an error for each way it widens it.
+func narrow(p string, user, managed *layer) []error {
+	uv, mv := leafValue(&user.vals, p), leafValue(&managed.vals, p)
+	us, ms := user.source(p), managed.source(p)
+	widens := func(allowed string, args ...any) []error {
+		return []error{errAt(us, p, "%s widens the managed value %s (%s); %s",
+			showValue(uv), showValue(mv), ms, fmt.Sprintf(allowed, args...))}
+	}
+	switch p {
+	case "exec.enabled", "exec.sandbox.allow_ptrace":
+		if !mv.(bool) && uv.(bool) {
+			return widens("only false is allowed")
+		}
+	case "policy.sandbox_required":
+		if mv.(bool) && !uv.(bool) {
+			return widens("only true is allowed")
+		}
+	case "exec.shell", "exec.sandbox.bwrap_path":
+		if uv != mv {
+			return []error{errAt(us, p, "%q differs from the managed value %q (%s); only %q is allowed", uv, mv, ms, mv)}
+		}
+	case "exec.sandbox.backend":
+		return rankNarrow(p, uv.(string), mv.(string), us, ms, backendRank, []string{"none", "auto", "bubblewrap", "seatbelt"})
+	case "exec.sandbox.seccomp":
+		return rankNarrow(p, uv.(string), mv.(string), us, ms, seccompRank, []string{"off", "preferred", "required"})
+	case "exec.default_cwd":
+		u, m := uv.(string), mv.(string)
+		if path.IsAbs(u) && !within(u, m) {
+			return []error{errAt(us, p, "%q is outside the managed value %q (%s); use that directory or one inside it", u, m, ms)}
+		}
+	case "policy.workspace_roots", "policy.script_inspection_roots":
+		m := mv.([]string)
+		if len(m) == 0 {
+			return nil
+		}
+		var errs []error
+		for i, u := range uv.([]string) {
+			if path.IsAbs(u) && !slices.ContainsFunc(m, func(root string) bool { return within(u, root) }) {
+				errs = append(errs, errAt(user.itemSource(p, i), fmt.Sprintf("%s[%d]", p, i),
+					"%q is outside the managed list %s (%s); use one of those directories or one inside them", u, quoteList(m), ms))
+			}
+		}
+		return errs
+	case "exec.env.agent_settable":
+		m := mv.([]string)
+		allowed := "use names from that list"
+		if len(m) == 0 {
+			allowed = "the managed file allows none"
+		}
+		var errs []error
+		for i, u := range uv.([]string) {
+			if !slices.Contains(m, u) {
+				errs = append(errs, errAt(user.itemSource(p, i), fmt.Sprintf("%s[%d]", p, i),
+					"%q is not in the managed list %s (%s); %s", u, quoteList(m), ms, allowed))
+			}
+		}
+		return errs
+	case "exec.sandbox.deny_read", "exec.sandbox.write_deny":
+		return nil // unioned: the user can only add
+	default:
+		r, ok := numberRules[p]
+		if !ok {
+			panic("policy: no narrowing rule for " + p) // a new field needs a case here
+		}
+		u, m := toInt64(uv), toInt64(mv)
+		if u > m {
+			return widens("use a value from %s to %s", r.format(min(r.min, m)), r.format(m))
+		}
+	}
+	return nil
+}
+
+// rankNarrow checks an enumerated value against a strictness ranking. A
+// managed value of the top rank is locked exactly: two different backends
+// of the same rank are not narrower than each other.
+func rankNarrow(p, u, m string, us, ms Source, rank map[string]int, order []string) []error {
+	ur, uok := rank[u]
+	mr, mok := rank[m]
+	if !uok || !mok {
+		return nil // validation reports the unknown value
+	}
+	top := slices.Max(slices.Collect(maps.Values(rank)))
+	switch {
+	case mr == top && u != m:
+		return []error{errAt(us, p, "%q differs from the managed value %q (%s); only %s is allowed", u, m, ms, m)}
+	case ur < mr:
+		var allowed []string
+		for _, v := range order {
+			if rank[v] >= mr {
+				allowed = append(allowed, v)
+			}
+		}
+		what := "use " + orList(allowed)
+		if len(allowed) == 1 {
+			what = "only " + allowed[0] + " is allowed"
+		}
+		return []error{errAt(us, p, "%q widens the managed value %q (%s); %s", u, m, ms, what)}
+	}
+	return nil
+}
+
+// within reports whether the clean absolute path p is dir or inside it.
+// "/app_backup" is not within "/app".
+func within(p, dir string) bool {
+	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
+}
+
+// showValue formats a field value for a message: strings quoted, sizes with
+// their unit, lists as quoteList does.
+func showValue(v any) string {
+	switch v := v.(type) {
+	case string:
+		return fmt.Sprintf("%q", v)
+	case []string:
+		return quoteList(v)
+	}
+	return fmt.Sprint(v)
+}
+
+// quoteList formats a list as ["a", "b"].
+func quoteList(list []string) string {
+	q := make([]string, len(list))
+	for i, s := range list {
+		q[i] = fmt.Sprintf("%q", s)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}
+
+// orList formats a, b and c as "a, b or c".
+func orList(list []string) string {
+	if len(list) <= 1 {
+		return strings.Join(list, "")
+	}
+	return strings.Join(list[:len(list)-1], ", ") + " or " + list[len(list)-1]
+}
+
+func toInt64(v any) int64 {
+	switch v := v.(type) {
+	case int:
+		return int64(v)
+	case ByteSize:
+		return int64(v)
+	}
+	panic(fmt.Sprintf("policy: %T is not a number", v))
+}

@@ -1,0 +1,76 @@
+package policy
+
+import (
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// An Entry is one leaf field of the effective configuration and where its
+// value came from, as `gatehouse config show` prints it. It marshals to
+// JSON as {"field": ..., "value": ..., "source": {"file": ..., "line": ...}};
+// a default source is {}.
+type Entry struct {
+	Field  string `json:"field"`  // dotted path, e.g. "exec.limits.tmpfs_size"
+	Value  any    `json:"value"`  // bool, int, ByteSize, string or []string
+	Source Source `json:"source"` // where the value was set
+}
+
+// Entries returns every leaf field of the effective configuration, in the
+// order the fields are declared.
+func (l *Loaded) Entries() []Entry {
+	out := make([]Entry, len(leaves))
+	for i, lf := range leaves {
+		out[i] = Entry{Field: lf.path, Value: leafValue(&l.Config, lf.path), Source: l.Sources[lf.path]}
+	}
+	return out
+}
+
+// Show writes every leaf field of the effective configuration, one per
+// line, with where its value came from:
+//
+//	exec.limits.tmpfs_size:  1GiB   # default
+//	policy.workspace_roots:  [/work] # /home/u/.config/gatehouse/config.yaml:7
+//
+// Values are written as YAML would read them back.
+func (l *Loaded) Show(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
+	for _, e := range l.Entries() {
+		fmt.Fprintf(tw, "%s:\t%s\t# %s\n", e.Field, formatValue(e.Value), e.Source)
+	}
+	return tw.Flush()
+}
+
+// formatValue writes v as a YAML flow value.
+func formatValue(v any) string {
+	switch v := v.(type) {
+	case string:
+		return yamlString(v)
+	case []string:
+		q := make([]string, len(v))
+		for i, s := range v {
+			q[i] = yamlString(s)
+		}
+		return "[" + strings.Join(q, ", ") + "]"
+	}
+	return fmt.Sprint(v)
+}
+
+// plainYAML matches strings YAML reads back unquoted as the same string.
+var plainYAML = regexp.MustCompile(`^[A-Za-z/~_.][A-Za-z0-9/~_.+-]*$`)
+
+// yamlString returns s unquoted when YAML reads it back as that string, and
+// double-quoted otherwise.
+func yamlString(s string) string {
+	switch s {
+	case "true", "false", "null", "True", "False", "Null", "TRUE", "FALSE", "NULL", "~", ".inf", ".nan", ".Inf", ".NaN", ".INF", ".NAN":
+		return strconv.Quote(s)
+	}
+	if plainYAML.MatchString(s) {
+		return s
+	}
+	return strconv.Quote(s)
+}
