@@ -111,6 +111,9 @@ func (p *Plan) protect(base string, roots, names []string, seen map[string]bool)
 		}
 		switch {
 		case err == nil && fi.IsDir():
+			if !seen[path] {
+				p.adopt(path)
+			}
 			p.addOnce(&p.Mounts.ProtectDirs, path, seen)
 		case err == nil:
 			p.addOnce(&p.Mounts.ProtectFiles, path, seen)
@@ -153,6 +156,17 @@ func (p *Plan) makeMountpoint(path string) error {
 	mountpoints.n[path]++
 	p.created = append(p.created, path)
 	return nil
+}
+
+// adopt takes a share of a mount point another execution in this process
+// created, so that it is not removed while this one runs.
+func (p *Plan) adopt(path string) {
+	mountpoints.Lock()
+	defer mountpoints.Unlock()
+	if mountpoints.n[path] > 0 {
+		mountpoints.n[path]++
+		p.created = append(p.created, path)
+	}
 }
 
 // Release removes the mount points this plan created once no other execution

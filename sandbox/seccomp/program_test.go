@@ -476,10 +476,12 @@ func listing(arch Arch, raw []bpf.RawInstruction) string {
 			}
 		case bpf.JumpIf:
 			op := map[bpf.JumpTest]string{bpf.JumpEqual: "jeq", bpf.JumpNotEqual: "jne", bpf.JumpBitsSet: "jset", bpf.JumpBitsNotSet: "jnset"}[in.Cond]
-			text = fmt.Sprintf("%s %#x, %d, %d", op, in.Val, i+1+int(in.SkipTrue), i+1+int(in.SkipFalse))
-			if name, ok := names[in.Val]; ok && loaded == offNr {
-				note = name
+			val := fmt.Sprintf("%#x", in.Val)
+			if loaded == offNr {
+				val = fmt.Sprint(in.Val) // syscall numbers read best in decimal
+				note = names[in.Val]
 			}
+			text = fmt.Sprintf("%s %s, %d, %d", op, val, i+1+int(in.SkipTrue), i+1+int(in.SkipFalse))
 		case bpf.RetConstant:
 			text = "ret " + verdictName(in.Val)
 		default:

@@ -1,5 +1,10 @@
 package policy
 
-import "github.com/gatehouse-dev/gatehouse/assets"
+import (
+	"github.com/gatehouse-dev/gatehouse/assets"
+	"go.yaml.in/yaml/v3"
+)
 
 func defaultsYAML() []byte { return assets.DefaultConfig }
+
+func yamlUnmarshal(s string, v any) error { return yaml.Unmarshal([]byte(s), v) }

@@ -119,12 +119,12 @@ func rankNarrow(p, u, m string, us, ms Source, rank map[string]int, order []stri
 	}
 	top := slices.Max(slices.Collect(maps.Values(rank)))
 	switch {
-	case mr == top && u != m:
+	case ur == mr && mr == top && u != m:
 		return []error{errAt(us, p, "%q differs from the managed value %q (%s); only %s is allowed", u, m, ms, m)}
 	case ur < mr:
 		var allowed []string
 		for _, v := range order {
-			if rank[v] >= mr {
+			if rank[v] > mr || v == m {
 				allowed = append(allowed, v)
 			}
 		}

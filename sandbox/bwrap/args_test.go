@@ -1,0 +1,175 @@
+package bwrap
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gatehouse-dev/gatehouse/sandbox"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func TestArgsGolden(t *testing.T) {
+	t.Parallel()
+	spec := &sandbox.Spec{
+		Shell:          "/bin/bash",
+		Command:        "echo hi",
+		Dir:            "/home/u/src/proj",
+		WorkspaceRoots: []string{"/home/u/src", "/home/u/work"},
+		TmpfsSize:      1 << 30,
+		InitPath:       "/usr/local/bin/gatehouse",
+		Pins:           []sandbox.Pin{{Path: "/home/u/src/proj/build.sh", Source: "/home/u/.local/state/gatehouse/pins/ab12"}},
+		ExtraBinds:     []sandbox.Bind{{Source: "/run/user/1000/gh/p.sock", Target: "/run/gatehouse/proxy.sock"}},
+	}
+	m := &Mounts{
+		HideDirs:     []string{"/home/u/.ssh", "/home/u/.aws"},
+		HideFiles:    []string{"/home/u/.netrc"},
+		Anchors:      []string{"/home/u/src/proj/.git"},
+		ProtectDirs:  []string{"/home/u/src/proj/.git/hooks", "/home/u/src/.vscode"},
+		ProtectFiles: []string{"/home/u/src/proj/.git/config"},
+	}
+	got := strings.Join(append(Args(spec, m, Options{DisableUserns: true}), InitCommand...), "\n") + "\n"
+	golden := filepath.Join("testdata", "args.golden")
+	if *update {
+		os.WriteFile(golden, []byte(got), 0o644)
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("Args changed; run go test -update and review the diff.\ngot:\n%s", got)
+	}
+}
+
+// The order of mounts is the security property: deny-read after the
+// workspace binds, pins last.
+func TestArgsOrder(t *testing.T) {
+	t.Parallel()
+	spec := &sandbox.Spec{Dir: "/w", WorkspaceRoots: []string{"/w"}, InitPath: "/gh",
+		Pins: []sandbox.Pin{{Path: "/w/x.sh", Source: "/s"}}}
+	m := &Mounts{HideDirs: []string{"/w/.ssh"}, ProtectFiles: []string{"/w/.git/config"}}
+	a := strings.Join(Args(spec, m, Options{}), " ")
+	idx := func(s string) int {
+		i := strings.Index(a, s)
+		if i < 0 {
+			t.Fatalf("%q missing from %q", s, a)
+		}
+		return i
+	}
+	if !(idx("--ro-bind / /") < idx("--bind /w /w") &&
+		idx("--bind /w /w") < idx("--ro-bind /w/.git/config") &&
+		idx("--bind /w /w") < idx("--tmpfs /w/.ssh") &&
+		idx("--tmpfs /w/.ssh") < idx("--ro-bind /s /w/x.sh")) {
+		t.Errorf("mount order wrong: %s", a)
+	}
+	if strings.Contains(a, "--disable-userns") {
+		t.Errorf("--disable-userns without the option")
+	}
+}
+
+func TestWithin(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		path, root string
+		want       bool
+	}{
+		{"/app", "/app", true},
+		{"/app/x", "/app", true},
+		{"/app_backup", "/app", false},
+		{"/app/../etc", "/app", false},
+		{"/x", "/", true},
+		{"/app/", "/app", true},
+	} {
+		if got := Within(tc.path, tc.root); got != tc.want {
+			t.Errorf("Within(%q, %q) = %v, want %v", tc.path, tc.root, got, tc.want)
+		}
+	}
+}
+
+func TestDiscover(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "ws")
+	home := filepath.Join(dir, "home")
+	for _, d := range []string{
+		ws + "/.git/hooks", ws + "/proj/.git", ws + "/a/b/c/deep/.git", ws + "/node_modules/x/.git",
+		ws + "/.idea", home + "/.ssh",
+	} {
+		os.MkdirAll(d, 0o755)
+	}
+	os.WriteFile(ws+"/.git/config", nil, 0o644)
+	os.WriteFile(ws+"/proj/.git/config", nil, 0o644)
+	os.WriteFile(ws+"/.bashrc", nil, 0o644)
+	os.WriteFile(home+"/.netrc", nil, 0o600)
+	os.Symlink("/etc/passwd", ws+"/.profile") // outside the roots: read-only already
+
+	p, err := Discover([]string{ws}, []string{home + "/.ssh", home + "/.netrc", home + "/.aws"}, DefaultWriteDeny)
+	if err != nil {
+		t.Fatal(err)
+	}
+	has := func(list []string, s string) bool {
+		for _, x := range list {
+			if x == s {
+				return true
+			}
+		}
+		return false
+	}
+	checks := []struct {
+		list []string
+		path string
+		want bool
+	}{
+		{p.Mounts.HideDirs, home + "/.ssh", true},
+		{p.Mounts.HideFiles, home + "/.netrc", true},
+		{p.Mounts.HideDirs, home + "/.aws", false},
+		{p.Mounts.Anchors, ws + "/.git", true},
+		{p.Mounts.Anchors, ws + "/proj/.git", true},
+		{p.Mounts.Anchors, ws + "/node_modules/x/.git", false},
+		{p.Mounts.Anchors, ws + "/a/b/c/deep/.git", false}, // deeper than the search
+		{p.Mounts.ProtectDirs, ws + "/.git/hooks", true},
+		{p.Mounts.ProtectDirs, ws + "/proj/.git/hooks", true}, // created as a mount point
+		{p.Mounts.ProtectFiles, ws + "/.git/config", true},
+		{p.Mounts.ProtectFiles, ws + "/.bashrc", true},
+		{p.Mounts.ProtectDirs, ws + "/.idea", true},
+		{p.Mounts.ProtectDirs, ws + "/.vscode", true},
+		{p.Mounts.ProtectFiles, ws + "/.profile", false},
+		{p.Watch, ws + "/.mcp.json", true},
+		{p.Watch, ws + "/proj/.zshrc", true},
+	}
+	for _, c := range checks {
+		if got := has(c.list, c.path); got != c.want {
+			t.Errorf("%s: listed %v, want %v", c.path, got, c.want)
+		}
+	}
+	if fi, err := os.Stat(ws + "/.vscode"); err != nil || !fi.IsDir() {
+		t.Fatalf(".vscode mount point not created: %v", err)
+	}
+	// A second plan shares the mount point; only the last release removes it.
+	p2, err := Discover([]string{ws}, nil, DefaultWriteDeny)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Release()
+	if _, err := os.Stat(ws + "/.vscode"); err != nil {
+		t.Errorf("mount point removed while another execution uses it")
+	}
+	p2.Release()
+	if _, err := os.Stat(ws + "/.vscode"); err == nil {
+		t.Errorf("mount point left behind")
+	}
+	if _, err := os.Stat(ws + "/.idea"); err != nil {
+		t.Errorf("a pre-existing directory was removed: %v", err)
+	}
+
+	// Sweep moves aside a watched file the command created.
+	os.WriteFile(ws+"/.mcp.json", []byte("{}"), 0o644)
+	moved := p.Sweep("abc")
+	if len(moved) != 1 || moved[0] != ws+"/.mcp.json.gatehouse-blocked-abc" {
+		t.Errorf("Sweep = %q", moved)
+	}
+}
