@@ -20,8 +20,12 @@ var update = flag.Bool("update", false, "update testscript files")
 func TestMain(m *testing.M) {
 	// Inside the sandbox this test binary is Gatehouse's init.
 	sandboxtest.Stage(map[string]func([]string) int{
-		"sandbox-init": func(args []string) int { return Main(context.Background(), append([]string{"sandbox-init"}, args...), os.Stdin, os.Stdout, os.Stderr) },
-		"sandbox-exec": func(args []string) int { return Main(context.Background(), append([]string{"sandbox-exec"}, args...), os.Stdin, os.Stdout, os.Stderr) },
+		"sandbox-init": func(args []string) int {
+			return Main(context.Background(), append([]string{"sandbox-init"}, args...), os.Stdin, os.Stdout, os.Stderr)
+		},
+		"sandbox-exec": func(args []string) int {
+			return Main(context.Background(), append([]string{"sandbox-exec"}, args...), os.Stdin, os.Stdout, os.Stderr)
+		},
 	})
 	testscript.Main(m, map[string]func(){
 		"gatehouse": func() { os.Exit(Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },

@@ -10,4 +10,7 @@ func init() {
 	register("sandbox-init", command{hidden: true, run: func(_ context.Context, _ *Env, args []string) error {
 		return ExitStatus(sandboxinit.Init(args))
 	}})
+	register("sandbox-supervise", command{hidden: true, run: func(_ context.Context, _ *Env, args []string) error {
+		return ExitStatus(sandboxinit.Supervise(args))
+	}})
 }

@@ -46,7 +46,11 @@ func run(gh string, n int, nbytes int64, rounds int) error {
 	}
 	defer os.RemoveAll(dir)
 	ws := filepath.Join(dir, "ws")
-	os.Mkdir(ws, 0o755)
+	// Both sides get the same mounts: the write-deny directories exist, so
+	// gatehouse binds them as the bare bwrap run does.
+	for _, d := range []string{".vscode", ".idea", ".claude"} {
+		os.MkdirAll(filepath.Join(ws, d), 0o755)
+	}
 	cfg := filepath.Join(dir, "config.yaml")
 	os.WriteFile(cfg, []byte(fmt.Sprintf("exec:\n  default_cwd: %s\n  limits:\n    output_max_bytes: 4GiB\n", ws)), 0o644)
 	env := append(os.Environ(), "GATEHOUSE_CONFIG="+cfg)

@@ -4,13 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -129,8 +127,9 @@ func Run(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams, opt RunOp
 	}
 	ctl := &control{w: ctlW}
 	go func() {
-		line, _ := json.Marshal(&p)
-		ctl.send(string(line))
+		ctl.mu.Lock()
+		defer ctl.mu.Unlock()
+		sandboxinit.WritePlan(ctl.w, &p)
 	}()
 
 	statusC := make(chan []sandboxinit.Status, 1)
@@ -212,7 +211,7 @@ loop:
 		res.Blocked = moved
 	}
 
-	started, exitCode := false, -1
+	started := false
 	var failure string
 	for _, s := range statuses {
 		switch s.Kind {
@@ -222,10 +221,19 @@ loop:
 			res.Mode = sandbox.Mode(mode)
 			res.SeccompReason = reason
 		case "failed":
+			// The exec of the shell itself can fail after "started".
+			started = false
 			failure = s.Detail
-		case "exit":
-			exitCode, _ = strconv.Atoi(s.Detail)
 		}
+	}
+	exitCode := -1
+	var ee *exec.ExitError
+	switch {
+	case waitErr == nil:
+		exitCode = 0
+	case errors.As(waitErr, &ee) && ee.Exited():
+		// bwrap passes on the shell's status (128+N for a signal).
+		exitCode = ee.ExitCode()
 	}
 	if !started {
 		msg := failure
@@ -250,7 +258,7 @@ loop:
 		res.Status = sandbox.StatusCompleted
 		res.ExitCode = exitCode
 	default:
-		// The init died without reporting: the sandbox was killed.
+		// bwrap itself was killed.
 		res.Status = sandbox.StatusKilled
 	}
 	return res

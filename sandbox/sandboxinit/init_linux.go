@@ -1,130 +1,125 @@
 package sandboxinit
 
 import (
-	"bufio"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
-	"strings"
-	"sync"
+	"runtime"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 )
 
-// Init is stage 1, "sandbox-init", run by bwrap inside the sandbox. It
-// returns the exit code for the sandbox.
+// Init is "sandbox-init", run by bwrap inside the sandbox. It reads the plan,
+// starts the supervisor (outside the seccomp filter), applies the limits,
+// installs the filter and becomes the shell. It returns only on failure,
+// with the exit code for the sandbox.
 func Init(args []string) int {
+	runtime.LockOSThread()
 	unix.CloseOnExec(3)
 	unix.CloseOnExec(4)
 	ctl := os.NewFile(3, "control")
 	status := os.NewFile(4, "status")
-	if ctl == nil || status == nil {
-		fmt.Fprintln(os.Stderr, "gatehouse: sandbox-init: run by gatehouse only")
+	if _, err := status.Stat(); err != nil {
+		fmt.Fprintln(os.Stderr, "gatehouse: sandbox-init is started by gatehouse only")
 		return 126
 	}
-	var mu sync.Mutex
-	report := func(format string, a ...any) {
-		mu.Lock()
-		defer mu.Unlock()
-		fmt.Fprintf(status, format+"\n", a...)
-	}
-
-	rd := bufio.NewReader(ctl)
-	line, err := rd.ReadBytes('\n')
-	if err != nil && len(line) == 0 {
-		report("failed reading the plan: %v", err)
-		return 126
-	}
-	var plan Plan
-	if err := json.Unmarshal(line, &plan); err != nil || len(plan.Argv) == 0 {
-		report("failed bad plan: %v", err)
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(status, "failed "+format+"\n", a...)
 		return 126
 	}
 
+	plan, err := ReadPlan(ctl)
+	if err != nil {
+		return fail("reading the plan: %v", err)
+	}
+
+	// The supervisor relays the host's termination requests to every
+	// process in the sandbox. It is started before the filter is
+	// installed, so it stays outside it (the egress bridge will live
+	// there too); the control pipe is passed on to it and closed here.
 	self, err := os.Executable()
 	if err != nil {
-		report("failed locating the init binary: %v", err)
-		return 126
+		return fail("locating the init binary: %v", err)
 	}
-	pr, pw, err := os.Pipe()
+	sup := exec.Command(self, "sandbox-supervise")
+	sup.Args[0] = "gatehouse-supervisor"
+	sup.ExtraFiles = []*os.File{ctl}
+	sup.Env = []string{}
+	if err := sup.Start(); err != nil {
+		return fail("starting the supervisor: %v", err)
+	}
+	ctl.Close()
+
+	mode, err := Harden(plan)
 	if err != nil {
-		report("failed %v", err)
-		return 126
+		return fail("%v", err)
 	}
-	cmd := exec.Command(self, ExecArgs(&plan)...)
-	cmd.Args[0] = "sandbox-exec"
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.ExtraFiles = []*os.File{pw}
-	cmd.Env = os.Environ()
-	if err := cmd.Start(); err != nil {
-		report("failed starting the shell: %v", err)
-		return 126
-	}
-	pw.Close()
-	// Stage 2 writes nothing on a clean exec; the pipe closes on exec.
-	msg, _ := io.ReadAll(pr)
-	pr.Close()
-	mode := "bubblewrap"
-	for _, l := range strings.Split(strings.TrimSpace(string(msg)), "\n") {
-		kind, detail, _ := strings.Cut(l, " ")
-		switch kind {
-		case "nofilter":
-			mode = "bubblewrap_no_seccomp " + detail
-		case "error":
-			cmd.Wait()
-			report("failed %s", detail)
-			return 126
+	fmt.Fprintf(status, "started %s\n", mode)
+	// status is close-on-exec: the host sees end of file once the shell
+	// runs.
+	err = syscall.Exec(plan.Shell, plan.Argv, os.Environ())
+	return fail("starting %s: %v", plan.Shell, err)
+}
+
+// Harden applies the resource limits and installs the seccomp filter as the
+// plan says, on the calling (locked) thread, and returns the mode string
+// for the status line: "bubblewrap" or "bubblewrap_no_seccomp REASON".
+func Harden(plan *Plan) (string, error) {
+	if plan.FileSizeMax > 0 {
+		lim := &unix.Rlimit{Cur: uint64(plan.FileSizeMax), Max: uint64(plan.FileSizeMax)}
+		if err := unix.Setrlimit(unix.RLIMIT_FSIZE, lim); err != nil {
+			return "", fmt.Errorf("setting the file size limit: %v", err)
 		}
 	}
-	if plan.Seccomp == "off" {
-		mode = "bubblewrap_no_seccomp seccomp is off in the configuration"
+	// No core dumps: they would land in the workspace.
+	_ = unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{})
+	switch plan.Seccomp {
+	case "off":
+		return "bubblewrap_no_seccomp seccomp is off in the configuration", nil
+	case "required", "preferred":
+		if err := installFilter(plan.AllowPtrace); err != nil {
+			if plan.Seccomp == "required" {
+				return "", fmt.Errorf("installing the seccomp filter: %v", err)
+			}
+			return "bubblewrap_no_seccomp " + err.Error(), nil
+		}
+		return "bubblewrap", nil
 	}
-	report("started %s", mode)
+	return "", fmt.Errorf("bad seccomp level %q", plan.Seccomp)
+}
 
-	// Relay control requests until the host goes away.
-	go func() {
-		for {
-			l, err := rd.ReadString('\n')
-			switch strings.TrimSpace(l) {
+// Supervise is "sandbox-supervise": it reads control lines from fd 3 and
+// signals every process in the sandbox's pid namespace accordingly. When
+// the host goes away (end of file) everything is killed.
+func Supervise(args []string) int {
+	ctl := os.NewFile(3, "control")
+	buf := make([]byte, 64)
+	var line []byte
+	for {
+		n, err := ctl.Read(buf)
+		for _, b := range buf[:n] {
+			if b != '\n' {
+				line = append(line, b)
+				continue
+			}
+			switch string(line) {
 			case "term":
 				killAll(unix.SIGTERM)
 			case "kill":
 				killAll(unix.SIGKILL)
 			}
-			if err != nil {
-				// The host is gone: nothing may outlive it.
-				killAll(unix.SIGKILL)
-				os.Exit(137)
-			}
+			line = line[:0]
 		}
-	}()
-
-	err = cmd.Wait()
-	code := 0
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			code = 128 + int(ws.Signal())
-		} else {
-			code = ee.ExitCode()
+		if err != nil {
+			killAll(unix.SIGKILL)
+			return 137
 		}
-	default:
-		code = 126
 	}
-	// Daemons and background jobs die with the shell.
-	killAll(unix.SIGKILL)
-	report("exit %d", code)
-	return code
 }
 
 // killAll signals every process in the sandbox's pid namespace except
-// bwrap's init and this one.
+// bwrap's reaper (pid 1) and the caller.
 func killAll(sig unix.Signal) {
 	_ = unix.Kill(-1, sig)
 }

@@ -4,30 +4,37 @@
 //
 // # Stages
 //
-// bwrap starts "gatehouse sandbox-init" (stage 1) as the first process of the
-// sandbox's pid namespace after its own. Stage 1 reads its Plan from fd 3,
-// starts "gatehouse sandbox-exec" (stage 2), reports on fd 4 whether the
-// shell started and in which mode, relays the host's termination requests to
-// every process in the namespace, and, when the shell exits, kills whatever
-// it left behind before reporting the exit code. Stage 2 sets resource
-// limits, installs the seccomp filter with no-new-privs and execs the shell.
+// bwrap starts "gatehouse sandbox-init" as the first process of the
+// sandbox's pid namespace after its own reaper. The init reads its Plan from
+// fd 3, starts the supervisor ("sandbox-supervise") while it is still
+// outside the seccomp filter, handing it the control pipe, then sets the
+// resource limits, installs the filter with no-new-privs, reports on fd 4
+// and execs the shell: the shell is the second stage, inside the filter;
+// the supervisor (and later the network bridge) stays outside it. When the
+// shell exits, bwrap's reaper exits and the kernel kills everything left in
+// the pid namespace, daemons included. The exit status is bwrap's.
+//
+// "sandbox-exec" is the same hardening as a separate program, for the
+// "none" mode where there is no bwrap and no init.
 //
 // # Protocol
 //
-// Host to stage 1 (fd 3): one JSON Plan on a line, then control lines
-// "term" (SIGTERM to every process) and "kill" (SIGKILL to every process).
-// End of file means the host is gone: everything is killed.
+// Host to init (fd 3): the Plan (WritePlan), then, to the supervisor,
+// control lines "term" (SIGTERM to every process) and "kill" (SIGKILL to
+// every process). End of file means the host is gone: everything is killed.
 //
-// Stage 1 to host (fd 4): "started MODE" once the shell runs, or
-// "failed REASON"; then "exit CODE" when it ends.
+// Init to host (fd 4, close-on-exec): "started MODE" just before the exec
+// of the shell, or "failed REASON". MODE is "bubblewrap" or
+// "bubblewrap_no_seccomp REASON".
 //
-// Stage 2 to stage 1 (its fd 3, close-on-exec): nothing when the exec
-// succeeded with the filter installed, "nofilter REASON" before an exec
-// without it, or "error REASON" when it could not exec.
+// sandbox-exec to its parent (its fd 3, close-on-exec): nothing when the
+// exec succeeded with the filter installed, "nofilter REASON" before an
+// exec without it, or "error REASON" when it could not exec.
 package sandboxinit
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -78,4 +85,50 @@ func ReadStatus(r *bufio.Reader) (Status, error) {
 		return Status{Kind: kind, Detail: detail}, nil
 	}
 	return Status{}, fmt.Errorf("unexpected status line %q", line)
+}
+
+// WritePlan writes p to w as the init reads it: its length in decimal, a
+// newline, then the JSON. The length lets the init read exactly the plan
+// and leave the control lines that follow to the supervisor.
+func WritePlan(w io.Writer, p *Plan) error {
+	b, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%d\n%s", len(b), b)
+	return err
+}
+
+// ReadPlan reads one plan written by WritePlan, without reading past it.
+func ReadPlan(r io.Reader) (*Plan, error) {
+	var head []byte
+	one := make([]byte, 1)
+	for {
+		if _, err := io.ReadFull(r, one); err != nil {
+			return nil, err
+		}
+		if one[0] == '\n' {
+			break
+		}
+		if len(head) > 10 {
+			return nil, fmt.Errorf("bad plan header")
+		}
+		head = append(head, one[0])
+	}
+	n, err := strconv.Atoi(string(head))
+	if err != nil || n <= 0 || n > 1<<20 {
+		return nil, fmt.Errorf("bad plan length %q", head)
+	}
+	b := make([]byte, n)
+	if _, err := io.ReadFull(r, b); err != nil {
+		return nil, err
+	}
+	var p Plan
+	if err := json.Unmarshal(b, &p); err != nil {
+		return nil, err
+	}
+	if p.Shell == "" || len(p.Argv) == 0 {
+		return nil, fmt.Errorf("plan names no shell")
+	}
+	return &p, nil
 }

@@ -78,12 +78,14 @@ type Event struct {
 
 // Output describes the output of an execution; the text itself is not here.
 type Output struct {
-	StdoutBytes    int64  `json:"stdout_bytes"`
-	StderrBytes    int64  `json:"stderr_bytes"`
-	DiscardedBytes int64  `json:"discarded_bytes"`
-	Truncated      bool   `json:"truncated"`
-	RedactionCount int    `json:"redaction_count"`
-	SHA256         string `json:"sha256,omitempty"`
+	StdoutBytes    int64 `json:"stdout_bytes"`
+	StderrBytes    int64 `json:"stderr_bytes"`
+	DiscardedBytes int64 `json:"discarded_bytes"`
+	Truncated      bool  `json:"truncated"`
+	RedactionCount int   `json:"redaction_count"`
+	// SHA256 is the hash of stdout as delivered; StderrSHA256 of stderr.
+	SHA256       string `json:"sha256,omitempty"`
+	StderrSHA256 string `json:"stderr_sha256,omitempty"`
 }
 
 // Pin is one pinned script.

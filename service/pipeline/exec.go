@@ -106,8 +106,9 @@ type Outcome struct {
 	Raw *sandbox.Result
 }
 
-// Execute runs req, streaming output to out as it arrives (out may hold nil
-// writers). An *ArgError or *Denial means nothing ran; a non-zero exit code
+// Execute runs req, streaming output to out as it arrives; a nil writer in
+// out means that stream is captured into the Result instead. The output
+// hashes cover each stream as delivered (capped, marker included). An *ArgError or *Denial means nothing ran; a non-zero exit code
 // is a result, not an error.
 func (e *Executor) Execute(ctx context.Context, req api.ExecRequest, out sandbox.Streams) (*Outcome, error) {
 	ev := api.Event{
@@ -158,10 +159,13 @@ func (e *Executor) Execute(ctx context.Context, req api.ExecRequest, out sandbox
 	}
 
 	spec := e.spec(&req, dir, ev.ID, timeout, choice)
+	// Output goes to the caller's writers as it arrives; a stream without
+	// a writer is captured (up to the cap) into the result instead.
 	var so, se bytes.Buffer
+	sumOut, sumErr := sha256.New(), sha256.New()
 	streams := sandbox.Streams{
-		Stdout: io.MultiWriter(&so, orDiscard(out.Stdout)),
-		Stderr: io.MultiWriter(&se, orDiscard(out.Stderr)),
+		Stdout: io.MultiWriter(sumOut, orBuffer(out.Stdout, &so)),
+		Stderr: io.MultiWriter(sumErr, orBuffer(out.Stderr, &se)),
 	}
 	raw := choice.run(ctx, spec, streams, ev.ID)
 
@@ -175,15 +179,13 @@ func (e *Executor) Execute(ctx context.Context, req api.ExecRequest, out sandbox
 		Pids: raw.Limits.Pids, Memory: raw.Limits.Memory, Tmpfs: raw.Limits.Tmpfs,
 		FileSize: raw.Limits.FileSize, DaemonKill: raw.Limits.DaemonKill,
 	}
-	sum := sha256.New()
-	sum.Write(so.Bytes())
-	sum.Write(se.Bytes())
 	ev.Output = api.Output{
 		StdoutBytes:    raw.Stdout.Bytes + raw.Stdout.Discarded,
 		StderrBytes:    raw.Stderr.Bytes + raw.Stderr.Discarded,
 		DiscardedBytes: raw.Stdout.Discarded + raw.Stderr.Discarded,
 		Truncated:      raw.Truncated() || raw.TimedOut,
-		SHA256:         hex.EncodeToString(sum.Sum(nil)),
+		SHA256:         hex.EncodeToString(sumOut.Sum(nil)),
+		StderrSHA256:   hex.EncodeToString(sumErr.Sum(nil)),
 	}
 	if raw.Status == sandbox.StatusCompleted {
 		code := raw.ExitCode
@@ -205,9 +207,9 @@ func (e *Executor) Execute(ctx context.Context, req api.ExecRequest, out sandbox
 	return &Outcome{Result: res, Event: ev, Raw: raw}, nil
 }
 
-func orDiscard(w io.Writer) io.Writer {
+func orBuffer(w io.Writer, b *bytes.Buffer) io.Writer {
 	if w == nil {
-		return io.Discard
+		return b
 	}
 	return w
 }
