@@ -106,14 +106,14 @@ const (
 	auditArchI386 = 0x40000003 // AUDIT_ARCH_I386
 	auditArchARM  = 0x40000028 // AUDIT_ARCH_ARM (AArch32)
 
-	afInet        = 2
-	tcgets        = 0x5401
-	sigchld       = 17
-	cloneNewNS    = 0x00020000
-	addrNoRandom  = 0x0040000
-	perLinux32    = 0x0008
-	clonePlain    = 0x01200011 // CLONE_CHILD_SETTID|CLONE_CHILD_CLEARTID|SIGCHLD, as fork() does
-	highBits = 0xffffffff00000000
+	afInet       = 2
+	tcgets       = 0x5401
+	sigchld      = 17
+	cloneNewNS   = 0x00020000
+	addrNoRandom = 0x0040000
+	perLinux32   = 0x0008
+	clonePlain   = 0x01200011 // CLONE_CHILD_SETTID|CLONE_CHILD_CLEARTID|SIGCHLD, as fork() does
+	highBits     = 0xffffffff00000000
 )
 
 func TestProgramVerdicts(t *testing.T) {

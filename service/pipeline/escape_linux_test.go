@@ -181,7 +181,9 @@ func TestDenyRead(t *testing.T) {
 	for _, p := range planted {
 		path := filepath.Join(f.dir, p)
 		o := f.run(fmt.Sprintf("cat %q; ls -la %q", path, filepath.Dir(path)))
-		if strings.Contains(o.Result.Stdout+o.Result.Stderr, secret) || strings.Contains(o.Result.Stdout, filepath.Base(p)) {
+		// A hidden directory lists empty; a hidden file reads empty.
+		listed := filepath.Dir(path) != f.home && strings.Contains(o.Result.Stdout, filepath.Base(p))
+		if strings.Contains(o.Result.Stdout+o.Result.Stderr, secret) || listed {
 			t.Errorf("%s is readable in the sandbox: %q", p, o.Result.Stdout)
 		}
 	}

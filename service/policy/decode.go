@@ -89,9 +89,9 @@ var pathFields = map[string]bool{
 
 // A layer is what one file (or the embedded defaults) sets.
 type layer struct {
-	file  string          // as the caller named it; "" for the defaults
-	vals  Config          // the values set; other fields are zero
-	set   map[string]int  // leaf path → line of its key
+	file  string           // as the caller named it; "" for the defaults
+	vals  Config           // the values set; other fields are zero
+	set   map[string]int   // leaf path → line of its key
 	items map[string][]int // list leaf path → line of each entry
 }
 

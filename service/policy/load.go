@@ -84,10 +84,13 @@ type Loaded struct {
 }
 
 // Load reads the managed and user files named in opts, layers them over the
-// embedded defaults and validates the result. On failure the error joins a
-// *FieldError for every problem found (unknown or repeated key, wrong type,
-// invalid value, user value widening a managed one), each naming file,
-// line and field; a file that cannot be read is reported on its own.
+// embedded defaults and validates the result.
+//
+// On failure it returns a nil *Loaded and an error joining a *FieldError
+// for every problem found (unknown or repeated key, wrong type, invalid
+// value, user value widening a managed one), each naming file, line and
+// field, in file then line order. A file that exists but cannot be read,
+// or a missing ExplicitUser file, is reported on its own.
 func Load(opts LoadOptions) (*Loaded, error) {
 	var errs []error
 	managed, err := readLayer(opts.ManagedFile, false, opts.Home, &errs)

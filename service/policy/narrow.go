@@ -23,7 +23,6 @@ package policy
 
 import (
 	"fmt"
-	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -108,18 +107,18 @@ func narrow(p string, user, managed *layer) []error {
 	return nil
 }
 
-// rankNarrow checks an enumerated value against a strictness ranking. A
-// managed value of the top rank is locked exactly: two different backends
-// of the same rank are not narrower than each other.
+// rankNarrow checks an enumerated value against a strictness ranking. The
+// user value must rank at least as high as the managed one, and two
+// different values of the same rank (bubblewrap and seatbelt) are not
+// narrower than each other, so a managed concrete backend is locked.
 func rankNarrow(p, u, m string, us, ms Source, rank map[string]int, order []string) []error {
 	ur, uok := rank[u]
 	mr, mok := rank[m]
 	if !uok || !mok {
 		return nil // validation reports the unknown value
 	}
-	top := slices.Max(slices.Collect(maps.Values(rank)))
 	switch {
-	case ur == mr && mr == top && u != m:
+	case ur == mr && u != m: // bubblewrap and seatbelt: neither narrows the other
 		return []error{errAt(us, p, "%q differs from the managed value %q (%s); only %s is allowed", u, m, ms, m)}
 	case ur < mr:
 		var allowed []string

@@ -1,0 +1,99 @@
+package escape
+
+import (
+	"net"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestProbesUnfiltered runs the syscall probes without any sandbox. What
+// they report depends on the host (root or not, sysctls, kernel options);
+// the test checks only what holds everywhere and logs the rest, which shows
+// what the filter changes.
+func TestProbesUnfiltered(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{
+		{"unix-socket"}, {"socketpair"}, {"io-uring"}, {"bpf"}, {"userfaultfd"}, {"keyctl"},
+		{"tiocsti"}, {"ptrace"}, {"unshare-user"}, {"x32"}, {"int80"}, {"proc-mem", strconv.Itoa(os.Getpid())},
+	} {
+		r := runProbe(t, false, args...)
+		t.Logf("unfiltered %-14s %s (%v)", args[0], r.out, r.state)
+		if !r.state.Exited() {
+			t.Errorf("%s without a filter: %v", args[0], r.state)
+		}
+		switch args[0] {
+		case "unix-socket", "socketpair":
+			if r.out != args[0]+": allowed" {
+				t.Errorf("%s without a filter: got %q, want allowed", args[0], r.out)
+			}
+		}
+	}
+}
+
+// TestProbesUnderFilter runs each probe under the real seccomp filter, as
+// the shell in the sandbox runs (without the rest of the sandbox).
+func TestProbesUnderFilter(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Cleanup, not defer: the parallel subtests run after this function
+	// returns.
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+
+	for _, tc := range []struct {
+		args []string
+		want string // the output line, or its prefix when ending in "…"
+	}{
+		{[]string{"unix-socket"}, "unix-socket: blocked: EPERM"},
+		{[]string{"socketpair"}, "socketpair: allowed"},
+		{[]string{"io-uring"}, "io-uring: blocked: EPERM"},
+		{[]string{"bpf"}, "bpf: blocked: EPERM"},
+		{[]string{"userfaultfd"}, "userfaultfd: blocked: EPERM"},
+		{[]string{"keyctl"}, "keyctl: blocked: EPERM"},
+		{[]string{"tiocsti"}, "tiocsti: blocked: EPERM"},
+		{[]string{"ptrace"}, "ptrace: blocked: EPERM: …"},
+		{[]string{"unshare-user"}, "unshare-user: blocked: EPERM: …"},
+		// Not the filter's business: TCP and files stay open to it.
+		{[]string{"tcp", ln.Addr().String()}, "tcp: allowed"},
+		{[]string{"read", "/proc/self/status"}, "read: allowed"},
+	} {
+		t.Run(tc.args[0], func(t *testing.T) {
+			t.Parallel()
+			r := runProbe(t, true, tc.args...)
+			prefix, isPrefix := strings.CutSuffix(tc.want, "…")
+			if r.state.ExitCode() != 0 || (isPrefix && !strings.HasPrefix(r.out, prefix)) || (!isPrefix && r.out != tc.want) {
+				t.Errorf("got %q (%v), want %q and exit 0", r.out, r.state, tc.want)
+			}
+		})
+	}
+
+	// A foreign ABI is fatal: SIGSYS, and no output.
+	for _, name := range []string{"int80", "x32"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			if runtime.GOARCH != "amd64" {
+				t.Skip("amd64 only")
+			}
+			r := runProbe(t, true, name)
+			ws, _ := r.state.Sys().(syscall.WaitStatus)
+			if !ws.Signaled() || ws.Signal() != syscall.SIGSYS || r.out != "" {
+				t.Errorf("got %q (%v), want death by SIGSYS", r.out, r.state)
+			}
+		})
+	}
+}
