@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"strings"
 )
 
 // ExitStatus is a process exit code carried as an error.
@@ -125,6 +124,3 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
 	}
 }
-
-// joinLines indents a multi-line message for hint output.
-func joinLines(s string) string { return strings.TrimRight(s, "\n") }

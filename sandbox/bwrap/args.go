@@ -42,6 +42,18 @@ type Options struct {
 	DisableUserns bool
 }
 
+// RunOptions tune one run beyond its Spec.
+type RunOptions struct {
+	Options
+	// CgroupFD, when non-negative, is an open cgroup v2 directory the
+	// sandbox is started in (CLONE_INTO_CGROUP); Memory and Pids say which
+	// of its limits are set.
+	CgroupFD     int
+	Memory, Pids bool
+	// BlockedSuffix names files moved aside by the write-deny sweep.
+	BlockedSuffix string
+}
+
 // Args returns the bubblewrap options (without the program name) for spec.
 // The runner passes them through --args, so that they appear in no command
 // line; the command itself, InitCommand, follows on bwrap's own command

@@ -18,18 +18,6 @@ import (
 	"github.com/gatehouse-dev/gatehouse/sandbox/sandboxinit"
 )
 
-// RunOptions tune one run beyond its Spec.
-type RunOptions struct {
-	Options
-	// CgroupFD, when non-negative, is an open cgroup v2 directory the
-	// sandbox is started in (CLONE_INTO_CGROUP); Memory and Pids say which
-	// of its limits are set.
-	CgroupFD     int
-	Memory, Pids bool
-	// BlockedSuffix names files moved aside by the write-deny sweep.
-	BlockedSuffix string
-}
-
 // Run executes spec under bubblewrap, streaming output to out. It always
 // returns a Result; when nothing could be started its Status says
 // failed_to_start and Error says why.

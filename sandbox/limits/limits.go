@@ -26,9 +26,11 @@
 // controllers, so writing memory.max / memory.swap.max / pids.max and
 // enabling controllers in cgroup.subtree_control have NOT been run against
 // a real kernel there. Creating and removing cgroups, CLONE_INTO_CGROUP
-// through FD, and cgroup.kill are exercised on a real cgroup2 mount by
-// TestRealCgroup2 when GATEHOUSE_TEST_CGROUP2 names a writable cgroup2
-// directory.
+// through FD, cgroup.kill and the per-process SIGKILL fallback are
+// exercised on a real cgroup2 mount by TestRealCgroup2 when
+// GATEHOUSE_TEST_CGROUP2 names a writable cgroup2 directory (run there as
+// root against /sys/fs/cgroup/unified, which grants no controllers). On a
+// host with a real delegation the same test also writes the limits.
 package limits
 
 import (
@@ -278,16 +280,6 @@ type ops struct {
 	remove func(path string) error // rmdir
 	write  func(path, data string) error
 	kill   func(pid int) error // SIGKILL
-}
-
-// osOps are the real operations; kill differs per OS.
-func osOps(kill func(int) error) ops {
-	return ops{
-		mkdir:  func(p string) error { return os.Mkdir(p, 0o755) },
-		remove: os.Remove,
-		write:  writeFile,
-		kill:   kill,
-	}
 }
 
 // writeFile writes data to an existing cgroup interface file in a single

@@ -75,3 +75,13 @@ func parentPID(pid int) (int, error) {
 }
 
 func killPID(pid int) error { return unix.Kill(pid, unix.SIGKILL) }
+
+// osOps are the real operations; kill differs per OS.
+func osOps(kill func(int) error) ops {
+	return ops{
+		mkdir:  func(p string) error { return os.Mkdir(p, 0o755) },
+		remove: os.Remove,
+		write:  writeFile,
+		kill:   kill,
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -92,21 +93,11 @@ func TestParseControllers(t *testing.T) {
 		for c := range set {
 			names = append(names, c)
 		}
-		if got := strings.Join(sorted(names), " "); got != tt.want {
+		slices.Sort(names)
+		if got := strings.Join(names, " "); got != tt.want {
 			t.Errorf("parseControllers(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
-}
-
-func sorted(s []string) []string {
-	for i := range s {
-		for j := i + 1; j < len(s); j++ {
-			if s[j] < s[i] {
-				s[i], s[j] = s[j], s[i]
-			}
-		}
-	}
-	return s
 }
 
 func TestParsePids(t *testing.T) {
@@ -120,17 +111,12 @@ func TestParsePids(t *testing.T) {
 	}
 	for _, tt := range tests {
 		pids, err := parsePids(tt.in)
+		got, gotErr := fmt.Sprint(pids), ""
 		if err != nil {
-			if err.Error() != tt.err {
-				t.Errorf("parsePids(%q) error: got %q, want %q", tt.in, err, tt.err)
-			}
-			continue
+			got, gotErr = "", err.Error()
 		}
-		if pids == nil {
-			pids = []int{}
-		}
-		if got := fmt.Sprint(pids); got != tt.want || tt.err != "" {
-			t.Errorf("parsePids(%q) = %q, want %q (err %q)", tt.in, got, tt.want, tt.err)
+		if got != tt.want || gotErr != tt.err {
+			t.Errorf("parsePids(%q) = %q, error %q; want %q, error %q", tt.in, got, gotErr, tt.want, tt.err)
 		}
 	}
 }

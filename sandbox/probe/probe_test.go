@@ -450,3 +450,26 @@ func ExampleSelect() {
 	// bubblewrap unusable: bwrap not found in PATH; install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)
 	// sandbox unavailable: bwrap not found in PATH; install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)
 }
+
+func TestBwrapAtLeast(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		version             string
+		major, minor, patch int
+		want                bool
+	}{
+		{"bubblewrap 0.8.0", 0, 8, 0, true},
+		{"bubblewrap 0.8.0", 0, 9, 0, false},
+		{"bubblewrap 0.10.0", 0, 9, 0, true},
+		{"bubblewrap 0.7.1", 0, 8, 0, false},
+		{"bubblewrap 1.0", 0, 8, 0, true},
+		{"", 0, 0, 0, false},
+		{"garbage", 0, 0, 0, false},
+	}
+	for _, tt := range tests {
+		got := BwrapAtLeast(Facts{BwrapVersion: tt.version}, tt.major, tt.minor, tt.patch)
+		if got != tt.want {
+			t.Errorf("BwrapAtLeast(%q, %d.%d.%d) = %v, want %v", tt.version, tt.major, tt.minor, tt.patch, got, tt.want)
+		}
+	}
+}

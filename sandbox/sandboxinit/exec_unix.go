@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"strconv"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -75,6 +74,3 @@ func Exec(args []string) int {
 	err := syscall.Exec(argv[0], argv, os.Environ())
 	return fail("starting %s: %v", argv[0], err)
 }
-
-// itoa avoids importing strconv in callers of the protocol.
-func itoa(n int) string { return strconv.Itoa(n) }

@@ -21,10 +21,6 @@ type backendChoice struct {
 	run       func(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams, id string) *sandbox.Result
 }
 
-// hostSandbox caches nothing yet; the probe is cheap enough to run per call
-// (a stat, three sysctl reads and `bwrap --version`).
-type hostSandbox struct{}
-
 // chooseBackend probes the host (per call: a sandbox that worked at start
 // may have been removed since) and picks the configured backend.
 func (e *Executor) chooseBackend() backendChoice {

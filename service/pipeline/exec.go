@@ -77,7 +77,6 @@ type Options struct {
 type Executor struct {
 	cfg  *policy.Config
 	opts Options
-	host hostSandbox
 }
 
 // New returns an Executor for cfg, which must have been validated.

@@ -1,7 +1,9 @@
 package policy
 
 import (
+	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -166,5 +168,32 @@ func TestFieldErrorString(t *testing.T) {
 		if got := tt.e.Error(); got != tt.want {
 			t.Errorf("got %q, want %q", got, tt.want)
 		}
+	}
+}
+
+func TestLoadedValidate(t *testing.T) {
+	t.Parallel()
+	// Validate locates a bad effective value where it was set: a file
+	// line, an entry's own line, or the defaults.
+	l, errText := loadFiles(t, "", "exec:\n  shell: /bin/sh\npolicy:\n  workspace_roots:\n    - /a\n    - /b\n")
+	if errText != "" {
+		t.Fatal(errText)
+	}
+	l.Config.Exec.Shell = "/bin/zsh"
+	l.Config.Policy.WorkspaceRoots[1] = "b"
+	l.Config.Exec.Limits.PidsMax = 1
+	err := l.Validate()
+	want := `config.yaml:2: exec.shell: "/bin/zsh": basename must be bash or sh` + "\n" +
+		"default: exec.limits.pids_max: 1 is too small; want at least 16\n" +
+		`config.yaml:6: policy.workspace_roots[1]: "b" is not an absolute path; want one starting with / or ~/`
+	if err == nil {
+		t.Fatalf("got nil, want %q", want)
+	}
+	if got := strings.ReplaceAll(err.Error(), filepath.Dir(l.Files[0])+string(filepath.Separator), ""); got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	var fe *FieldError
+	if !errors.As(err, &fe) || errors.Unwrap(fe) != fe.Err {
+		t.Errorf("%v: want a *FieldError that unwraps to its Err", err)
 	}
 }

@@ -107,10 +107,6 @@ type setupError struct{ err error }
 func (e setupError) Error() string { return e.err.Error() }
 func (e setupError) Unwrap() error { return e.err }
 
-func setupErrorf(format string, a ...any) error {
-	return setupError{fmt.Errorf(format, a...)}
-}
-
 // Main runs the probe named by args[0] with the arguments that follow and
 // returns the process exit code; see the package documentation.
 func Main(args []string) int {

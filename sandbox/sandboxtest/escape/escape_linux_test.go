@@ -1,8 +1,10 @@
 package escape
 
 import (
+	"bytes"
 	"net"
 	"os"
+	"os/exec"
 	"runtime"
 	"strconv"
 	"strings"
@@ -96,4 +98,31 @@ func TestProbesUnderFilter(t *testing.T) {
 			}
 		})
 	}
+}
+
+// probeResult is what a re-executed probe did.
+type probeResult struct {
+	out   string // stdout, trimmed
+	state *os.ProcessState
+}
+
+// runProbe runs the test binary as escape-probe with args, under the seccomp
+// filter if filtered.
+func runProbe(t *testing.T, filtered bool, args ...string) probeResult {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], append([]string{"escape-probe"}, args...)...)
+	cmd.Env = append(os.Environ(), "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+	if filtered {
+		cmd.Env = append(cmd.Env, filterEnv+"=1")
+	}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if _, ok := err.(*exec.ExitError); err != nil && !ok {
+		t.Fatalf("running probe %v: %v", args, err)
+	}
+	if errb.Len() > 0 {
+		t.Logf("probe %v stderr: %s", args, errb.String())
+	}
+	return probeResult{strings.TrimSpace(out.String()), cmd.ProcessState}
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -32,33 +31,6 @@ func TestMain(m *testing.M) {
 		os.Exit(Main(os.Args[2:]))
 	}
 	os.Exit(m.Run())
-}
-
-// probeResult is what a re-executed probe did.
-type probeResult struct {
-	out   string // stdout, trimmed
-	state *os.ProcessState
-}
-
-// runProbe runs the test binary as escape-probe with args, under the seccomp
-// filter if filtered.
-func runProbe(t *testing.T, filtered bool, args ...string) probeResult {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], append([]string{"escape-probe"}, args...)...)
-	cmd.Env = append(os.Environ(), "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
-	if filtered {
-		cmd.Env = append(cmd.Env, filterEnv+"=1")
-	}
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	if _, ok := err.(*exec.ExitError); err != nil && !ok {
-		t.Fatalf("running probe %v: %v", args, err)
-	}
-	if errb.Len() > 0 {
-		t.Logf("probe %v stderr: %s", args, errb.String())
-	}
-	return probeResult{strings.TrimSpace(out.String()), cmd.ProcessState}
 }
 
 // runHere runs a probe in this process.

@@ -13,6 +13,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+func setupErrorf(format string, a ...any) error {
+	return setupError{fmt.Errorf(format, a...)}
+}
+
 func probeIOUring() error {
 	var params [120]byte // struct io_uring_params, zeroed: default setup
 	fd, _, e := unix.Syscall(unix.SYS_IO_URING_SETUP, 1, uintptr(unsafe.Pointer(&params)), 0)

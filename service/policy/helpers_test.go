@@ -1,5 +1,7 @@
 package policy
 
+// Small shims so the tests can reach the embedded defaults and YAML decoding.
+
 import (
 	"github.com/gatehouse-dev/gatehouse/assets"
 	"go.yaml.in/yaml/v3"
