@@ -9,12 +9,16 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 
 	"github.com/gatehouse-dev/gatehouse/sandbox"
+	"github.com/gatehouse-dev/gatehouse/sandbox/probe"
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/pipeline"
+	"github.com/gatehouse-dev/gatehouse/service/policy"
 )
 
 func init() {
@@ -81,6 +85,7 @@ func runExec(ctx context.Context, env *Env, args []string) error {
 	if !strings.HasPrefix(cfg.Exec.Shell, "/") {
 		return usagef("exec: exec.shell %q is not absolute", cfg.Exec.Shell)
 	}
+	probe.SetVersionCache(filepath.Join(policy.StateDir(runtime.GOOS, opts.Home, env.Getenv("XDG_STATE_HOME")), "probe-cache.json"))
 	ex, err := pipeline.New(cfg, pipeline.Options{
 		Home:         opts.Home,
 		InitPath:     execInitPath,

@@ -10,7 +10,4 @@ func init() {
 	register("sandbox-init", command{hidden: true, run: func(_ context.Context, _ *Env, args []string) error {
 		return ExitStatus(sandboxinit.Init(args))
 	}})
-	register("sandbox-supervise", command{hidden: true, run: func(_ context.Context, _ *Env, args []string) error {
-		return ExitStatus(sandboxinit.Supervise(args))
-	}})
 }

@@ -61,7 +61,10 @@ type RunOptions struct {
 func Args(spec *sandbox.Spec, m *Mounts, opt Options) []string {
 	a := []string{
 		"--unshare-all", "--unshare-user",
-		"--die-with-parent", "--new-session",
+		"--die-with-parent", "--new-session", "--as-pid-1",
+		// bwrap keeps capabilities inside the user namespace when run by
+		// root; a command never needs them.
+		"--cap-drop", "ALL",
 	}
 	if opt.DisableUserns {
 		a = append(a, "--disable-userns")

@@ -46,8 +46,14 @@ func gatherBwrap(f *Facts, bwrapPath string) {
 	f.BwrapPath = path
 
 	// os.Stat follows symlinks: the mode bits that matter are the target's.
-	if fi, err := os.Stat(path); err == nil {
+	fi, err := os.Stat(path)
+	if err == nil {
 		f.BwrapSetuid = fi.Mode()&os.ModeSetuid != 0
+	}
+	key := versionKey(path, fi)
+	if v, ok := cachedVersion(key); ok {
+		f.BwrapVersion = v
+		return
 	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), versionTimeout)
@@ -60,6 +66,7 @@ func gatherBwrap(f *Facts, bwrapPath string) {
 		return
 	}
 	f.BwrapVersion = strings.TrimSpace(string(out))
+	storeVersion(key, f.BwrapVersion)
 }
 
 // readSysctl reads an integer knob; nil when the file is absent or does not

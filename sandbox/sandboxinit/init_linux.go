@@ -2,20 +2,30 @@ package sandboxinit
 
 import (
 	"fmt"
+	"io"
 	"os"
-	"os/exec"
-	"runtime"
-	"syscall"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
 
-// Init is "sandbox-init", run by bwrap inside the sandbox. It reads the plan,
-// starts the supervisor (outside the seccomp filter), applies the limits,
-// installs the filter and becomes the shell. It returns only on failure,
-// with the exit code for the sandbox.
+// Init is "sandbox-init": pid 1 of the sandbox (bwrap --as-pid-1). It makes
+// itself non-dumpable before anything else runs in the sandbox, reads the
+// plan, starts the shell through "sandbox-exec" (which installs the seccomp
+// filter and execs it), relays the host's termination requests to every
+// process, reaps orphans, and returns the shell's exit status once the
+// shell exits; everything left then dies with the pid namespace.
+//
+// Init itself stays outside the filter (the egress bridge will live here),
+// so it must not be reachable from the command: as pid 1 it ignores signals
+// sent from inside the namespace that it does not handle, and being
+// non-dumpable its /proc/1/mem cannot be opened by a process of the same
+// user, which seccomp alone could not prevent.
 func Init(args []string) int {
-	runtime.LockOSThread()
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		fmt.Fprintf(os.Stderr, "gatehouse: sandbox-init: %v\n", err)
+		return 126
+	}
 	unix.CloseOnExec(3)
 	unix.CloseOnExec(4)
 	ctl := os.NewFile(3, "control")
@@ -26,6 +36,7 @@ func Init(args []string) int {
 	}
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(status, "failed "+format+"\n", a...)
+		status.Close()
 		return 126
 	}
 
@@ -33,67 +44,72 @@ func Init(args []string) int {
 	if err != nil {
 		return fail("reading the plan: %v", err)
 	}
-
-	// The supervisor relays the host's termination requests to every
-	// process in the sandbox. It is started before the filter is
-	// installed, so it stays outside it (the egress bridge will live
-	// there too); the control pipe is passed on to it and closed here.
 	self, err := os.Executable()
 	if err != nil {
 		return fail("locating the init binary: %v", err)
 	}
-	sup := exec.Command(self, "sandbox-supervise")
-	sup.Args[0] = "gatehouse-supervisor"
-	sup.ExtraFiles = []*os.File{ctl}
-	sup.Env = []string{}
-	if err := sup.Start(); err != nil {
-		return fail("starting the supervisor: %v", err)
-	}
-	ctl.Close()
-
-	mode, err := Harden(plan)
+	pr, pw, err := os.Pipe()
 	if err != nil {
 		return fail("%v", err)
 	}
+	proc, err := os.StartProcess(self, append([]string{"gatehouse"}, ExecArgs(plan)...), &os.ProcAttr{
+		Env:   os.Environ(),
+		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr, pw},
+	})
+	pw.Close()
+	if err != nil {
+		return fail("starting the shell: %v", err)
+	}
+	// sandbox-exec writes nothing on a clean exec: the pipe closes on exec.
+	msg, _ := io.ReadAll(pr)
+	pr.Close()
+	mode := "bubblewrap"
+	if plan.Seccomp == "off" {
+		mode = "bubblewrap_no_seccomp seccomp is off in the configuration"
+	}
+	for _, l := range strings.Split(strings.TrimSpace(string(msg)), "\n") {
+		kind, detail, _ := strings.Cut(l, " ")
+		switch kind {
+		case "nofilter":
+			mode = "bubblewrap_no_seccomp " + detail
+		case "error":
+			reap(proc.Pid)
+			return fail("%s", detail)
+		}
+	}
 	fmt.Fprintf(status, "started %s\n", mode)
-	// status is close-on-exec: the host sees end of file once the shell
-	// runs.
-	err = syscall.Exec(plan.Shell, plan.Argv, os.Environ())
-	return fail("starting %s: %v", plan.Shell, err)
+	status.Close()
+
+	go supervise(ctl)
+	return reap(proc.Pid)
 }
 
-// Harden applies the resource limits and installs the seccomp filter as the
-// plan says, on the calling (locked) thread, and returns the mode string
-// for the status line: "bubblewrap" or "bubblewrap_no_seccomp REASON".
-func Harden(plan *Plan) (string, error) {
-	if plan.FileSizeMax > 0 {
-		lim := &unix.Rlimit{Cur: uint64(plan.FileSizeMax), Max: uint64(plan.FileSizeMax)}
-		if err := unix.Setrlimit(unix.RLIMIT_FSIZE, lim); err != nil {
-			return "", fmt.Errorf("setting the file size limit: %v", err)
+// reap waits for children until shell exits and returns its exit status
+// (128+N for a signal). Orphans re-parented to pid 1 are reaped on the way.
+func reap(shell int) int {
+	for {
+		var ws unix.WaitStatus
+		pid, err := unix.Wait4(-1, &ws, 0, nil)
+		if err == unix.EINTR {
+			continue
 		}
-	}
-	// No core dumps: they would land in the workspace.
-	_ = unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{})
-	switch plan.Seccomp {
-	case "off":
-		return "bubblewrap_no_seccomp seccomp is off in the configuration", nil
-	case "required", "preferred":
-		if err := installFilter(plan.AllowPtrace); err != nil {
-			if plan.Seccomp == "required" {
-				return "", fmt.Errorf("installing the seccomp filter: %v", err)
-			}
-			return "bubblewrap_no_seccomp " + err.Error(), nil
+		if err != nil {
+			return 126
 		}
-		return "bubblewrap", nil
+		if pid != shell {
+			continue
+		}
+		if ws.Signaled() {
+			return 128 + int(ws.Signal())
+		}
+		return ws.ExitStatus()
 	}
-	return "", fmt.Errorf("bad seccomp level %q", plan.Seccomp)
 }
 
-// Supervise is "sandbox-supervise": it reads control lines from fd 3 and
-// signals every process in the sandbox's pid namespace accordingly. When
-// the host goes away (end of file) everything is killed.
-func Supervise(args []string) int {
-	ctl := os.NewFile(3, "control")
+// supervise reads control lines ("term", "kill") and signals every process
+// in the sandbox. When the host goes away (end of file) everything is
+// killed and the sandbox ends.
+func supervise(ctl io.Reader) {
 	buf := make([]byte, 64)
 	var line []byte
 	for {
@@ -113,13 +129,12 @@ func Supervise(args []string) int {
 		}
 		if err != nil {
 			killAll(unix.SIGKILL)
-			return 137
+			os.Exit(137)
 		}
 	}
 }
 
-// killAll signals every process in the sandbox's pid namespace except
-// bwrap's reaper (pid 1) and the caller.
+// killAll signals every process in the sandbox's pid namespace but pid 1.
 func killAll(sig unix.Signal) {
 	_ = unix.Kill(-1, sig)
 }

@@ -4,27 +4,27 @@
 //
 // # Stages
 //
-// bwrap starts "gatehouse sandbox-init" as the first process of the
-// sandbox's pid namespace after its own reaper. The init reads its Plan from
-// fd 3, starts the supervisor ("sandbox-supervise") while it is still
-// outside the seccomp filter, handing it the control pipe, then sets the
-// resource limits, installs the filter with no-new-privs, reports on fd 4
-// and execs the shell: the shell is the second stage, inside the filter;
-// the supervisor (and later the network bridge) stays outside it. When the
-// shell exits, bwrap's reaper exits and the kernel kills everything left in
-// the pid namespace, daemons included. The exit status is bwrap's.
+// bwrap starts "gatehouse sandbox-init" as pid 1 of the sandbox's pid
+// namespace (--as-pid-1: bwrap's own reaper would be an unfiltered process
+// the command could reach through /proc/1/mem). The init makes itself
+// non-dumpable, reads its Plan from fd 3 and starts "gatehouse sandbox-exec"
+// (stage 2), which sets the resource limits, installs the seccomp filter
+// with no-new-privs and execs the shell. The init stays outside the filter
+// (the network bridge will live there), relays the host's termination
+// requests to every process, reaps orphans, and exits with the shell's
+// status when the shell exits; the kernel then kills everything left in the
+// pid namespace, daemons included. bwrap passes the status on.
 //
-// "sandbox-exec" is the same hardening as a separate program, for the
-// "none" mode where there is no bwrap and no init.
+// In the "none" mode there is no bwrap and no init: the host runs
+// sandbox-exec directly.
 //
 // # Protocol
 //
-// Host to init (fd 3): the Plan (WritePlan), then, to the supervisor,
-// control lines "term" (SIGTERM to every process) and "kill" (SIGKILL to
+// Host to init (fd 3): the Plan (WritePlan), then control lines "term" (SIGTERM to every process) and "kill" (SIGKILL to
 // every process). End of file means the host is gone: everything is killed.
 //
-// Init to host (fd 4, close-on-exec): "started MODE" just before the exec
-// of the shell, or "failed REASON". MODE is "bubblewrap" or
+// Init to host (fd 4): "started MODE" once the shell runs, or "failed
+// REASON"; then the init closes it. MODE is "bubblewrap" or
 // "bubblewrap_no_seccomp REASON".
 //
 // sandbox-exec to its parent (its fd 3, close-on-exec): nothing when the

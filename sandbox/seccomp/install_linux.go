@@ -1,7 +1,6 @@
 package seccomp
 
 import (
-	"errors"
 	"fmt"
 	"runtime"
 	"unsafe"
@@ -46,7 +45,7 @@ func Install(opts Options) error {
 	if _, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_GET_ACTION_AVAIL, 0, uintptr(unsafe.Pointer(&action))); e != 0 {
 		switch e {
 		case unix.ENOSYS, unix.EINVAL, unix.EOPNOTSUPP:
-			return fmt.Errorf("installing seccomp filter: kernel lacks seccomp filters with SECCOMP_RET_KILL_PROCESS (Linux 4.14+): %w", errors.Join(ErrUnsupported, e))
+			return fmt.Errorf("installing seccomp filter: %w: kernel lacks seccomp filters with SECCOMP_RET_KILL_PROCESS, Linux 4.14+ (%w)", ErrUnsupported, e)
 		}
 		return fmt.Errorf("installing seccomp filter: checking SECCOMP_RET_KILL_PROCESS: %w", e)
 	}
@@ -62,7 +61,7 @@ func Install(opts Options) error {
 	runtime.KeepAlive(filter)
 	switch {
 	case e == unix.ENOSYS:
-		return fmt.Errorf("installing seccomp filter: kernel built without seccomp: %w", errors.Join(ErrUnsupported, e))
+		return fmt.Errorf("installing seccomp filter: %w: kernel built without seccomp (%w)", ErrUnsupported, e)
 	case e != 0:
 		return fmt.Errorf("installing seccomp filter: %w", e)
 	case r != 0:

@@ -495,3 +495,17 @@ func listing(arch Arch, raw []bpf.RawInstruction) string {
 	}
 	return b.String()
 }
+
+// deniedSyscalls returns the names of every syscall some rule matches under
+// opts, sorted.
+func deniedSyscalls(opts Options) []string {
+	var names []string
+	for _, r := range rules {
+		if r.ptrace && opts.AllowPtrace {
+			continue
+		}
+		names = append(names, r.syscalls...)
+	}
+	slices.Sort(names)
+	return names
+}

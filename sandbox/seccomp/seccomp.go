@@ -28,13 +28,28 @@
 // Denied calls fail with an errno rather than killing the process, so a tool
 // that probes for a feature (io_uring, user namespaces) degrades instead of
 // crashing.
+//
+// Since Linux 5.11 the kernel caches, per syscall number, verdicts that do
+// not depend on arguments; almost every allowed syscall then skips the
+// program entirely, so its length costs little.
+//
+// # Limits
+//
+// Seccomp sees syscall numbers and argument registers, never paths or the
+// memory arguments point to. In particular it cannot stop a process from
+// opening /proc/<pid>/mem (or /proc/<pid>/fd/N) of another process with
+// the same uid; the kernel allows that when the target is dumpable, and a
+// write there runs code in the target without this filter. Processes that
+// share the sandbox but run outside the filter (bwrap's pid 1,
+// sandbox-init and its bridge) must therefore not be reachable that way,
+// for example by making them non-dumpable (prctl(PR_SET_DUMPABLE, 0)).
+// The escape probe "proc-mem PID" checks it.
 package seccomp
 
 import (
 	"errors"
 	"fmt"
 	"runtime"
-	"slices"
 	"strings"
 )
 
@@ -250,18 +265,4 @@ func errnoName(e uint32) string {
 		return "ENOSYS"
 	}
 	return fmt.Sprintf("errno %d", e)
-}
-
-// deniedSyscalls returns the names of every syscall some rule matches under
-// opts, sorted. Tests use it.
-func deniedSyscalls(opts Options) []string {
-	var names []string
-	for _, r := range rules {
-		if r.ptrace && opts.AllowPtrace {
-			continue
-		}
-		names = append(names, r.syscalls...)
-	}
-	slices.Sort(names)
-	return names
 }

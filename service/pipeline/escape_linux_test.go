@@ -187,6 +187,16 @@ func TestDenyRead(t *testing.T) {
 			t.Errorf("%s is readable in the sandbox: %q", p, o.Result.Stdout)
 		}
 	}
+	// The masks cannot be taken off: no capabilities, no mount syscalls.
+	ssh := filepath.Join(f.home, ".ssh")
+	o := f.run(fmt.Sprintf("umount -l %q; umount %q; grep -h CapEff /proc/[0-9]*/status | sort -u; cat %q/id_ed25519", ssh, ssh, ssh))
+	if strings.Contains(o.Result.Stdout, secret) {
+		t.Errorf("unmounting the mask exposed the secret")
+	}
+	if strings.TrimSpace(o.Result.Stdout) != "CapEff:\t0000000000000000" {
+		t.Errorf("capabilities in the sandbox: %q, want none", o.Result.Stdout)
+	}
+
 	// A secret inside the workspace root is hidden too when configured.
 	f2 := bwrapFixture(t, func(c *policy.Config) {})
 	f2.write("home/src/.env.secret", secret)
@@ -237,6 +247,13 @@ func TestSeccomp(t *testing.T) {
 	}
 	if got := probe("unix-socket"); !strings.Contains(got, "EPERM") {
 		t.Errorf("unix-socket: got %q, want EPERM", got)
+	}
+	// The init outside the filter cannot be reached through its memory.
+	if got := probe("proc-mem 1"); !strings.HasPrefix(got, "proc-mem: blocked") {
+		t.Errorf("proc-mem 1: got %q, want blocked", got)
+	}
+	if o := f.run("kill -9 1; echo alive"); o.Result.Stdout != "alive\n" || exitOf(o) != 0 {
+		t.Errorf("kill -9 1: %+v", o.Result)
 	}
 	if got := probe("socketpair"); got != "socketpair: allowed" {
 		t.Errorf("socketpair: got %q, want allowed", got)

@@ -13,10 +13,9 @@ import (
 // escape probes run inside the sandbox.
 func TestMain(m *testing.M) {
 	sandboxtest.Stage(map[string]func([]string) int{
-		"sandbox-init":      sandboxinit.Init,
-		"sandbox-exec":      sandboxinit.Exec,
-		"sandbox-supervise": sandboxinit.Supervise,
-		"escape-probe":      escape.Main,
+		"sandbox-init": sandboxinit.Init,
+		"sandbox-exec": sandboxinit.Exec,
+		"escape-probe": escape.Main,
 	})
 	os.Exit(m.Run())
 }

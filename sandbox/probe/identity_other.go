@@ -1,0 +1,7 @@
+//go:build !linux && !darwin
+
+package probe
+
+import "io/fs"
+
+func fileIdentity(fs.FileInfo) string { return "" }
