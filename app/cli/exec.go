@@ -114,6 +114,9 @@ func runExec(ctx context.Context, env *Env, args []string) error {
 	var out sandbox.Streams
 	if !*asJSON {
 		out = sandbox.Streams{Stdout: env.Stdout, Stderr: env.Stderr}
+		if f, ok := env.Stdout.(*os.File); ok {
+			sandbox.GrowPipe(f)
+		}
 	}
 	o, err := ex.Execute(ctx, req, out)
 	var ae *pipeline.ArgError

@@ -71,13 +71,20 @@ func Run(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams, opt RunOp
 	// nothing of the launcher's reaches /proc/*/environ in the sandbox.
 	cmd.Env = append([]string{}, spec.Env...)
 	cmd.ExtraFiles = []*os.File{ctlR, stW, argR}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
+	outPump, err := sandbox.NewPump(stdout)
+	if err != nil {
+		return failed("spawn_error", fmt.Sprintf("creating pipes: %v", err))
+	}
+	defer outPump.Close()
+	errPump, err := sandbox.NewPump(stderr)
+	if err != nil {
+		return failed("spawn_error", fmt.Sprintf("creating pipes: %v", err))
+	}
+	defer errPump.Close()
+	cmd.Stdout, cmd.Stderr = outPump.W, errPump.W
 	if len(spec.Stdin) > 0 {
 		cmd.Stdin = bytes.NewReader(spec.Stdin)
 	}
-	// Once the sandbox is gone nothing can hold the pipes, but never wait
-	// long for a writer that somehow survived.
-	cmd.WaitDelay = 2 * time.Second
 	if opt.CgroupFD >= 0 {
 		cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: opt.CgroupFD}
 	}
@@ -91,6 +98,8 @@ func Run(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams, opt RunOp
 	ctlR.Close()
 	stW.Close()
 	argR.Close()
+	outPump.W.Close()
+	errPump.W.Close()
 
 	// Arguments and plan go through pipes so that neither appears in any
 	// command line inside the sandbox.
@@ -183,6 +192,10 @@ loop:
 		}
 	}
 	ctlW.Close()
+	// Once the sandbox is gone nothing can hold the pipes, but never wait
+	// long for a writer that somehow survived.
+	outPump.Wait(2 * time.Second)
+	errPump.Wait(2 * time.Second)
 	statuses := <-statusC
 	stdout.Finish()
 	stderr.Finish()

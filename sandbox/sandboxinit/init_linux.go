@@ -4,24 +4,31 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
+	"runtime"
+	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gatehouse-dev/gatehouse/sandbox/seccomp"
 )
 
 // Init is "sandbox-init": pid 1 of the sandbox (bwrap --as-pid-1). It makes
 // itself non-dumpable before anything else runs in the sandbox, reads the
-// plan, starts the shell through "sandbox-exec" (which installs the seccomp
-// filter and execs it), relays the host's termination requests to every
-// process, reaps orphans, and returns the shell's exit status once the
-// shell exits; everything left then dies with the pid namespace.
+// plan, starts the shell from a thread that alone carries no-new-privs and
+// the seccomp filter (so the shell inherits them and the init does not),
+// relays the host's termination requests to every process, reaps orphans,
+// and returns the shell's exit status once the shell exits; everything left
+// then dies with the pid namespace.
 //
-// Init itself stays outside the filter (the egress bridge will live here),
-// so it must not be reachable from the command: as pid 1 it ignores signals
+// The init stays outside the filter (the egress bridge will live here), so
+// it must not be reachable from the command: as pid 1 it ignores signals
 // sent from inside the namespace that it does not handle, and being
 // non-dumpable its /proc/1/mem cannot be opened by a process of the same
-// user, which seccomp alone could not prevent.
+// user, which seccomp could not prevent.
 func Init(args []string) int {
+	// Keep the main thread for this goroutine, so that the filtered thread
+	// below is never the main one (which Go would keep alive).
+	runtime.LockOSThread()
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		fmt.Fprintf(os.Stderr, "gatehouse: sandbox-init: %v\n", err)
 		return 126
@@ -44,47 +51,72 @@ func Init(args []string) int {
 	if err != nil {
 		return fail("reading the plan: %v", err)
 	}
-	self, err := os.Executable()
-	if err != nil {
-		return fail("locating the init binary: %v", err)
-	}
-	pr, pw, err := os.Pipe()
-	if err != nil {
+	// Resource limits are per process and inherited: set here, they hold
+	// for the shell and everything it starts.
+	if err := setLimits(plan); err != nil {
 		return fail("%v", err)
 	}
-	proc, err := os.StartProcess(self, append([]string{"gatehouse"}, ExecArgs(plan)...), &os.ProcAttr{
-		Env:   os.Environ(),
-		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr, pw},
-	})
-	pw.Close()
-	if err != nil {
-		return fail("starting the shell: %v", err)
+
+	type started struct {
+		pid  int
+		mode string
+		err  error
 	}
-	// sandbox-exec writes nothing on a clean exec: the pipe closes on exec.
-	msg, _ := io.ReadAll(pr)
-	pr.Close()
-	mode := "bubblewrap"
-	if plan.Seccomp == "off" {
-		mode = "bubblewrap_no_seccomp seccomp is off in the configuration"
-	}
-	for _, l := range strings.Split(strings.TrimSpace(string(msg)), "\n") {
-		kind, detail, _ := strings.Cut(l, " ")
-		switch kind {
-		case "nofilter":
-			mode = "bubblewrap_no_seccomp " + detail
-		case "error":
-			reap(proc.Pid)
-			return fail("%s", detail)
+	ch := make(chan started, 1)
+	go func() {
+		// This thread is never unlocked: it carries the filter and ends
+		// with this goroutine, so no other goroutine ever runs on it.
+		runtime.LockOSThread()
+		mode := "bubblewrap"
+		switch plan.Seccomp {
+		case "off":
+			mode = "bubblewrap_no_seccomp seccomp is off in the configuration"
+		case "required", "preferred":
+			if err := seccomp.InstallThread(seccomp.Options{AllowPtrace: plan.AllowPtrace}); err != nil {
+				if plan.Seccomp == "required" {
+					ch <- started{err: fmt.Errorf("installing the seccomp filter: %v", err)}
+					return
+				}
+				mode = "bubblewrap_no_seccomp " + err.Error()
+			}
+		default:
+			ch <- started{err: fmt.Errorf("bad seccomp level %q", plan.Seccomp)}
+			return
 		}
+		pid, err := syscall.ForkExec(plan.Shell, plan.Argv, &syscall.ProcAttr{
+			Env:   os.Environ(),
+			Files: []uintptr{0, 1, 2},
+		})
+		if err != nil {
+			err = fmt.Errorf("starting %s: %v", plan.Shell, err)
+		}
+		ch <- started{pid: pid, mode: mode, err: err}
+	}()
+	st := <-ch
+	if st.err != nil {
+		return fail("%v", st.err)
 	}
-	fmt.Fprintf(status, "started %s\n", mode)
+	fmt.Fprintf(status, "started %s\n", st.mode)
 	status.Close()
 
 	go supervise(ctl)
-	return reap(proc.Pid)
+	return reap(st.pid)
 }
 
-// reap waits for children until shell exits and returns its exit status
+// setLimits applies the plan's resource limits to this process.
+func setLimits(plan *Plan) error {
+	if plan.FileSizeMax > 0 {
+		lim := &unix.Rlimit{Cur: uint64(plan.FileSizeMax), Max: uint64(plan.FileSizeMax)}
+		if err := unix.Setrlimit(unix.RLIMIT_FSIZE, lim); err != nil {
+			return fmt.Errorf("setting the file size limit: %v", err)
+		}
+	}
+	// No core dumps: they would land in the workspace.
+	_ = unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{})
+	return nil
+}
+
+// reap waits for children until the shell exits and returns its exit status
 // (128+N for a signal). Orphans re-parented to pid 1 are reaped on the way.
 func reap(shell int) int {
 	for {

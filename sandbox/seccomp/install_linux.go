@@ -21,6 +21,21 @@ import (
 // seccomp filters or SECCOMP_RET_KILL_PROCESS (Linux < 4.14), and a plain
 // error for anything else.
 func Install(opts Options) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	return install(opts, unix.SECCOMP_FILTER_FLAG_TSYNC)
+}
+
+// InstallThread is Install for the calling thread only: no-new-privs and
+// the filter are set on this OS thread, and every process it forks inherits
+// them, while the process's other threads stay unfiltered. The caller must
+// hold runtime.LockOSThread and never release it, so that the thread ends
+// with its goroutine and no other goroutine ever runs filtered.
+func InstallThread(opts Options) error {
+	return install(opts, 0)
+}
+
+func install(opts Options, flags uintptr) error {
 	arch, err := NativeArch()
 	if err != nil {
 		return fmt.Errorf("installing seccomp filter: %w", err)
@@ -34,9 +49,6 @@ func Install(opts Options) error {
 		filter[i] = unix.SockFilter{Code: ins.Op, Jt: ins.Jt, Jf: ins.Jf, K: ins.K}
 	}
 	fprog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
-
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 
 	// The filter relies on SECCOMP_RET_KILL_PROCESS for foreign ABIs. A
 	// kernel that does not know it would treat it as "kill the thread",
@@ -57,7 +69,7 @@ func Install(opts Options) error {
 		return fmt.Errorf("installing seccomp filter: setting no_new_privs: %w", err)
 	}
 
-	r, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&fprog)))
+	r, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, flags, uintptr(unsafe.Pointer(&fprog)))
 	runtime.KeepAlive(filter)
 	switch {
 	case e == unix.ENOSYS:
