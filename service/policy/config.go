@@ -18,6 +18,31 @@ type Exec struct {
 	Sandbox    Sandbox `yaml:"sandbox" json:"sandbox"`
 	Limits     Limits  `yaml:"limits" json:"limits"`
 	Env        Env     `yaml:"env" json:"env"`
+	Egress     Egress  `yaml:"egress" json:"egress"`
+	Audit      Audit   `yaml:"audit" json:"audit"`
+	Notify     Notify  `yaml:"notify" json:"notify"`
+}
+
+// Egress tunes the per-execution proxy; the allowlist itself is policy.
+type Egress struct {
+	// AllowedPorts are the ports an allowlist entry without ":port" allows.
+	AllowedPorts []int `yaml:"allowed_ports" json:"allowed_ports"`
+	// DeniedCIDRs are address ranges never dialed, whatever the allowlist.
+	DeniedCIDRs []string `yaml:"denied_cidrs" json:"denied_cidrs"`
+}
+
+// Audit says what the local audit trail keeps.
+type Audit struct {
+	RetentionDays   int      `yaml:"retention_days" json:"retention_days"`
+	RetentionEvents int      `yaml:"retention_events" json:"retention_events"`
+	KeepOutput      bool     `yaml:"keep_output" json:"keep_output"`
+	OutputMaxBytes  ByteSize `yaml:"output_max_bytes" json:"output_max_bytes"`
+}
+
+// Notify turns the native notifications on or off.
+type Notify struct {
+	SandboxDegraded bool `yaml:"sandbox_degraded" json:"sandbox_degraded"`
+	OutputRedacted  bool `yaml:"output_redacted" json:"output_redacted"`
 }
 
 // Sandbox selects and tunes the isolation backend.
@@ -58,6 +83,17 @@ type Policy struct {
 	ExecTimeoutSeconds    int      `yaml:"exec_timeout_seconds" json:"exec_timeout_seconds"`
 	WorkspaceRoots        []string `yaml:"workspace_roots" json:"workspace_roots"`
 	ScriptInspectionRoots []string `yaml:"script_inspection_roots" json:"script_inspection_roots"`
+	// BuiltinExecRouting says whether Claude Code's Bash runs through the
+	// governed shell (governed_shell) or only its decision (framework).
+	BuiltinExecRouting string `yaml:"builtin_exec_routing" json:"builtin_exec_routing"`
+	// CommandAnalysisMode is enforce or off; off denies every call
+	// (command_analysis_off).
+	CommandAnalysisMode string `yaml:"command_analysis_mode" json:"command_analysis_mode"`
+	// EgressAllowlist are the destinations commands may reach; empty means
+	// no egress.
+	EgressAllowlist []string `yaml:"egress_allowlist" json:"egress_allowlist"`
+	// DefaultAction applies when no rule matches: allow, ask or deny.
+	DefaultAction string `yaml:"default_action" json:"default_action"`
 }
 
 // ByteSize is a size in bytes; in YAML it may be written as an integer or

@@ -260,7 +260,19 @@ func (d *decoder) leaf(keyLine int, n *yaml.Node, v reflect.Value, p string) {
 		if list, err = d.list(n, p); err == nil {
 			v.Set(reflect.ValueOf(list))
 		}
+	case []int:
+		var list []int
+		if list, err = d.intList(n, p); err == nil {
+			v.Set(reflect.ValueOf(list))
+		}
 	default:
+		// A structured field (rules, maps) decodes itself.
+		if nd, ok := v.Addr().Interface().(NodeDecoder); ok {
+			err = nd.DecodeNode(n, func(line int, format string, args ...any) {
+				d.errf(line, p, format, args...)
+			})
+			break
+		}
 		panic("policy: no decoder for field " + p) // a new field type needs a case here
 	}
 	if errors.Is(err, errSkip) {
@@ -363,4 +375,33 @@ func describe(n *yaml.Node) string {
 		return "an alias"
 	}
 	return "a document"
+}
+
+// A NodeDecoder is a configuration field with structure of its own (a list
+// of rules, a map of credentials). DecodeNode decodes the YAML value n into
+// the field; errf records an error at a line of the file, under the field's
+// path, and a returned error is about the value as a whole.
+type NodeDecoder interface {
+	DecodeNode(n *yaml.Node, errf func(line int, format string, args ...any)) error
+}
+
+// intList decodes a list of integers. A null value is an empty list.
+func (d *decoder) intList(n *yaml.Node, p string) ([]int, error) {
+	if n.Kind == yaml.ScalarNode && n.ShortTag() == nullTag {
+		return []int{}, nil
+	}
+	if n.Kind != yaml.SequenceNode {
+		return nil, fmt.Errorf("want a list of integers, got %s", describe(n))
+	}
+	out := []int{}
+	for i, item := range n.Content {
+		item = resolve(item)
+		var v int
+		if !isScalar(item, intTag) || item.Decode(&v) != nil {
+			d.errf(item.Line, fmt.Sprintf("%s[%d]", p, i), "want an integer, got %s", describe(item))
+			continue
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }

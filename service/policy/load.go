@@ -205,7 +205,7 @@ func sortErrors(errs []error, managedFile string) {
 // isUnion reports whether the list field p accumulates across layers: each layer adds entries and none
 // removes them.
 func isUnion(p string) bool {
-	return p == "exec.sandbox.deny_read" || p == "exec.sandbox.write_deny"
+	return p == "exec.sandbox.deny_read" || p == "exec.sandbox.write_deny" || p == "exec.egress.denied_cidrs"
 }
 
 // managedListHolds reports whether an empty user list leaves the managed

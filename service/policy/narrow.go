@@ -32,6 +32,9 @@ import (
 var (
 	backendRank = map[string]int{"none": 0, "auto": 1, "bubblewrap": 2, "seatbelt": 2}
 	seccompRank = map[string]int{"off": 0, "preferred": 1, "required": 2}
+	routingRank = map[string]int{"framework": 0, "governed_shell": 1}
+	modeRank    = map[string]int{"off": 0, "enforce": 1}
+	actionRank  = map[string]int{"allow": 0, "ask": 1, "deny": 2}
 )
 
 // narrow checks that the value user sets for the leaf field p narrows the
@@ -44,6 +47,41 @@ func narrow(p string, user, managed *layer) []error {
 			showValue(uv), showValue(mv), ms, fmt.Sprintf(allowed, args...))}
 	}
 	switch p {
+	case "policy.builtin_exec_routing":
+		return rankNarrow(p, uv.(string), mv.(string), us, ms, routingRank, []string{"framework", "governed_shell"})
+	case "policy.command_analysis_mode":
+		return rankNarrow(p, uv.(string), mv.(string), us, ms, modeRank, []string{"off", "enforce"})
+	case "policy.default_action":
+		return rankNarrow(p, uv.(string), mv.(string), us, ms, actionRank, []string{"allow", "ask", "deny"})
+	case "exec.notify.sandbox_degraded", "exec.notify.output_redacted":
+		if mv.(bool) && !uv.(bool) {
+			return widens("only true is allowed")
+		}
+	case "exec.audit.keep_output", "exec.audit.retention_days", "exec.audit.retention_events", "exec.audit.output_max_bytes":
+		// What the record keeps is IT's to say: a managed value is locked.
+		if uv != mv {
+			return []error{errAt(us, p, "%s differs from the managed value %s (%s); only %s is allowed", showValue(uv), showValue(mv), ms, showValue(mv))}
+		}
+	case "exec.egress.allowed_ports":
+		m := mv.([]int)
+		var errs []error
+		for i, u := range uv.([]int) {
+			if !slices.Contains(m, u) {
+				errs = append(errs, errAt(user.itemSource(p, i), fmt.Sprintf("%s[%d]", p, i),
+					"%d is not in the managed list %v (%s); use ports from that list", u, m, ms))
+			}
+		}
+		return errs
+	case "policy.egress_allowlist":
+		m := mv.([]string)
+		var errs []error
+		for i, u := range uv.([]string) {
+			if !egressCovered(u, m) {
+				errs = append(errs, errAt(user.itemSource(p, i), fmt.Sprintf("%s[%d]", p, i),
+					"%q is not allowed by the managed list %s (%s); use entries that list covers", u, quoteList(m), ms))
+			}
+		}
+		return errs
 	case "exec.enabled", "exec.sandbox.allow_ptrace":
 		if !mv.(bool) && uv.(bool) {
 			return widens("only false is allowed")
@@ -92,7 +130,7 @@ func narrow(p string, user, managed *layer) []error {
 			}
 		}
 		return errs
-	case "exec.sandbox.deny_read", "exec.sandbox.write_deny":
+	case "exec.sandbox.deny_read", "exec.sandbox.write_deny", "exec.egress.denied_cidrs":
 		return nil // unioned: the user can only add
 	default:
 		r, ok := numberRules[p]
@@ -179,4 +217,47 @@ func toInt64(v any) int64 {
 		return int64(v)
 	}
 	panic(fmt.Sprintf("policy: %T is not a number", v))
+}
+
+// egressCovered reports whether the allowlist entry u (host or host:port)
+// allows nothing the managed list m does not: it is in m, m has "*", or a
+// managed "*.example.com" covers its host. A port on u narrows; a port on
+// the managed entry must match.
+func egressCovered(u string, m []string) bool {
+	uh, up := splitHostPort(u)
+	for _, e := range m {
+		eh, ep := splitHostPort(e)
+		if ep != "" && ep != up {
+			continue
+		}
+		switch {
+		case eh == "*":
+			return true
+		case eh == uh:
+			return true
+		case strings.HasPrefix(eh, "*.") && !strings.HasPrefix(uh, "*") &&
+			(uh == eh[2:] || strings.HasSuffix(uh, eh[1:])):
+			return true
+		case strings.HasPrefix(eh, "*.") && strings.HasPrefix(uh, "*.") && strings.HasSuffix(uh, eh[1:]):
+			return true
+		}
+	}
+	return false
+}
+
+// splitHostPort splits "host:port" (or "[v6]:port"); a bare host has no
+// port.
+func splitHostPort(s string) (host, port string) {
+	if strings.HasPrefix(s, "[") {
+		if i := strings.Index(s, "]"); i > 0 {
+			host, rest := s[1:i], s[i+1:]
+			return host, strings.TrimPrefix(rest, ":")
+		}
+		return s, ""
+	}
+	if strings.Count(s, ":") == 1 {
+		h, p, _ := strings.Cut(s, ":")
+		return h, p
+	}
+	return s, ""
 }

@@ -55,6 +55,14 @@ func formatValue(v any) string {
 			q[i] = yamlString(s)
 		}
 		return "[" + strings.Join(q, ", ") + "]"
+	case []int:
+		q := make([]string, len(v))
+		for i, n := range v {
+			q[i] = strconv.Itoa(n)
+		}
+		return "[" + strings.Join(q, ", ") + "]"
+	case fmt.Stringer:
+		return v.String()
 	}
 	return fmt.Sprint(v)
 }

@@ -40,10 +40,22 @@ exec.limits.tmpfs_size:          256MiB          # config.yaml:3
 exec.limits.file_size_max:       4GiB            # default
 exec.limits.max_concurrent:      8               # default
 exec.env.agent_settable:         []              # default
+exec.egress.allowed_ports:       [443, 80]       # default
+exec.egress.denied_cidrs:        []              # default
+exec.audit.retention_days:       90              # default
+exec.audit.retention_events:     100000          # default
+exec.audit.keep_output:          true            # default
+exec.audit.output_max_bytes:     64KiB           # default
+exec.notify.sandbox_degraded:    true            # default
+exec.notify.output_redacted:     true            # default
 policy.sandbox_required:         true            # default
 policy.exec_timeout_seconds:     300             # managed.yaml:2
 policy.workspace_roots:          [/home/u/src/x] # config.yaml:7
 policy.script_inspection_roots:  []              # default
+policy.builtin_exec_routing:     governed_shell  # default
+policy.command_analysis_mode:    enforce         # default
+policy.egress_allowlist:         []              # default
+policy.default_action:           allow           # default
 `
 	if got != want {
 		t.Errorf("got:\n%s\nwant:\n%s", got, want)

@@ -39,6 +39,9 @@ var numberRules = map[string]numberRule{
 	"exec.limits.file_size_max":       {min: 1, size: true},
 	"exec.limits.max_concurrent":      {min: 1, max: 256},
 	"policy.exec_timeout_seconds":     {min: 1, max: 3600},
+	"exec.audit.retention_days":       {min: 1, max: 36500},
+	"exec.audit.retention_events":     {min: 100},
+	"exec.audit.output_max_bytes":     {min: 0, max: int64(64 * MiB), size: true},
 }
 
 // Limits on lists.
@@ -48,6 +51,9 @@ const maxWorkspaceRoots = 32
 var (
 	backends      = []string{"auto", "bubblewrap", "seatbelt", "none"}
 	seccompLevels = []string{"required", "preferred", "off"}
+	routings      = []string{"governed_shell", "framework"}
+	analysisModes = []string{"enforce", "off"}
+	actions       = []string{"allow", "ask", "deny"}
 )
 
 // envName is a portable environment variable name.
@@ -143,6 +149,24 @@ func (v *validator) check(p string, val any) {
 	case "exec.sandbox.backend":
 		if s := val.(string); !slices.Contains(backends, s) {
 			v.failf(p, "%q is not one of %s", s, strings.Join(backends, ", "))
+		}
+	case "policy.builtin_exec_routing":
+		if s := val.(string); !slices.Contains(routings, s) {
+			v.failf(p, "%q is not one of %s", s, strings.Join(routings, ", "))
+		}
+	case "policy.command_analysis_mode":
+		if s := val.(string); !slices.Contains(analysisModes, s) {
+			v.failf(p, "%q is not one of %s", s, strings.Join(analysisModes, ", "))
+		}
+	case "policy.default_action":
+		if s := val.(string); !slices.Contains(actions, s) {
+			v.failf(p, "%q is not one of %s", s, strings.Join(actions, ", "))
+		}
+	case "exec.egress.allowed_ports":
+		for i, port := range val.([]int) {
+			if port < 1 || port > 65535 {
+				v.failItemf(p, i, "%d is not a port; want 1 to 65535", port)
+			}
 		}
 	case "exec.sandbox.seccomp":
 		if s := val.(string); !slices.Contains(seccompLevels, s) {
