@@ -110,6 +110,18 @@ type Outcome struct {
 // hashes cover each stream as delivered (capped, marker included). An *ArgError or *Denial means nothing ran; a non-zero exit code
 // is a result, not an error.
 func (e *Executor) Execute(ctx context.Context, req api.ExecRequest, out sandbox.Streams) (*Outcome, error) {
+	o, err := e.execute(ctx, req, out)
+	var d *Denial
+	switch {
+	case err == nil:
+		e.observe(&o.Event, o)
+	case errors.As(err, &d) && d.Event != nil:
+		e.observe(d.Event, nil)
+	}
+	return o, err
+}
+
+func (e *Executor) execute(ctx context.Context, req api.ExecRequest, out sandbox.Streams) (*Outcome, error) {
 	ev := api.Event{
 		ID:            NewID(),
 		Time:          time.Now().UTC(),
@@ -142,6 +154,12 @@ func (e *Executor) Execute(ctx context.Context, req api.ExecRequest, out sandbox
 	}
 	ev.Cwd = dir
 
+	// Command analysis and policy (analyze.go): a denial stops here.
+	plan, err := e.analyze(ctx, &req, dir, &ev)
+	if err != nil {
+		return nil, err
+	}
+
 	choice := e.chooseBackend()
 	if choice.err != nil || choice.backend == "none" && e.cfg.Policy.SandboxRequired {
 		reason := "no sandbox backend is available"
@@ -158,6 +176,18 @@ func (e *Executor) Execute(ctx context.Context, req api.ExecRequest, out sandbox
 	}
 
 	spec := e.spec(&req, dir, ev.ID, timeout, choice)
+	spec.Pins = plan.pins
+
+	// Egress (egress.go): the per-execution proxy, its bind and environment.
+	stopEgress, err := e.startEgress(ctx, &req, spec, &ev)
+	if err != nil {
+		return nil, err
+	}
+	// The pinned bytes are checked once more right before the start.
+	if err := e.recheckPins(plan, &ev); err != nil {
+		stopEgress()
+		return nil, err
+	}
 	// Output goes to the caller's writers as it arrives; a stream without
 	// a writer is captured (up to the cap) into the result instead.
 	var so, se bytes.Buffer
@@ -167,6 +197,7 @@ func (e *Executor) Execute(ctx context.Context, req api.ExecRequest, out sandbox
 		Stderr: io.MultiWriter(sumErr, orBuffer(out.Stderr, &se)),
 	}
 	raw := choice.run(ctx, spec, streams, ev.ID)
+	stopEgress()
 
 	ev.Status = string(raw.Status)
 	ev.StatusReason = raw.StatusReason
