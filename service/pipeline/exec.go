@@ -105,23 +105,50 @@ type Outcome struct {
 	Raw *sandbox.Result
 }
 
-// Execute runs req, streaming output to out as it arrives; a nil writer in
-// out means that stream is captured into the Result instead. The output
-// hashes cover each stream as delivered (capped, marker included). An *ArgError or *Denial means nothing ran; a non-zero exit code
-// is a result, not an error.
+// Execute decides req and, when it is allowed, runs it, streaming output
+// to out as it arrives; a nil writer in out means that stream is captured
+// into the Result instead. The output hashes cover each stream as
+// delivered (capped, marker included). An *ArgError or *Denial means
+// nothing ran; a non-zero exit code is a result, not an error. The one
+// event it records carries both the decision and the execution.
 func (e *Executor) Execute(ctx context.Context, req api.ExecRequest, out sandbox.Streams) (*Outcome, error) {
-	o, err := e.execute(ctx, req, out)
-	var d *Denial
-	switch {
-	case err == nil:
-		e.observe(&o.Event, o)
-	case errors.As(err, &d) && d.Event != nil:
-		e.observe(d.Event, nil)
+	d, err := e.Decide(ctx, req)
+	if err != nil {
+		return nil, err
 	}
-	return o, err
+	return e.Run(ctx, d, out, d.Event)
 }
 
-func (e *Executor) execute(ctx context.Context, req api.ExecRequest, out sandbox.Streams) (*Outcome, error) {
+// A Decision is an allowed request with its execution plan fixed: the
+// judged text, the cwd, the timeout, the pinned scripts. Run executes it,
+// now or later (a routed command is decided at admit time and run when its
+// ticket is redeemed).
+type Decision struct {
+	// Event is the decision event (decision "allow").
+	Event api.Event
+
+	req     api.ExecRequest
+	dir     string
+	timeout int
+	plan    *execPlan
+}
+
+// Request returns the request as decided.
+func (d *Decision) Request() api.ExecRequest { return d.req }
+
+// Decide runs the pipeline up to the decision: argument checks, workspace,
+// analysis and policy. A *Denial (recorded) or *ArgError means the request
+// may not run.
+func (e *Executor) Decide(ctx context.Context, req api.ExecRequest) (*Decision, error) {
+	d, err := e.decide(ctx, req)
+	var den *Denial
+	if errors.As(err, &den) && den.Event != nil {
+		e.observe(den.Event, nil)
+	}
+	return d, err
+}
+
+func (e *Executor) decide(ctx context.Context, req api.ExecRequest) (*Decision, error) {
 	ev := api.Event{
 		ID:            NewID(),
 		Time:          time.Now().UTC(),
@@ -159,6 +186,39 @@ func (e *Executor) execute(ctx context.Context, req api.ExecRequest, out sandbox
 	if err != nil {
 		return nil, err
 	}
+	return &Decision{Event: ev, req: req, dir: dir, timeout: timeout, plan: plan}, nil
+}
+
+// Run executes an allowed decision and records its execution event, ev:
+// the decision event itself for Execute (one event for both), or a new
+// event linked to the decision (parent_id) for a routed command. A
+// *Denial means nothing ran (no sandbox, or a pinned script changed).
+func (e *Executor) Run(ctx context.Context, d *Decision, out sandbox.Streams, ev api.Event) (*Outcome, error) {
+	o, err := e.run(ctx, d, out, &ev)
+	var den *Denial
+	switch {
+	case err == nil:
+		e.observe(&o.Event, o)
+	case errors.As(err, &den) && den.Event != nil:
+		e.observe(den.Event, nil)
+	}
+	return o, err
+}
+
+// ExecutionEvent returns a new event for running d later, linked to its
+// decision event.
+func (e *Executor) ExecutionEvent(d *Decision) api.Event {
+	ev := d.Event
+	ev.ParentID, ev.ID, ev.Time = d.Event.ID, NewID(), time.Now().UTC()
+	return ev
+}
+
+func (e *Executor) run(ctx context.Context, d *Decision, out sandbox.Streams, ev *api.Event) (*Outcome, error) {
+	deny := func(code, reason string) error {
+		ev.Decision, ev.BlockedBy, ev.Reason = "deny", code, reason
+		return &Denial{Code: code, Reason: reason, Event: ev}
+	}
+	req, dir, timeout, plan := &d.req, d.dir, d.timeout, d.plan
 
 	choice := e.chooseBackend()
 	if choice.err != nil || choice.backend == "none" && e.cfg.Policy.SandboxRequired {
@@ -175,16 +235,16 @@ func (e *Executor) execute(ctx context.Context, req api.ExecRequest, out sandbox
 		return nil, deny(DenySandboxUnavailable, reason)
 	}
 
-	spec := e.spec(&req, dir, ev.ID, timeout, choice)
+	spec := e.spec(req, dir, ev.ID, timeout, choice)
 	spec.Pins = plan.pins
 
 	// Egress (egress.go): the per-execution proxy, its bind and environment.
-	stopEgress, err := e.startEgress(ctx, &req, spec, &ev)
+	stopEgress, err := e.startEgress(ctx, req, spec, ev)
 	if err != nil {
 		return nil, err
 	}
 	// The pinned bytes are checked once more right before the start.
-	if err := e.recheckPins(plan, &ev); err != nil {
+	if err := e.recheckPins(plan, ev); err != nil {
 		stopEgress()
 		return nil, err
 	}
@@ -234,7 +294,7 @@ func (e *Executor) execute(ctx context.Context, req api.ExecRequest, out sandbox
 		Truncated:      ev.Output.Truncated,
 		SandboxMode:    ev.SandboxMode,
 	}
-	return &Outcome{Result: res, Event: ev, Raw: raw}, nil
+	return &Outcome{Result: res, Event: *ev, Raw: raw}, nil
 }
 
 func orBuffer(w io.Writer, b *bytes.Buffer) io.Writer {
