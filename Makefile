@@ -5,7 +5,7 @@ BIN       := bin/gatehouse
 PKGS      := ./...
 # Packages whose tests run real sandboxes; make test runs them again as an
 # unprivileged user, because root changes what a sandbox means.
-SANDBOX_PKGS := ./sandbox/... ./service/pipeline/... ./app/cli/...
+SANDBOX_PKGS := ./sandbox/... ./service ./service/pipeline/... ./app/cli/...
 TEST_USER ?= gatehouse-test
 FUZZTIME  ?= 30s
 
@@ -34,8 +34,13 @@ test: deps lint test-root test-user
 deps:
 	@.ci/test-deps.sh
 
+# The suite runs inside a private desktop session (.ci/with-desktop-session.sh:
+# D-Bus session bus, Xvfb, dunst, an unlocked GNOME Keyring), so that the
+# keychain and notification tests run against the real thing instead of
+# skipping.
 test-root:
-	REQUIRE_SANDBOX=1 $(GO) test -race -count=1 $(PKGS)
+	.ci/with-desktop-session.sh env REQUIRE_SANDBOX=1 REQUIRE_KEYRING=1 REQUIRE_NOTIFY=1 \
+		$(GO) test -race -count=1 $(PKGS)
 	$(GO) test -count=1 -run='^$$' -fuzz=FuzzPolicyLoad -fuzztime=10s ./service/policy
 
 test-user:
@@ -62,9 +67,11 @@ cross:
 
 bench: build
 	$(GO) run ./app/gatehouse-bench -gatehouse $(BIN)
+	$(GO) test -run='^$$' -bench=. -benchtime=200x ./hook/claude/e2e
 
 fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzPolicyLoad -fuzztime=$(FUZZTIME) ./service/policy
+	$(GO) test -run='^$$' -fuzz=FuzzHookDecode -fuzztime=$(FUZZTIME) ./hook/claude
 
 tidy-check:
 	$(GO) mod tidy && git diff --exit-code go.mod go.sum

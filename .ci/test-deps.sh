@@ -10,8 +10,50 @@ command -v runuser >/dev/null 2>&1 || need+=(util-linux)
 command -v git >/dev/null 2>&1 || need+=(git)
 command -v setsid >/dev/null 2>&1 || need+=(util-linux)
 command -v curl >/dev/null 2>&1 || need+=(curl)
+# The egress tests run python3 inside the sandbox, whose PATH is the
+# system's, and git ls-remote over smart http (git-http-backend, in git).
+[ -x /usr/bin/python3 ] || [ -x /usr/local/bin/python3 ] || need+=(python3)
+# Claude Code's own sandbox on Linux (the routing end-to-end test).
+command -v socat >/dev/null 2>&1 || need+=(socat)
+# The desktop session of the keychain and notification tests
+# (.ci/with-desktop-session.sh): a session bus, an X display, dunst, and
+# GNOME Keyring's Secret Service.
+command -v dbus-run-session >/dev/null 2>&1 || need+=(dbus-daemon)
+command -v dbus-daemon >/dev/null 2>&1 || need+=(dbus-daemon)
+command -v dbus-send >/dev/null 2>&1 || need+=(dbus-bin)
+command -v Xvfb >/dev/null 2>&1 || need+=(xvfb)
+command -v dunst >/dev/null 2>&1 || need+=(dunst)
+command -v busctl >/dev/null 2>&1 || need+=(systemd)
+command -v gnome-keyring-daemon >/dev/null 2>&1 || need+=(gnome-keyring)
+command -v secret-tool >/dev/null 2>&1 || need+=(libsecret-tools)
+
+# The real Claude Code for the routing end-to-end test (hook/claude/e2e),
+# pinned; npm installs its native binary as /usr/bin/claude (or under the
+# npm prefix).
+CLAUDE_CODE_VERSION=2.1.332
+need_claude=
+if [ "$(claude --version 2>/dev/null | cut -d' ' -f1)" != "$CLAUDE_CODE_VERSION" ]; then
+	need_claude=1
+	command -v npm >/dev/null 2>&1 || need+=(nodejs npm)
+fi
+
+install_claude() {
+	[ -n "$need_claude" ] || return 0
+	echo "test-deps: installing @anthropic-ai/claude-code@$CLAUDE_CODE_VERSION"
+	npm install -g --no-fund --no-audit --allow-scripts=@anthropic-ai/claude-code \
+		"@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION" </dev/null >/dev/null
+	if [ "$(claude --version 2>/dev/null | cut -d' ' -f1)" != "$CLAUDE_CODE_VERSION" ]; then
+		echo "test-deps: claude $CLAUDE_CODE_VERSION did not install (is npm's bin directory in PATH?)" >&2
+		exit 1
+	fi
+}
 
 if [ ${#need[@]} -eq 0 ]; then
+	if [ -n "$need_claude" ] && [ "$(id -u)" -ne 0 ]; then
+		echo "test-deps: missing claude $CLAUDE_CODE_VERSION; install it (sudo npm install -g @anthropic-ai/claude-code@$CLAUDE_CODE_VERSION)" >&2
+		exit 1
+	fi
+	install_claude
 	exit 0
 fi
 if [ "$(id -u)" -ne 0 ]; then
@@ -26,3 +68,4 @@ echo "test-deps: installing ${need[*]}"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+install_claude

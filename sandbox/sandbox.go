@@ -68,9 +68,15 @@ type Spec struct {
 	// Pins are files whose inspected bytes are bound read-only over their
 	// paths inside the sandbox.
 	Pins []Pin
-	// ExtraBinds are further read-only binds (Source → Target), used by
-	// later stages for the proxy socket and credential directory.
+	// ExtraBinds are further binds (Source → Target), used by later
+	// stages for the credential directory.
 	ExtraBinds []Bind
+	// Egress, when set, connects the sandbox to the execution's egress
+	// proxy: its socket is bound in, the init's bridge forwards to it from
+	// 127.0.0.1 inside the sandbox, the command's proxy variables point at
+	// the bridge, and the resolver configuration resolves nothing. Backends
+	// without a network namespace of their own ignore it.
+	Egress *Egress
 
 	Seccomp     SeccompLevel
 	AllowPtrace bool
@@ -102,6 +108,16 @@ type Pin struct {
 	Source string // host file holding the inspected bytes
 	SHA256 string
 	Size   int64
+}
+
+// Egress is the host's side of the egress proxy, as a sandbox needs it.
+type Egress struct {
+	// Socket is the proxy's unix socket.
+	Socket string
+	// ResolvConf is a resolver configuration that reaches nothing; it is
+	// bound read-only at ResolvConfTarget, the host's /etc/resolv.conf
+	// with symlinks resolved. Either empty: no bind.
+	ResolvConf, ResolvConfTarget string
 }
 
 // A Bind is one extra bind mount.

@@ -45,6 +45,7 @@ func TestScript(t *testing.T) {
 		WorkdirRoot:         sandboxtest.Dir(t),
 		UpdateScripts:       *update,
 		RequireExplicitExec: true,
+		Cmds:                scriptCmds(auditScriptCmds(), serviceScriptCmds()), // audit_test.go, service_test.go
 		Setup: func(e *testscript.Env) error {
 			home := filepath.Join(e.WorkDir, "home")
 			if err := os.MkdirAll(filepath.Join(home, "src"), 0o755); err != nil {
@@ -54,12 +55,16 @@ func TestScript(t *testing.T) {
 			e.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
 			e.Setenv("XDG_STATE_HOME", filepath.Join(home, ".local", "state"))
 			e.Setenv("PATH", os.Getenv("PATH"))
+			auditScriptSetup(e) // audit_test.go
 			return nil
 		},
 		Condition: func(cond string) (bool, error) {
 			switch cond {
 			case "bwrap":
 				return bwrapOK, nil
+			}
+			if ok, known, err := auditCondition(cond); known { // audit_test.go
+				return ok, err
 			}
 			return false, nil
 		},

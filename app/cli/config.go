@@ -13,7 +13,7 @@ import (
 
 func init() {
 	register("config", command{
-		summary: "check or show the configuration (config check [FILE], config show [--json])",
+		summary: "check, show or reload the configuration (config check [FILE], config show [--json], config reload)",
 		run:     runConfig,
 	})
 }
@@ -27,8 +27,10 @@ func runConfig(ctx context.Context, env *Env, args []string) error {
 		return configCheck(env, args[1:])
 	case "show":
 		return configShow(env, args[1:])
+	case "reload":
+		return configReload(ctx, env, args[1:]) // serve.go
 	}
-	return usagef("config: unknown subcommand %q; use check or show", args[0])
+	return usagef("config: unknown subcommand %q; use check, show or reload", args[0])
 }
 
 func configCheck(env *Env, args []string) error {

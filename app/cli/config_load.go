@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 
 	"github.com/gatehouse-dev/gatehouse/service/policy"
 )
@@ -61,8 +62,10 @@ func privatePaths(env *Env, opts policy.LoadOptions) []string {
 		policy.ConfigDir(runtime.GOOS, home, env.Getenv("XDG_CONFIG_HOME")),
 		policy.StateDir(runtime.GOOS, home, env.Getenv("XDG_STATE_HOME")),
 	}
-	if opts.UserFile != "" {
-		paths = append(paths, opts.UserFile)
+	// The user file is listed unless a directory above already hides it
+	// (bubblewrap cannot bind over a file inside a masked directory).
+	if f := opts.UserFile; f != "" && !strings.HasPrefix(f, paths[0]+string(filepath.Separator)) && !strings.HasPrefix(f, paths[1]+string(filepath.Separator)) {
+		paths = append(paths, f)
 	}
 	return paths
 }

@@ -77,6 +77,13 @@ func runExec(ctx context.Context, env *Env, args []string) error {
 		req.Stdin = string(b)
 	}
 
+	// The user service runs it when one is running (exec_service.go);
+	// otherwise the same pipeline runs in this process.
+	if *configFile == "" && !*printArgs {
+		if handled, err := execViaService(ctx, env, req, *asJSON); handled {
+			return err
+		}
+	}
 	loaded, opts, err := loadConfig(env, *configFile)
 	if err != nil {
 		return err
@@ -86,12 +93,7 @@ func runExec(ctx context.Context, env *Env, args []string) error {
 		return usagef("exec: exec.shell %q is not absolute", cfg.Exec.Shell)
 	}
 	probe.SetVersionCache(filepath.Join(policy.StateDir(runtime.GOOS, opts.Home, env.Getenv("XDG_STATE_HOME")), "probe-cache.json"))
-	ex, err := pipeline.New(cfg, pipeline.Options{
-		Home:         opts.Home,
-		InitPath:     execInitPath,
-		PrivatePaths: privatePaths(env, opts),
-		HostPath:     env.Getenv("PATH"),
-	})
+	ex, err := newExecutor(env, opts, cfg, nil)
 	if err != nil {
 		return err
 	}
@@ -106,6 +108,12 @@ func runExec(ctx context.Context, env *Env, args []string) error {
 		}
 		return nil
 	}
+
+	// The audit trail and notifications (audit.go): a trail that cannot be
+	// written is reported after the command, and never stops it.
+	obs := openExecObservers(ctx, env, opts.Home, cfg)
+	defer obs.Close()
+	ex.SetObservers(obs, obs.notifier)
 
 	// SIGINT/SIGTERM to gatehouse terminate the command (recorded killed).
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
@@ -126,15 +134,16 @@ func runExec(ctx context.Context, env *Env, args []string) error {
 	var d *pipeline.Denial
 	if errors.As(err, &d) {
 		if *asJSON {
-			writeJSON(env.Stdout, map[string]any{
+			writeJSON(env.Stdout, obs.annotate(map[string]any{
 				"error": map[string]string{"blocked_by": d.Code, "reason": d.Reason},
 				"event": d.Event,
-			})
+			}))
 		} else {
 			fmt.Fprintf(env.Stderr, "gatehouse: denied: %s: %s\n", d.Code, d.Reason)
 			if hint := denialHint(d.Code); hint != "" {
 				fmt.Fprintf(env.Stderr, "gatehouse: hint: %s\n", hint)
 			}
+			obs.warn(env)
 		}
 		return ExitStatus(ExitCannotRun)
 	}
@@ -142,11 +151,14 @@ func runExec(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	if *asJSON {
-		writeJSON(env.Stdout, map[string]any{"result": o.Result, "event": o.Event})
-	} else if o.Raw.Status == sandbox.StatusFailedToStart {
-		fmt.Fprintf(env.Stderr, "gatehouse: error: could not start: %s\n", o.Raw.Error)
-	} else if o.Raw.TimedOut {
-		fmt.Fprintf(env.Stderr, "gatehouse: timed out after %d s\n", o.Result.TimeoutSeconds)
+		writeJSON(env.Stdout, obs.annotate(map[string]any{"result": o.Result, "event": o.Event}))
+	} else {
+		if o.Raw.Status == sandbox.StatusFailedToStart {
+			fmt.Fprintf(env.Stderr, "gatehouse: error: could not start: %s\n", o.Raw.Error)
+		} else if o.Raw.TimedOut {
+			fmt.Fprintf(env.Stderr, "gatehouse: timed out after %d s\n", o.Result.TimeoutSeconds)
+		}
+		obs.warn(env)
 	}
 	return ExitStatus(exitCode(o.Raw))
 }
@@ -187,7 +199,7 @@ func denialHint(code string) string {
 	case pipeline.DenyCwdOutside:
 		return "use a directory inside policy.workspace_roots (or exec.default_cwd when none are set)"
 	}
-	return ""
+	return analysisHint(code) // explain.go
 }
 
 func readLimited(path string, max int64) ([]byte, error) {

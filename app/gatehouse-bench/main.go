@@ -6,6 +6,11 @@
 //   - bash -c true
 //   - 1 GiB of stdout through gatehouse exec against plain bash
 //
+// With -egress it measures the egress path instead (egress.go): a 1 GiB
+// download from a host-loopback server through the bridge and proxy
+// against curl on the host, and the time to first byte of a small HTTPS
+// request through the proxy against direct.
+//
 // It writes a scratch configuration (workspace under /var/tmp, output cap
 // raised so that the throughput run streams every byte) and removes it.
 package main
@@ -28,14 +33,19 @@ func main() {
 	n := flag.Int("n", 40, "runs per start-up measurement")
 	bytesN := flag.Int64("bytes", 1<<30, "bytes of stdout for the throughput runs")
 	rounds := flag.Int("rounds", 3, "throughput runs per side")
+	egress := flag.Bool("egress", false, "measure egress instead: a download through the bridge and proxy against direct, and the added time to first byte")
 	flag.Parse()
-	if err := run(*gh, *n, *bytesN, *rounds); err != nil {
+	measure := run
+	if *egress {
+		measure = runEgress
+	}
+	if err := measure(*gh, *bytesN, *rounds, *n); err != nil {
 		fmt.Fprintln(os.Stderr, "gatehouse-bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(gh string, n int, nbytes int64, rounds int) error {
+func run(gh string, nbytes int64, rounds, n int) error {
 	gh, err := filepath.Abs(gh)
 	if err != nil {
 		return err

@@ -6,10 +6,13 @@ package bwrap
 
 import (
 	"path/filepath"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/gatehouse-dev/gatehouse/sandbox"
+	"github.com/gatehouse-dev/gatehouse/sandbox/sandboxinit"
 )
 
 // Paths inside the sandbox that Gatehouse owns. /run is an empty tmpfs in
@@ -18,6 +21,11 @@ import (
 const (
 	RunDir   = "/run/gatehouse"
 	InitPath = RunDir + "/init"
+	// ProxySocket is where the egress proxy's socket is bound.
+	ProxySocket = RunDir + "/proxy.sock"
+	// BridgeAddr is where the init's network bridge listens, in the
+	// sandbox's own network namespace; the proxy variables point at it.
+	BridgeAddr = "127.0.0.1:3128"
 )
 
 // Mounts is what the host file system looks like, as far as Args needs to
@@ -85,7 +93,9 @@ func Args(spec *sandbox.Spec, m *Mounts, opt Options) []string {
 	for _, root := range spec.WorkspaceRoots {
 		a = append(a, "--bind", root, root)
 	}
-	for _, d := range m.Anchors {
+	// Anchors come before the read-only binds: a bind over a directory
+	// takes what is below it from the host, so it must not cover them.
+	for _, d := range anchors(m.Anchors, PinAnchors(spec.Pins, spec.WorkspaceRoots)) {
 		a = append(a, "--bind", d, d)
 	}
 	for _, d := range m.ProtectDirs {
@@ -112,7 +122,55 @@ func Args(spec *sandbox.Spec, m *Mounts, opt Options) []string {
 			a = append(a, "--ro-bind", b.Source, b.Target)
 		}
 	}
+	if eg := spec.Egress; eg != nil {
+		a = append(a, "--ro-bind", eg.Socket, ProxySocket)
+		if eg.ResolvConf != "" && eg.ResolvConfTarget != "" {
+			a = append(a, "--ro-bind", eg.ResolvConf, eg.ResolvConfTarget)
+		}
+	}
 	return append(a, "--chdir", spec.Dir)
+}
+
+// Bridge returns the network bridge the init starts for spec, or nil when
+// spec has no egress proxy.
+func Bridge(spec *sandbox.Spec) *sandboxinit.Bridge {
+	if spec.Egress == nil {
+		return nil
+	}
+	return &sandboxinit.Bridge{Listen: []string{BridgeAddr}, Socket: ProxySocket}
+}
+
+// PinAnchors returns the directories between each pinned path and the
+// workspace root it lies in (the root excluded). Bound over themselves they
+// are mount points, which cannot be renamed or removed (EBUSY): a command
+// cannot move a pinned script's directory aside and put other bytes at its
+// path. Pins outside the workspace roots are read-only already.
+func PinAnchors(pins []sandbox.Pin, roots []string) []string {
+	var out []string
+	for _, p := range pins {
+		path := filepath.Clean(p.Path)
+		for _, root := range roots {
+			root = filepath.Clean(root)
+			if path == root || !Within(path, root) {
+				continue
+			}
+			for d := filepath.Dir(path); d != root && Within(d, root); d = filepath.Dir(d) {
+				out = append(out, d)
+			}
+		}
+	}
+	return out
+}
+
+// anchors merges lists of directories to bind over themselves, parents
+// before children (a later bind of a parent would hide a child's).
+func anchors(lists ...[]string) []string {
+	var all []string
+	for _, l := range lists {
+		all = append(all, l...)
+	}
+	sort.Strings(all)
+	return slices.Compact(all)
 }
 
 // InitCommand is the command bwrap runs: Gatehouse's init, bound in at

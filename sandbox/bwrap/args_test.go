@@ -22,7 +22,9 @@ func TestArgsGolden(t *testing.T) {
 		TmpfsSize:      1 << 30,
 		InitPath:       "/usr/local/bin/gatehouse",
 		Pins:           []sandbox.Pin{{Path: "/home/u/src/proj/build.sh", Source: "/home/u/.local/state/gatehouse/pins/ab12"}},
-		ExtraBinds:     []sandbox.Bind{{Source: "/run/user/1000/gh/p.sock", Target: "/run/gatehouse/proxy.sock"}},
+		ExtraBinds:     []sandbox.Bind{{Source: "/var/tmp/gh-cred-1", Target: "/run/gatehouse/cred"}},
+		Egress: &sandbox.Egress{Socket: "/tmp/gatehouse-egress-1/proxy.sock",
+			ResolvConf: "/tmp/gatehouse-egress-1/resolv.conf", ResolvConfTarget: "/etc/resolv.conf"},
 	}
 	m := &Mounts{
 		HideDirs:     []string{"/home/u/.ssh", "/home/u/.aws"},

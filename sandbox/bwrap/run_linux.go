@@ -118,6 +118,7 @@ func Run(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams, opt RunOp
 		Seccomp:     string(spec.Seccomp),
 		AllowPtrace: spec.AllowPtrace,
 		FileSizeMax: spec.FileSizeMax,
+		Bridge:      Bridge(spec),
 	}
 	if strings.HasSuffix(spec.Shell, "/sh") {
 		p.Argv = []string{spec.Shell, "-c", spec.Command}

@@ -20,7 +20,7 @@ import (
 // and returns the shell's exit status once the shell exits; everything left
 // then dies with the pid namespace.
 //
-// The init stays outside the filter (the egress bridge will live here), so
+// The init stays outside the filter (the egress bridge lives here), so
 // it must not be reachable from the command: as pid 1 it ignores signals
 // sent from inside the namespace that it does not handle, and being
 // non-dumpable its /proc/1/mem cannot be opened by a process of the same
@@ -56,6 +56,21 @@ func Init(args []string) int {
 	if err := setLimits(plan); err != nil {
 		return fail("%v", err)
 	}
+	// The network bridge listens before the shell starts, so that the
+	// command's first connection is queued, never refused. It serves from
+	// this process's unfiltered threads: the filtered thread below is
+	// locked to its goroutine and ends with it.
+	env := os.Environ()
+	if b := plan.Bridge; b != nil {
+		lns, err := b.ListenAll()
+		if err != nil {
+			return fail("starting the network bridge: %v", err)
+		}
+		for _, ln := range lns {
+			go b.Serve(ln)
+		}
+		env = b.ProxyEnv(env)
+	}
 
 	type started struct {
 		pid  int
@@ -84,7 +99,7 @@ func Init(args []string) int {
 			return
 		}
 		pid, err := syscall.ForkExec(plan.Shell, plan.Argv, &syscall.ProcAttr{
-			Env:   os.Environ(),
+			Env:   env,
 			Files: []uintptr{0, 1, 2},
 		})
 		if err != nil {

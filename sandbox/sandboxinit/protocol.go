@@ -1,16 +1,17 @@
 // Package sandboxinit is Gatehouse's own code inside the sandbox: the init
-// stage that runs outside the seccomp filter (and will carry the network
-// bridge), and the exec stage that installs the filter and becomes the shell.
+// stage that runs outside the seccomp filter and carries the network bridge
+// (bridge*.go), and the exec stage that installs the filter and becomes the
+// shell.
 //
 // # Stages
 //
 // bwrap starts "gatehouse sandbox-init" as pid 1 of the sandbox's pid
 // namespace (--as-pid-1: bwrap's own reaper would be an unfiltered process
 // the command could reach through /proc/1/mem). The init makes itself
-// non-dumpable, reads its Plan from fd 3 and starts "gatehouse sandbox-exec"
-// (stage 2), which sets the resource limits, installs the seccomp filter
-// with no-new-privs and execs the shell. The init stays outside the filter
-// (the network bridge will live there), relays the host's termination
+// non-dumpable, reads its Plan from fd 3, opens the network bridge's
+// listeners when the plan has one, and starts the shell from a thread that
+// alone carries no-new-privs and the seccomp filter. The init stays outside
+// the filter (the bridge serves from its other threads), relays the host's termination
 // requests to every process, reaps orphans, and exits with the shell's
 // status when the shell exits; the kernel then kills everything left in the
 // pid namespace, daemons included. bwrap passes the status on.
@@ -48,6 +49,10 @@ type Plan struct {
 	Seccomp     string   `json:"seccomp"`
 	AllowPtrace bool     `json:"allow_ptrace,omitempty"`
 	FileSizeMax int64    `json:"file_size_max,omitempty"`
+	// Bridge, when set, is the network bridge the init starts (and waits
+	// to be listening) before the shell; the shell's environment then
+	// carries the proxy variables pointing at it.
+	Bridge *Bridge `json:"bridge,omitempty"`
 }
 
 // ExecArgs returns the stage-2 command line (after the binary name) that
@@ -129,6 +134,9 @@ func ReadPlan(r io.Reader) (*Plan, error) {
 	}
 	if p.Shell == "" || len(p.Argv) == 0 {
 		return nil, fmt.Errorf("plan names no shell")
+	}
+	if p.Bridge != nil && (p.Bridge.Socket == "" || len(p.Bridge.Listen) == 0) {
+		return nil, fmt.Errorf("plan has an incomplete network bridge")
 	}
 	return &p, nil
 }

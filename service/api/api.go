@@ -31,6 +31,9 @@ type ExecRequest struct {
 
 	Agent   string `json:"agent,omitempty"`
 	Surface string `json:"surface,omitempty"`
+	// SessionID is the agent's session (Claude Code's session_id), recorded on
+	// the event.
+	SessionID string `json:"session_id,omitempty"`
 }
 
 // Result is what the caller of shell:execute gets back.
@@ -53,6 +56,7 @@ type Event struct {
 	Time           time.Time `json:"time"`
 	Agent          string    `json:"agent"`
 	Surface        string    `json:"surface"`
+	SessionID      string    `json:"session_id,omitempty"`
 	ActionType     string    `json:"action_type"`
 	Decision       string    `json:"decision"`
 	BlockedBy      string    `json:"blocked_by,omitempty"`

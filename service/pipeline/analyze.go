@@ -1,26 +1,361 @@
 package pipeline
 
+// This file is the analysis stage of the pipeline: it builds the command
+// tree (service/analysis), judges it under the policy, and keeps the
+// judged bytes of every script the tree read so that they, and only they,
+// run.
+//
+// Pinning happens in three steps:
+//
+//  1. At the decision, analysis reads each script (inside the inspection
+//     roots only) and the plan keeps its bytes and SHA-256.
+//  2. Right before the start (recheckPins), each script's path must still
+//     hold the judged bytes, else the hard denial
+//     modified_outside_governance; then a private copy of the judged bytes
+//     (0400, 0500 when the command runs it by path) is written to a fresh
+//     directory outside the workspace, and read back and hashed once more.
+//  3. bubblewrap binds each copy read-only over its path (sandbox.Spec.Pins)
+//     and binds every directory between the workspace root and the script
+//     over itself, so that neither the script nor a directory above it can
+//     be renamed away and replaced (EBUSY). The copies are removed after
+//     the run.
+//
+// Without bubblewrap (backend none) nothing can be bound: the path is
+// checked right before the start and the event says pin_method "checked".
+
 import (
 	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
 
 	"github.com/gatehouse-dev/gatehouse/sandbox"
+	"github.com/gatehouse-dev/gatehouse/service/analysis"
 	"github.com/gatehouse-dev/gatehouse/service/api"
+	"github.com/gatehouse-dev/gatehouse/service/policy"
 )
+
+// Denials of the analysis stage. command_analysis_off and
+// modified_outside_governance are hard denials no knob relaxes.
+const (
+	DenyAnalysisOff = "command_analysis_off"
+	DenyModified    = "modified_outside_governance"
+	DenyParseError  = analysis.CodeParseError
+	DenyPolicyRule  = analysis.CodePolicyRule
+	DenyDefault     = analysis.CodeDefaultAction
+	DenyDynamic     = analysis.CodeDynamic
+	// DenyApproval is an "ask" decision: it needs a person's approval, and
+	// there is no approval flow yet, so it is refused.
+	DenyApproval = "approval_required"
+	// DenyPinFailed: the pinned copies could not be made; nothing ran.
+	DenyPinFailed = "pin_failed"
+)
+
+// Pin methods on the event.
+const (
+	// PinBindMount: the judged copy is bound read-only over the path.
+	PinBindMount = "bind_mount"
+	// PinChecked: no bind mounts (backend none); the path was re-hashed
+	// right before the start, but nothing stops a later change.
+	PinChecked = "checked"
+)
+
+// StatusReasonPinMismatch is the status_reason of an execution refused
+// because a pinned script changed.
+const StatusReasonPinMismatch = "pin_mismatch"
+
+// Test hooks: afterDecision runs when a decision is made, before anything
+// is pinned; beforeStart runs after the pins are taken and checked, right
+// before the sandbox starts.
+var testHooks struct {
+	afterDecision func()
+	beforeStart   func()
+}
 
 // execPlan is what analysis fixed about one execution.
 type execPlan struct {
-	// pins are the inspected scripts bound over their paths.
+	// scripts are the scripts the tree read: path, judged bytes and hash.
+	scripts []*analysis.Script
+	// pins are the inspected scripts bound over their paths; they are made
+	// right before the start (recheckPins).
 	pins []sandbox.Pin
+
+	mu   sync.Mutex
+	dirs []string // pin directories to remove
 }
+
+// release removes the pinned copies. It is safe to call more than once,
+// and on a nil plan.
+func (p *execPlan) release() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, d := range p.dirs {
+		os.RemoveAll(d)
+	}
+	p.dirs = nil
+}
+
+// analysisOptions describes req's surroundings to the analysis.
+func (e *Executor) analysisOptions(req *api.ExecRequest, dir string) analysis.Options {
+	env := map[string]string{}
+	for _, kv := range e.env(req, dir, "") {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			env[k] = v
+		}
+	}
+	// These vary: the shell sets PWD, and the id is per execution.
+	delete(env, "PWD")
+	delete(env, "GATEHOUSE_EXECUTION_ID")
+	return analysis.Options{
+		Dialect:     filepath.Base(e.cfg.Exec.Shell),
+		Dir:         dir,
+		Env:         env,
+		ScriptRoots: resolveAll(e.cfg.ScriptInspectionRootsEffective(), false),
+		DenyRead:    resolveAll(e.denyRead(), true),
+		Writable:    e.roots(),
+		Stdin:       req.Stdin,
+	}
+}
+
+// resolveAll returns paths with symlinks resolved; with keep, the paths as
+// given are kept too (a deny-read path is refused either way). Paths that
+// do not exist are dropped unless kept.
+func resolveAll(paths []string, keep bool) []string {
+	var out []string
+	for _, p := range paths {
+		if keep {
+			out = append(out, filepath.ToSlash(filepath.Clean(p)))
+		}
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			out = append(out, filepath.ToSlash(r))
+		}
+	}
+	return out
+}
+
+// judge analyses req's command in dir and decides it.
+func (e *Executor) judge(req *api.ExecRequest, dir string) (*analysis.Tree, analysis.Decision) {
+	tree := analysis.Analyze(req.Command, e.analysisOptions(req, dir))
+	return tree, analysis.Judge(tree, &e.cfg.Policy)
+}
+
+// denialOf turns a decision that is not allow into a blocked_by code and a
+// reason for the agent.
+func denialOf(d analysis.Decision) (code, reason string) {
+	if d.Action == policy.ActionAsk {
+		return DenyApproval, d.Reason + "; this needs a person's approval, and approvals are not available yet, so the command was not run"
+	}
+	return d.Code, d.Reason
+}
+
+// analysisOffReason explains command_analysis_off.
+const analysisOffReason = "command analysis is off (policy.command_analysis_mode: off), and the governed shell runs nothing it has not analysed; set it to enforce"
 
 // analyze parses req's command, applies the policy rules and fills the
 // event's analysis fields. A *Denial means nothing may run.
 func (e *Executor) analyze(ctx context.Context, req *api.ExecRequest, dir string, ev *api.Event) (*execPlan, error) {
-	return &execPlan{}, nil
+	deny := func(code, reason string) error {
+		ev.Decision, ev.BlockedBy, ev.Reason = "deny", code, reason
+		return &Denial{Code: code, Reason: reason, Event: ev}
+	}
+	if e.cfg.Policy.CommandAnalysisMode == "off" {
+		return nil, deny(DenyAnalysisOff, analysisOffReason)
+	}
+	tree, dec := e.judge(req, dir)
+	ev.Dialect = tree.Dialect
+	ev.ResolvedCmds = tree.ResolvedCommands()
+	if dec.Action != policy.ActionAllow {
+		return nil, deny(denialOf(dec))
+	}
+	plan := &execPlan{scripts: tree.Scripts}
+	method := PinBindMount
+	if runtime.GOOS != "linux" || e.cfg.Exec.Sandbox.Backend == "none" {
+		method = PinChecked
+	}
+	ev.PinnedScripts = pinsOf(plan.scripts, method)
+	if testHooks.afterDecision != nil {
+		testHooks.afterDecision()
+	}
+	return plan, nil
+}
+
+func pinsOf(scripts []*analysis.Script, method string) []api.Pin {
+	out := []api.Pin{}
+	for _, s := range scripts {
+		out = append(out, api.Pin{Path: s.Path, SHA256: s.SHA256, Size: s.Size, PinMethod: method})
+	}
+	return out
+}
+
+// A pinMismatch is a script whose bytes are not the judged ones.
+type pinMismatch struct {
+	path, why string
+}
+
+func (m *pinMismatch) Error() string {
+	return fmt.Sprintf("%s %s since it was analysed and judged; run the command again to have the new contents judged", m.path, m.why)
 }
 
 // recheckPins verifies, immediately before the start, that every pinned
-// script still has the bytes that were judged.
-func (e *Executor) recheckPins(plan *execPlan, ev *api.Event) error {
+// script still has the bytes that were judged: it takes the pins (private
+// copies of the judged bytes, for bubblewrap to bind over their paths),
+// sets them on spec and checks them once more.
+func (e *Executor) recheckPins(plan *execPlan, spec *sandbox.Spec, backend string, ev *api.Event) error {
+	deny := func(code, reason string) error {
+		ev.Decision, ev.BlockedBy, ev.Reason = "deny", code, reason
+		ev.Status = string(sandbox.StatusNeverRan)
+		if code == DenyModified {
+			ev.StatusReason = StatusReasonPinMismatch
+		} else {
+			ev.StatusReason = code
+		}
+		return &Denial{Code: code, Reason: reason, Event: ev}
+	}
+	if plan == nil || len(plan.scripts) == 0 {
+		return nil
+	}
+	// The files must still hold the judged bytes: a script changed between
+	// the decision and now is not run, in either its old or its new form.
+	for _, s := range plan.scripts {
+		if err := sameBytes(s.Path, s.SHA256, s.Size); err != nil {
+			return deny(DenyModified, err.Error())
+		}
+	}
+	method := PinChecked
+	if backend == "bubblewrap" {
+		method = PinBindMount
+		pins, err := plan.take()
+		if err != nil {
+			var m *pinMismatch
+			if errors.As(err, &m) {
+				return deny(DenyModified, err.Error())
+			}
+			return deny(DenyPinFailed, "the pinned copies of the judged scripts could not be made: "+err.Error())
+		}
+		spec.Pins = pins
+	}
+	ev.PinnedScripts = pinsOf(plan.scripts, method)
+	if testHooks.beforeStart != nil {
+		testHooks.beforeStart()
+	}
 	return nil
+}
+
+// sameBytes checks that the file p holds bytes with the given hash.
+func sameBytes(p, sum string, size int64) error {
+	data, err := analysis.ReadScript(p, size)
+	switch {
+	case errors.Is(err, analysis.ErrTooLarge):
+		return &pinMismatch{p, "has grown"}
+	case err != nil:
+		return &pinMismatch{p, "can no longer be read (" + errorCause(err) + ")"}
+	case analysis.SHA256(data) != sum:
+		return &pinMismatch{p, "has changed"}
+	}
+	return nil
+}
+
+func errorCause(err error) string {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// take writes a private copy of each judged script to a new directory
+// outside the workspace and checks each copy's hash.
+func (p *execPlan) take() ([]sandbox.Pin, error) {
+	dir, err := os.MkdirTemp("", "gatehouse-pin-")
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	p.dirs = append(p.dirs, dir)
+	p.mu.Unlock()
+	var pins []sandbox.Pin
+	for i, s := range p.scripts {
+		src := filepath.Join(dir, strconv.Itoa(i))
+		mode := os.FileMode(0o400)
+		if s.Exec {
+			mode = 0o500
+		}
+		f, err := os.OpenFile(src, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+		if err != nil {
+			return nil, err
+		}
+		_, werr := f.Write(s.Data())
+		if cerr := f.Close(); werr == nil {
+			werr = cerr
+		}
+		if werr != nil {
+			return nil, werr
+		}
+		if err := sameBytes(src, s.SHA256, s.Size); err != nil {
+			return nil, &pinMismatch{s.Path, "(its pinned copy) does not hold the judged bytes"}
+		}
+		pins = append(pins, sandbox.Pin{Path: s.Path, Source: src, SHA256: s.SHA256, Size: s.Size})
+	}
+	return pins, nil
+}
+
+// An Explanation is what the pipeline decides about a request, without
+// running it (gatehouse explain).
+type Explanation struct {
+	// Decision is allow or deny (an ask is a deny: approval_required).
+	Decision  string `json:"decision"`
+	BlockedBy string `json:"blocked_by,omitempty"`
+	Reason    string `json:"reason,omitempty"`
+	// Analysis is the analysis's own verdict (allow, ask or deny, with the
+	// deciding rule and node).
+	Analysis analysis.Decision `json:"analysis"`
+	Cwd      string            `json:"cwd,omitempty"`
+	// Tree is nil when the request was refused before analysis.
+	Tree *analysis.Tree `json:"tree,omitempty"`
+	// PinnedScripts are the scripts that would be pinned.
+	PinnedScripts []api.Pin `json:"pinned_scripts"`
+}
+
+// Explain decides req as Execute would, without running or recording
+// anything. An *ArgError is a bad request.
+func (e *Executor) Explain(ctx context.Context, req api.ExecRequest) (*Explanation, error) {
+	x := &Explanation{Decision: "deny", PinnedScripts: []api.Pin{}, Analysis: analysis.Decision{Node: -1}}
+	if err := e.checkArgs(&req); err != nil {
+		return nil, err
+	}
+	if !e.cfg.Exec.Enabled {
+		x.BlockedBy, x.Reason = DenyExecDisabled, "the governed shell is turned off (exec.enabled: false)"
+		return x, nil
+	}
+	dir, err := e.resolveCwd(req.Cwd)
+	if err != nil {
+		x.BlockedBy, x.Reason = DenyCwdOutside, err.Error()
+		return x, nil
+	}
+	x.Cwd = dir
+	if e.cfg.Policy.CommandAnalysisMode == "off" {
+		x.BlockedBy, x.Reason = DenyAnalysisOff, analysisOffReason
+		return x, nil
+	}
+	tree, dec := e.judge(&req, dir)
+	x.Tree, x.Analysis = tree, dec
+	if dec.Action == policy.ActionAllow {
+		x.Decision = "allow"
+		method := PinBindMount
+		if runtime.GOOS != "linux" || e.cfg.Exec.Sandbox.Backend == "none" {
+			method = PinChecked
+		}
+		x.PinnedScripts = pinsOf(tree.Scripts, method)
+		return x, nil
+	}
+	x.BlockedBy, x.Reason = denialOf(dec)
+	return x, nil
 }

@@ -2,14 +2,118 @@ package pipeline
 
 import (
 	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"sync"
 
 	"github.com/gatehouse-dev/gatehouse/sandbox"
+	"github.com/gatehouse-dev/gatehouse/sandbox/egress"
 	"github.com/gatehouse-dev/gatehouse/service/api"
 )
+
+// resolvConf is the resolver configuration inside the sandbox: its network
+// namespace has only loopback, where nothing answers on port 53, so a
+// direct lookup fails at once (the proxy resolves names on the host).
+const resolvConf = "# Gatehouse: no resolver inside the sandbox; the egress proxy resolves names.\n" +
+	"nameserver 127.0.0.1\noptions attempts:1 timeout:1\n"
+
+// egressTest holds test-only options of the proxy, per Executor; production
+// never sets any.
+var egressTest sync.Map // *Executor → *egressTestOptions
+
+type egressTestOptions struct {
+	resolver      egress.Resolver
+	loopbackNames []string
+}
 
 // startEgress starts the execution's egress proxy, binds its socket into
 // spec and points the proxy variables at the bridge. The returned stop
 // function ends the proxy and fills ev.Egress; it is safe to call twice.
 func (e *Executor) startEgress(ctx context.Context, req *api.ExecRequest, spec *sandbox.Spec, ev *api.Event) (stop func(), err error) {
-	return func() {}, nil
+	allow, err := egress.ParseAllowlist(e.cfg.Policy.EgressAllowlist, e.cfg.Exec.Egress.AllowedPorts)
+	if err != nil {
+		return nil, fmt.Errorf("policy.egress_allowlist: %w", err)
+	}
+	var cidrs []netip.Prefix
+	for i, s := range e.cfg.Exec.Egress.DeniedCIDRs {
+		c, err := netip.ParsePrefix(s)
+		if err != nil {
+			return nil, fmt.Errorf("exec.egress.denied_cidrs[%d]: %w", i, err)
+		}
+		cidrs = append(cidrs, c.Masked())
+	}
+	opts := egress.Options{
+		Allowlist:   allow,
+		DeniedCIDRs: cidrs,
+		MaxLifetime: spec.Timeout,
+		Logger:      e.opts.Logger.With("execution", ev.ID),
+	}
+	if t, ok := egressTest.Load(e); ok {
+		t := t.(*egressTestOptions)
+		opts.Resolver, opts.TestLoopbackNames = t.resolver, t.loopbackNames
+	}
+	proxy, err := egress.New(opts)
+	if err != nil {
+		return nil, fmt.Errorf("starting the egress proxy: %w", err)
+	}
+
+	// The socket lives in a fresh 0700 directory: only this user reaches it
+	// on the host, and inside the sandbox only the init does (the seccomp
+	// filter refuses unix sockets to the command).
+	dir, err := os.MkdirTemp("", "gatehouse-egress-")
+	if err != nil {
+		return nil, fmt.Errorf("starting the egress proxy: %w", err)
+	}
+	fail := func(err error) (func(), error) {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("starting the egress proxy: %w", err)
+	}
+	resolv := filepath.Join(dir, "resolv.conf")
+	if err := os.WriteFile(resolv, []byte(resolvConf), 0o644); err != nil {
+		return fail(err)
+	}
+	sock := filepath.Join(dir, "proxy.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		return fail(err)
+	}
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		proxy.Serve(ln)
+	}()
+	spec.Egress = &sandbox.Egress{Socket: sock}
+	if target := resolvTarget(); target != "" {
+		spec.Egress.ResolvConf, spec.Egress.ResolvConfTarget = resolv, target
+	}
+
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			proxy.Close()
+			<-served
+			st := proxy.Stats()
+			ev.Egress = api.Egress{Allowed: st.Allowed, Denied: st.Denied, DeniedHosts: st.DeniedHosts}
+			os.RemoveAll(dir)
+		})
+	}, nil
+}
+
+// resolvTarget returns where the sandbox's resolver configuration is: the
+// host's /etc/resolv.conf with symlinks resolved (systemd-resolved links it
+// into /run, which is an empty tmpfs in the sandbox, where bwrap creates
+// the mount point). It returns "" when the host has none: a resolver then
+// falls back to 127.0.0.1, which answers nothing in the sandbox either.
+func resolvTarget() string {
+	p, err := filepath.EvalSymlinks("/etc/resolv.conf")
+	if err != nil {
+		return ""
+	}
+	if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() {
+		return ""
+	}
+	return p
 }

@@ -70,6 +70,11 @@ type Options struct {
 	// HostPath is the PATH given to commands; empty means a standard one.
 	HostPath string
 	Logger   *slog.Logger
+	// Audit records every decided request (observe.go); nil records
+	// nothing.
+	Audit AuditLog
+	// Notifier raises native notifications (observe.go); nil raises none.
+	Notifier Notifier
 }
 
 // Executor runs requests under one configuration. It is safe for
@@ -77,6 +82,8 @@ type Options struct {
 type Executor struct {
 	cfg  *policy.Config
 	opts Options
+	// commands remembers the judged text of events not yet recorded.
+	commands commandMemo
 }
 
 // New returns an Executor for cfg, which must have been validated.
@@ -103,6 +110,13 @@ type Outcome struct {
 	Event  api.Event
 	// Raw is the sandbox's own report.
 	Raw *sandbox.Result
+	// SandboxReason is the host's reason for the backend chosen (why it is
+	// none, say).
+	SandboxReason string
+	// KeptStdout and KeptStderr are the output as delivered, capped at
+	// exec.audit.output_max_bytes each, for the audit trail; nil when no
+	// output is kept.
+	KeptStdout, KeptStderr []byte
 }
 
 // Execute decides req and, when it is allowed, runs it, streaming output
@@ -154,6 +168,7 @@ func (e *Executor) decide(ctx context.Context, req api.ExecRequest) (*Decision, 
 		Time:          time.Now().UTC(),
 		Agent:         req.Agent,
 		Surface:       req.Surface,
+		SessionID:     req.SessionID,
 		ActionType:    api.ActionShellExecute,
 		Decision:      "allow",
 		Dialect:       filepath.Base(e.cfg.Exec.Shell),
@@ -163,6 +178,7 @@ func (e *Executor) decide(ctx context.Context, req api.ExecRequest) (*Decision, 
 		Credentials:   []string{},
 		Egress:        api.Egress{DeniedHosts: []string{}},
 	}
+	e.commands.put(ev.ID, req.Command)
 	deny := func(code, reason string) error {
 		ev.Decision, ev.BlockedBy, ev.Reason = "deny", code, reason
 		return &Denial{Code: code, Reason: reason, Event: &ev}
@@ -186,6 +202,7 @@ func (e *Executor) decide(ctx context.Context, req api.ExecRequest) (*Decision, 
 	if err != nil {
 		return nil, err
 	}
+	e.commands.put(ev.ID, req.Command) // the judged text
 	return &Decision{Event: ev, req: req, dir: dir, timeout: timeout, plan: plan}, nil
 }
 
@@ -210,6 +227,7 @@ func (e *Executor) Run(ctx context.Context, d *Decision, out sandbox.Streams, ev
 func (e *Executor) ExecutionEvent(d *Decision) api.Event {
 	ev := d.Event
 	ev.ParentID, ev.ID, ev.Time = d.Event.ID, NewID(), time.Now().UTC()
+	e.commands.put(ev.ID, d.req.Command)
 	return ev
 }
 
@@ -219,6 +237,8 @@ func (e *Executor) run(ctx context.Context, d *Decision, out sandbox.Streams, ev
 		return &Denial{Code: code, Reason: reason, Event: ev}
 	}
 	req, dir, timeout, plan := &d.req, d.dir, d.timeout, d.plan
+	defer plan.release() // the pinned copies live for this run only
+	e.commands.put(ev.ID, req.Command)
 
 	choice := e.chooseBackend()
 	if choice.err != nil || choice.backend == "none" && e.cfg.Policy.SandboxRequired {
@@ -244,7 +264,7 @@ func (e *Executor) run(ctx context.Context, d *Decision, out sandbox.Streams, ev
 		return nil, err
 	}
 	// The pinned bytes are checked once more right before the start.
-	if err := e.recheckPins(plan, ev); err != nil {
+	if err := e.recheckPins(plan, spec, choice.backend, ev); err != nil {
 		stopEgress()
 		return nil, err
 	}
@@ -252,9 +272,11 @@ func (e *Executor) run(ctx context.Context, d *Decision, out sandbox.Streams, ev
 	// a writer is captured (up to the cap) into the result instead.
 	var so, se bytes.Buffer
 	sumOut, sumErr := sha256.New(), sha256.New()
+	// The audit keeps its own bounded copy of what was delivered.
+	keepOut, keepErr := e.keeper(), e.keeper()
 	streams := sandbox.Streams{
-		Stdout: io.MultiWriter(sumOut, orBuffer(out.Stdout, &so)),
-		Stderr: io.MultiWriter(sumErr, orBuffer(out.Stderr, &se)),
+		Stdout: io.MultiWriter(sumOut, orBuffer(out.Stdout, &so), keepOut),
+		Stderr: io.MultiWriter(sumErr, orBuffer(out.Stderr, &se), keepErr),
 	}
 	raw := choice.run(ctx, spec, streams, ev.ID)
 	stopEgress()
@@ -294,7 +316,8 @@ func (e *Executor) run(ctx context.Context, d *Decision, out sandbox.Streams, ev
 		Truncated:      ev.Output.Truncated,
 		SandboxMode:    ev.SandboxMode,
 	}
-	return &Outcome{Result: res, Event: *ev, Raw: raw}, nil
+	return &Outcome{Result: res, Event: *ev, Raw: raw, SandboxReason: choice.why,
+		KeptStdout: keepOut.Bytes(), KeptStderr: keepErr.Bytes()}, nil
 }
 
 func orBuffer(w io.Writer, b *bytes.Buffer) io.Writer {

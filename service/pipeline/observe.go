@@ -1,9 +1,216 @@
 package pipeline
 
-import "github.com/gatehouse-dev/gatehouse/service/api"
+import (
+	"bytes"
+	"context"
+	"sync"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/sandbox"
+	"github.com/gatehouse-dev/gatehouse/service/api"
+	"github.com/gatehouse-dev/gatehouse/service/audit"
+	"github.com/gatehouse-dev/gatehouse/service/notify"
+)
+
+// An AuditLog records events; *audit.Store implements it. Append must be
+// safe for concurrent use.
+type AuditLog interface {
+	Append(ctx context.Context, rec audit.Record) error
+}
+
+// A Notifier raises native notifications; *notify.Notifier implements it.
+// Its methods dedupe, never fail and never panic on a nil receiver.
+type Notifier interface {
+	SandboxDegraded(d notify.Degraded) bool
+	OutputRedacted(agent string, credentials []string, redactions int) bool
+}
+
+// appendTimeout bounds one audit append (it waits for other writers).
+const appendTimeout = 30 * time.Second
 
 // observe is called once per request that reached a decision: with the
 // outcome when the command ran (or failed to start), with nil when it was
 // denied. It records the event and raises notifications; it never changes
 // the outcome.
-func (e *Executor) observe(ev *api.Event, o *Outcome) {}
+func (e *Executor) observe(ev *api.Event, o *Outcome) {
+	command := e.commands.take(ev.ID)
+	if e.opts.Audit != nil {
+		rec := audit.Record{Event: *ev, Command: command, SandboxReason: sandboxHostReason(ev, o)}
+		if o != nil {
+			rec.Stdout, rec.Stderr = o.KeptStdout, o.KeptStderr
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), appendTimeout)
+		err := e.opts.Audit.Append(ctx, rec)
+		cancel()
+		if err != nil {
+			e.opts.Logger.Warn("audit: event not recorded", "event", ev.ID, "err", err)
+		}
+	}
+	if e.opts.Notifier != nil {
+		e.notify(ev, o)
+	}
+}
+
+// notify raises the notifications ev calls for.
+func (e *Executor) notify(ev *api.Event, o *Outcome) {
+	if sandbox.Mode(ev.SandboxMode).Degraded() {
+		e.opts.Notifier.SandboxDegraded(notify.Degraded{
+			Agent:            ev.Agent,
+			Mode:             ev.SandboxMode,
+			Ran:              eventRan(ev),
+			RequestedBackend: e.cfg.Exec.Sandbox.Backend,
+			HostReason:       sandboxHostReason(ev, o),
+			SandboxRequired:  e.cfg.Policy.SandboxRequired,
+			Seccomp:          e.cfg.Exec.Sandbox.Seccomp,
+			Missing:          degradedMissing(ev),
+		})
+	}
+	if ev.Output.RedactionCount > 0 && len(ev.Credentials) > 0 {
+		e.opts.Notifier.OutputRedacted(ev.Agent, ev.Credentials, ev.Output.RedactionCount)
+	}
+}
+
+// eventRan reports whether the command ran at all.
+func eventRan(ev *api.Event) bool {
+	switch sandbox.Status(ev.Status) {
+	case sandbox.StatusCompleted, sandbox.StatusTimedOut, sandbox.StatusKilled:
+		return true
+	}
+	return false
+}
+
+// sandboxHostReason is the host's reason for the isolation ev ran (or was denied)
+// with.
+func sandboxHostReason(ev *api.Event, o *Outcome) string {
+	switch sandbox.Mode(ev.SandboxMode) {
+	case sandbox.ModeUnavailableDenied:
+		return ev.Reason
+	case sandbox.ModeBubblewrapNoSeccomp:
+		return ev.SeccompReason
+	}
+	if o != nil {
+		return o.SandboxReason
+	}
+	return ""
+}
+
+// degradedMissing lists what a degraded run did not have.
+func degradedMissing(ev *api.Event) []string {
+	var m []string
+	switch sandbox.Mode(ev.SandboxMode) {
+	case sandbox.ModeUnavailableDenied:
+		return []string{"a usable sandbox backend"}
+	case sandbox.ModeNone:
+		m = append(m, "kernel isolation (the host file system, secrets and network were reachable)", "seccomp filter")
+	case sandbox.ModeBubblewrapNoSeccomp:
+		m = append(m, "seccomp filter")
+	}
+	if l := ev.Limits; l != nil {
+		for _, x := range []struct {
+			ok   bool
+			name string
+		}{
+			{l.Memory, "memory limit"}, {l.Pids, "process-count limit"}, {l.Tmpfs, "private /tmp size limit"},
+			{l.FileSize, "file-size limit"}, {l.DaemonKill, "daemon kill"},
+		} {
+			if !x.ok {
+				m = append(m, x.name)
+			}
+		}
+	}
+	return m
+}
+
+// keeper returns the writer that keeps one stream's output for the audit
+// trail: at most exec.audit.output_max_bytes, nothing when output is not
+// kept.
+func (e *Executor) keeper() *keepWriter {
+	a := e.cfg.Exec.Audit
+	if e.opts.Audit == nil || !a.KeepOutput || a.OutputMaxBytes <= 0 {
+		return &keepWriter{off: true}
+	}
+	return &keepWriter{max: int(a.OutputMaxBytes)}
+}
+
+// keepWriter keeps the first max bytes written to it and drops the rest;
+// it never fails. It is safe for concurrent use.
+type keepWriter struct {
+	mu  sync.Mutex
+	off bool
+	max int
+	buf bytes.Buffer
+}
+
+func (k *keepWriter) Write(p []byte) (int, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if !k.off {
+		if room := k.max - k.buf.Len(); room > 0 {
+			k.buf.Write(p[:min(len(p), room)])
+		}
+	}
+	return len(p), nil
+}
+
+// Bytes returns what was kept: nil when keeping is off, else a non-nil
+// (possibly empty) slice.
+func (k *keepWriter) Bytes() []byte {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.off {
+		return nil
+	}
+	return append([]byte{}, k.buf.Bytes()...)
+}
+
+// commandMemo remembers the judged text of each event until it is
+// recorded: the event carries only its hash. It is bounded, so events that
+// are never recorded cannot make it grow without limit. The zero value is
+// ready; it is safe for concurrent use.
+type commandMemo struct {
+	mu    sync.Mutex
+	m     map[string]string
+	order []string
+}
+
+const commandMemoMax = 4096
+
+func (c *commandMemo) put(id, command string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[string]string{}
+	}
+	if _, ok := c.m[id]; !ok {
+		c.order = append(c.order, id)
+	}
+	c.m[id] = command
+	for len(c.m) > commandMemoMax && len(c.order) > 0 {
+		delete(c.m, c.order[0])
+		c.order = c.order[1:]
+	}
+	if len(c.order) > 2*commandMemoMax {
+		// Drop ids already taken from the front of the queue.
+		live := c.order[:0]
+		for _, k := range c.order {
+			if _, ok := c.m[k]; ok {
+				live = append(live, k)
+			}
+		}
+		c.order = live
+	}
+}
+
+func (c *commandMemo) take(id string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.m[id]
+	delete(c.m, id)
+	return s
+}
+
+// SetObservers sets where e records events and raises notifications, as
+// Options.Audit and Options.Notifier do. Call it before e is first used.
+func (e *Executor) SetObservers(a AuditLog, n Notifier) {
+	e.opts.Audit, e.opts.Notifier = a, n
+}

@@ -70,6 +70,9 @@ type Limits struct {
 	TmpfsSize         ByteSize `yaml:"tmpfs_size" json:"tmpfs_size"`
 	FileSizeMax       ByteSize `yaml:"file_size_max" json:"file_size_max"`
 	MaxConcurrent     int      `yaml:"max_concurrent" json:"max_concurrent"`
+	// TicketTTLSeconds is how long a routed command's ticket may wait for
+	// its relay before it expires (never_ran).
+	TicketTTLSeconds int `yaml:"ticket_ttl_seconds" json:"ticket_ttl_seconds"`
 }
 
 // Env says what an agent may put in a command's environment.
@@ -94,6 +97,16 @@ type Policy struct {
 	EgressAllowlist []string `yaml:"egress_allowlist" json:"egress_allowlist"`
 	// DefaultAction applies when no rule matches: allow, ask or deny.
 	DefaultAction string `yaml:"default_action" json:"default_action"`
+	// Rules are judged against every node of a command's tree (rules.go);
+	// managed rules and user rules are separate tiers, and the strictest
+	// answer wins.
+	Rules Rules `yaml:"rules" json:"rules"`
+	// DisabledBuiltinRules turns off built-in rules by name
+	// (rules_builtin.go).
+	DisabledBuiltinRules []string `yaml:"disabled_builtin_rules" json:"disabled_builtin_rules"`
+	// DynamicAction applies to a command whose code cannot be known before
+	// it runs (flag dynamic): allow, ask or deny.
+	DynamicAction string `yaml:"dynamic_action" json:"dynamic_action"`
 }
 
 // ByteSize is a size in bytes; in YAML it may be written as an integer or

@@ -116,6 +116,7 @@ func build(managed, user *layer, home string, errs []error) (*Loaded, error) {
 	rejected := map[string]bool{}
 	if managed != nil {
 		l.Files = append(l.Files, managed.file)
+		managed.vals.Policy.Rules.markManaged()
 		l.apply(managed, nil)
 	}
 	if user != nil {
@@ -226,7 +227,9 @@ func (l *Loaded) apply(ly, managed *layer) (errs []error, rejected map[string]bo
 		if !ly.has(p) {
 			continue
 		}
-		managedSets := managed != nil && managed.has(p)
+		// The user's rules are checked against the managed file even when
+		// it sets none: its default_action bounds what they may allow.
+		managedSets := managed != nil && (managed.has(p) || p == "policy.rules")
 		if managedSets {
 			if e := narrow(p, ly, managed); len(e) > 0 {
 				errs = append(errs, e...)
@@ -236,6 +239,13 @@ func (l *Loaded) apply(ly, managed *layer) (errs []error, rejected map[string]bo
 		}
 		dst, src := eff.FieldByIndex(lf.index), vals.FieldByIndex(lf.index)
 		switch {
+		case p == "policy.rules":
+			// Rules accumulate: managed rules first, then the user's.
+			add := src.Interface().(Rules)
+			dst.Set(reflect.ValueOf(dst.Interface().(Rules).merge(add)))
+			if _, ok := l.Sources[p]; ok && len(add) == 0 {
+				continue // an empty list adds nothing; keep the source
+			}
 		case isUnion(p):
 			cur := append([]string{}, dst.Interface().([]string)...)
 			curItems := append([]Source{}, l.items[p]...)

@@ -70,6 +70,7 @@ func defaultConfig() Config {
 				TmpfsSize:         GiB,
 				FileSizeMax:       4 * GiB,
 				MaxConcurrent:     8,
+				TicketTTLSeconds:  60,
 			},
 			Env:    Env{AgentSettable: []string{}},
 			Egress: Egress{AllowedPorts: []int{443, 80}, DeniedCIDRs: []string{}},
@@ -85,6 +86,9 @@ func defaultConfig() Config {
 			CommandAnalysisMode:   "enforce",
 			EgressAllowlist:       []string{},
 			DefaultAction:         "allow",
+			Rules:                 Rules{},
+			DisabledBuiltinRules:  []string{},
+			DynamicAction:         "ask",
 		},
 	}
 }
@@ -206,7 +210,7 @@ func TestLoadShapeErrors(t *testing.T) {
 		{"unknown nested field", "exec:\n  sandbox:\n    seccmp: off\n",
 			"config.yaml:3: exec.sandbox.seccmp: unknown field; known fields are backend, seccomp, bwrap_path, allow_ptrace, deny_read, write_deny"},
 		{"unknown limit", "exec:\n  limits:\n    timeout: 5\n",
-			"config.yaml:3: exec.limits.timeout: unknown field; known fields are max_timeout_seconds, stdin_max_bytes, output_max_bytes, memory_max, pids_max, tmpfs_size, file_size_max, max_concurrent"},
+			"config.yaml:3: exec.limits.timeout: unknown field; known fields are max_timeout_seconds, stdin_max_bytes, output_max_bytes, memory_max, pids_max, tmpfs_size, file_size_max, max_concurrent, ticket_ttl_seconds"},
 		{"keys are case-sensitive", "Policy: {}\n",
 			"config.yaml:1: Policy: unknown field; known fields are exec, policy"},
 		{"repeated key", "policy:\n  exec_timeout_seconds: 60\n  exec_timeout_seconds: 90\n",

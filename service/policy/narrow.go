@@ -17,6 +17,11 @@ package policy
 //	                                empty user list keeps the managed one
 //	exec.env.agent_settable         a subset of the managed list
 //	deny_read, write_deny           unioned, so nothing to check
+//	policy.rules                    unioned; managed rules are their own
+//	                                tier; no user allow rule under a
+//	                                managed default_action ask or deny
+//	disabled_builtin_rules          a subset of the managed list
+//	policy.dynamic_action           allow < ask < deny
 //
 // Fields the managed file does not set are free. Values that are invalid in
 // themselves (an unknown backend, a relative path) are left to validation.
@@ -51,8 +56,12 @@ func narrow(p string, user, managed *layer) []error {
 		return rankNarrow(p, uv.(string), mv.(string), us, ms, routingRank, []string{"framework", "governed_shell"})
 	case "policy.command_analysis_mode":
 		return rankNarrow(p, uv.(string), mv.(string), us, ms, modeRank, []string{"off", "enforce"})
-	case "policy.default_action":
+	case "policy.default_action", "policy.dynamic_action":
 		return rankNarrow(p, uv.(string), mv.(string), us, ms, actionRank, []string{"allow", "ask", "deny"})
+	case "policy.rules":
+		return narrowRules(p, user, managed)
+	case "policy.disabled_builtin_rules":
+		return narrowDisabledBuiltins(p, user, managed)
 	case "exec.notify.sandbox_degraded", "exec.notify.output_redacted":
 		if mv.(bool) && !uv.(bool) {
 			return widens("only true is allowed")

@@ -39,6 +39,7 @@ exec.limits.pids_max:            1024            # default
 exec.limits.tmpfs_size:          256MiB          # config.yaml:3
 exec.limits.file_size_max:       4GiB            # default
 exec.limits.max_concurrent:      8               # default
+exec.limits.ticket_ttl_seconds:  60              # default
 exec.env.agent_settable:         []              # default
 exec.egress.allowed_ports:       [443, 80]       # default
 exec.egress.denied_cidrs:        []              # default
@@ -56,6 +57,9 @@ policy.builtin_exec_routing:     governed_shell  # default
 policy.command_analysis_mode:    enforce         # default
 policy.egress_allowlist:         []              # default
 policy.default_action:           allow           # default
+policy.rules:                    []              # default
+policy.disabled_builtin_rules:   []              # default
+policy.dynamic_action:           ask             # default
 `
 	if got != want {
 		t.Errorf("got:\n%s\nwant:\n%s", got, want)

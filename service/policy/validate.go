@@ -8,11 +8,14 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"path"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/gatehouse-dev/gatehouse/sandbox/egress"
 )
 
 // A numberRule bounds a numeric field. max 0 means unbounded.
@@ -38,6 +41,7 @@ var numberRules = map[string]numberRule{
 	"exec.limits.tmpfs_size":          {min: int64(MiB), size: true},
 	"exec.limits.file_size_max":       {min: 1, size: true},
 	"exec.limits.max_concurrent":      {min: 1, max: 256},
+	"exec.limits.ticket_ttl_seconds":  {min: 5, max: 3600},
 	"policy.exec_timeout_seconds":     {min: 1, max: 3600},
 	"exec.audit.retention_days":       {min: 1, max: 36500},
 	"exec.audit.retention_events":     {min: 100},
@@ -158,14 +162,36 @@ func (v *validator) check(p string, val any) {
 		if s := val.(string); !slices.Contains(analysisModes, s) {
 			v.failf(p, "%q is not one of %s", s, strings.Join(analysisModes, ", "))
 		}
-	case "policy.default_action":
+	case "policy.default_action", "policy.dynamic_action":
 		if s := val.(string); !slices.Contains(actions, s) {
 			v.failf(p, "%q is not one of %s", s, strings.Join(actions, ", "))
 		}
+	case "policy.rules":
+		v.validateRules(p, val.(Rules))
+	case "policy.disabled_builtin_rules":
+		v.validateDisabledBuiltins(p, val.([]string))
 	case "exec.egress.allowed_ports":
 		for i, port := range val.([]int) {
 			if port < 1 || port > 65535 {
 				v.failItemf(p, i, "%d is not a port; want 1 to 65535", port)
+			}
+		}
+	case "exec.egress.denied_cidrs":
+		for i, s := range val.([]string) {
+			c, err := netip.ParsePrefix(s)
+			switch {
+			case err != nil:
+				v.failItemf(p, i, "%q is not a CIDR; want a range like 10.0.0.0/8 or fd00::/8 (a single address is 192.0.2.7/32)", s)
+			case c.Addr().Zone() != "":
+				v.failItemf(p, i, "%q carries a zone; zones are not supported", s)
+			case c.Masked() != c:
+				v.failItemf(p, i, "%q has bits set past the prefix length; write %q", s, c.Masked().String())
+			}
+		}
+	case "policy.egress_allowlist":
+		for i, s := range val.([]string) {
+			if _, err := egress.ParseEntry(s); err != nil {
+				v.failItemf(p, i, "%q %v", s, err)
 			}
 		}
 	case "exec.sandbox.seccomp":

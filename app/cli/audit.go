@@ -1,0 +1,663 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gatehouse-dev/gatehouse/keyring"
+	"github.com/gatehouse-dev/gatehouse/sandbox"
+	"github.com/gatehouse-dev/gatehouse/service/api"
+	"github.com/gatehouse-dev/gatehouse/service/audit"
+	"github.com/gatehouse-dev/gatehouse/service/notify"
+	"github.com/gatehouse-dev/gatehouse/service/policy"
+)
+
+func init() {
+	register("audit", command{
+		summary: "read and verify the audit trail (audit list|show|export|verify)",
+		run:     runAudit,
+	})
+}
+
+const auditUsage = `usage:
+  gatehouse audit list [--since DUR] [--status S] [--sandbox-mode M] [--agent A] [--grep TEXT] [--limit N] [--json]
+  gatehouse audit show ID [--json]
+  gatehouse audit export [--since DUR] [--status S] [--sandbox-mode M] [--agent A] [--grep TEXT]
+  gatehouse audit verify
+
+list prints the newest events first, one line each; show prints one event
+(ID or a unique prefix of it) with its stored output; export writes JSON
+Lines, oldest first, for a SIEM; verify walks the HMAC chain and names the
+first row changed, removed, inserted or reordered.
+
+DUR is a duration (90m, 36h, 7d) or a time (2025-03-01, 2025-03-01T12:00:00Z).`
+
+// envKeyringService names the keychain service Gatehouse's items live
+// under. Only tests set it, so that they never touch the user's own items;
+// it chooses another item name in the same OS keychain, nothing else.
+const envKeyringService = "GATEHOUSE_KEYRING_SERVICE"
+
+// auditPath returns the audit database of this user.
+func auditPath(env *Env, home string) string {
+	return filepath.Join(policy.StateDir(runtime.GOOS, home, env.Getenv("XDG_STATE_HOME")), audit.FileName)
+}
+
+// keyStore returns the OS keychain.
+func keyStore(env *Env) *keyring.OS {
+	return keyring.NewOS(env.Getenv(envKeyringService))
+}
+
+func runAudit(ctx context.Context, env *Env, args []string) error {
+	if len(args) == 0 {
+		return usagef("audit: missing subcommand; use list, show, export or verify")
+	}
+	switch args[0] {
+	case "list":
+		return auditList(ctx, env, args[1:])
+	case "show":
+		return auditShow(ctx, env, args[1:])
+	case "export":
+		return auditExport(ctx, env, args[1:])
+	case "verify":
+		return auditVerify(ctx, env, args[1:])
+	case "help", "-h", "--help":
+		fmt.Fprintln(env.Stdout, auditUsage)
+		return nil
+	}
+	return usagef("audit: unknown subcommand %q; use list, show, export or verify", args[0])
+}
+
+// openAudit opens the user's audit database; it returns nil (and no
+// error) when none has been written yet.
+func openAudit(ctx context.Context, env *Env) (*audit.Store, error) {
+	home, err := homeDir(env)
+	if err != nil {
+		return nil, err
+	}
+	path := auditPath(env, home)
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	return audit.Open(ctx, audit.Options{Path: path, Keys: keyStore(env)})
+}
+
+// auditFilterFlags are the selection flags list and export share.
+type auditFilterFlags struct {
+	since, status, mode, agent, grep string
+}
+
+func (f *auditFilterFlags) register(fl *flag.FlagSet) {
+	fl.StringVar(&f.since, "since", "", "")
+	fl.StringVar(&f.status, "status", "", "")
+	fl.StringVar(&f.mode, "sandbox-mode", "", "")
+	fl.StringVar(&f.agent, "agent", "", "")
+	fl.StringVar(&f.grep, "grep", "", "")
+}
+
+var (
+	auditStatuses = []string{"completed", "timed_out", "killed", "failed_to_start", "never_ran", "denied"}
+	auditModes    = []string{
+		string(sandbox.ModeBubblewrap), string(sandbox.ModeBubblewrapNoSeccomp), string(sandbox.ModeSeatbelt),
+		string(sandbox.ModeNone), string(sandbox.ModeUnavailableDenied),
+	}
+)
+
+func (f *auditFilterFlags) filter(cmd string, now time.Time) (audit.Filter, error) {
+	var out audit.Filter
+	if f.since != "" {
+		t, err := auditSince(f.since, now)
+		if err != nil {
+			return out, usagef("audit %s: --since: %v", cmd, err)
+		}
+		out.Since = t
+	}
+	if f.status != "" && !slices.Contains(auditStatuses, f.status) {
+		return out, usagef("audit %s: --status: %q is not one of %s", cmd, f.status, strings.Join(auditStatuses, ", "))
+	}
+	if f.mode != "" && !slices.Contains(auditModes, f.mode) {
+		return out, usagef("audit %s: --sandbox-mode: %q is not one of %s", cmd, f.mode, strings.Join(auditModes, ", "))
+	}
+	out.Status, out.SandboxMode, out.Agent, out.Grep = f.status, f.mode, f.agent, f.grep
+	return out, nil
+}
+
+// auditSince reads a duration back from now (90m, 36h, 7d) or a time.
+func auditSince(s string, now time.Time) (time.Time, error) {
+	if n, ok := strings.CutSuffix(s, "d"); ok {
+		if d, err := strconv.Atoi(n); err == nil && d > 0 {
+			return now.Add(-time.Duration(d) * 24 * time.Hour), nil
+		}
+	}
+	if d, err := time.ParseDuration(s); err == nil {
+		if d <= 0 {
+			return time.Time{}, fmt.Errorf("%q is not a positive duration", s)
+		}
+		return now.Add(-d), nil
+	}
+	for _, layout := range []string{time.RFC3339, "2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02"} {
+		if t, err := time.ParseInLocation(layout, s, time.Local); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("%q is neither a duration (90m, 36h, 7d) nor a time (2025-03-01, 2025-03-01T12:00:00Z)", s)
+}
+
+// auditFlags parses args, allowing flags after positional arguments.
+func auditFlags(fl *flag.FlagSet, cmd string, args []string) ([]string, error) {
+	fl.SetOutput(io.Discard)
+	var pos []string
+	for {
+		if err := fl.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, usagef("audit %s: %v", cmd, err)
+		}
+		args = fl.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+func auditList(ctx context.Context, env *Env, args []string) error {
+	fl := flag.NewFlagSet("audit list", flag.ContinueOnError)
+	var ff auditFilterFlags
+	ff.register(fl)
+	limit := fl.Int("limit", 50, "")
+	asJSON := fl.Bool("json", false, "")
+	pos, err := auditFlags(fl, "list", args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(env.Stdout, auditUsage)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("audit list: unexpected argument %q", pos[0])
+	}
+	if *limit < 0 {
+		return usagef("audit list: --limit: %d is not allowed; use 0 (all) or more", *limit)
+	}
+	f, err := ff.filter("list", time.Now())
+	if err != nil {
+		return err
+	}
+	f.Limit = *limit
+	s, err := openAudit(ctx, env)
+	if err != nil {
+		return err
+	}
+	var entries []audit.Entry
+	if s != nil {
+		defer s.Close()
+		if entries, err = s.List(ctx, f); err != nil {
+			return err
+		}
+	}
+	if *asJSON {
+		out := make([]map[string]any, 0, len(entries))
+		for i := range entries {
+			out = append(out, auditObject(&entries[i]))
+		}
+		writeJSON(env.Stdout, out)
+		return nil
+	}
+	if len(entries) == 0 {
+		return nil
+	}
+	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tTIME\tAGENT\tSTATUS\tEXIT\tDURATION\tMODE\tCOMMAND")
+	for i := range entries {
+		e := &entries[i]
+		ev := &e.Event
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			auditShortID(ev.ID), ev.Time.Local().Format("2006-01-02 15:04:05"), auditDash(ev.Agent), auditStatus(ev),
+			auditExit(ev), auditDuration(ev), auditDash(ev.SandboxMode), auditShorten(e.Command, 60))
+	}
+	return tw.Flush()
+}
+
+func auditShow(ctx context.Context, env *Env, args []string) error {
+	fl := flag.NewFlagSet("audit show", flag.ContinueOnError)
+	asJSON := fl.Bool("json", false, "")
+	pos, err := auditFlags(fl, "show", args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(env.Stdout, auditUsage)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("audit show: want one event ID; usage: gatehouse audit show ID [--json]")
+	}
+	s, err := openAudit(ctx, env)
+	if err != nil {
+		return err
+	}
+	if s == nil {
+		return fmt.Errorf("no event %s: nothing has been recorded yet", pos[0])
+	}
+	defer s.Close()
+	e, err := s.Get(ctx, pos[0])
+	if err != nil {
+		if errors.Is(err, audit.ErrAmbiguous) {
+			return withHint(err, "give more digits of the ID")
+		}
+		return err
+	}
+	kids, err := s.Children(ctx, e.Event.ID)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		obj := auditObject(e)
+		obj["stdout"], obj["stderr"] = auditText(e.Stdout), auditText(e.Stderr)
+		var ids []string
+		for _, k := range kids {
+			ids = append(ids, k.ID)
+		}
+		obj["children"] = ids
+		writeJSON(env.Stdout, obj)
+		return nil
+	}
+	auditCard(env.Stdout, e, kids)
+	return nil
+}
+
+func auditExport(ctx context.Context, env *Env, args []string) error {
+	fl := flag.NewFlagSet("audit export", flag.ContinueOnError)
+	var ff auditFilterFlags
+	ff.register(fl)
+	pos, err := auditFlags(fl, "export", args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(env.Stdout, auditUsage)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("audit export: unexpected argument %q", pos[0])
+	}
+	f, err := ff.filter("export", time.Now())
+	if err != nil {
+		return err
+	}
+	f.Oldest = true
+	s, err := openAudit(ctx, env)
+	if err != nil || s == nil {
+		return err
+	}
+	defer s.Close()
+	enc := json.NewEncoder(env.Stdout)
+	return s.Each(ctx, f, func(e *audit.Entry) error {
+		return enc.Encode(auditObject(e))
+	})
+}
+
+func auditVerify(ctx context.Context, env *Env, args []string) error {
+	fl := flag.NewFlagSet("audit verify", flag.ContinueOnError)
+	pos, err := auditFlags(fl, "verify", args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(env.Stdout, auditUsage)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("audit verify: unexpected argument %q", pos[0])
+	}
+	s, err := openAudit(ctx, env)
+	if err != nil {
+		return err
+	}
+	if s == nil {
+		fmt.Fprintln(env.Stdout, "ok: the audit trail is empty")
+		return nil
+	}
+	defer s.Close()
+	rep, err := s.Verify(ctx)
+	if err != nil {
+		var ke *audit.KeyError
+		if errors.As(err, &ke) && ke.Hint != "" {
+			return withHint(err, ke.Hint)
+		}
+		return err
+	}
+	if p := rep.Problem; p != nil {
+		return withHint(fmt.Errorf("audit trail broken: %s", p.Detail),
+			fmt.Sprintf("%d rows checked in %s; rows before the one named are intact", rep.Rows, s.Path()))
+	}
+	if rep.Rows == 0 {
+		fmt.Fprintln(env.Stdout, "ok: the audit trail is empty")
+		return nil
+	}
+	fmt.Fprintf(env.Stdout, "ok: %d rows verified (rows %d–%d, %d retention checkpoints); the chain is intact\n",
+		rep.Rows, rep.FirstSeq, rep.LastSeq, rep.Checkpoints)
+	return nil
+}
+
+// auditObject is an event as list --json and export write it: the card
+// plus the judged command text.
+func auditObject(e *audit.Entry) map[string]any {
+	b, _ := json.Marshal(e.Event)
+	var m map[string]any
+	json.Unmarshal(b, &m)
+	m["command"] = e.Command
+	if e.SandboxReason != "" {
+		m["sandbox_reason"] = e.SandboxReason
+	}
+	return m
+}
+
+func auditText(b []byte) any {
+	if b == nil {
+		return nil
+	}
+	return string(b)
+}
+
+// auditCard writes the whole card, human-readable.
+func auditCard(w io.Writer, e *audit.Entry, kids []api.Event) {
+	ev := &e.Event
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	row := func(k, format string, args ...any) { fmt.Fprintf(tw, "%s:\t%s\n", k, fmt.Sprintf(format, args...)) }
+	row("event", "%s", ev.ID)
+	if ev.ParentID != "" {
+		row("decision", "%s (this is its execution)", ev.ParentID)
+	}
+	for _, k := range kids {
+		row("execution", "%s (%s)", k.ID, auditStatus(&k))
+	}
+	row("time", "%s", ev.Time.Local().Format("2006-01-02 15:04:05.000 MST"))
+	row("agent", "%s (surface %s)", auditDash(ev.Agent), auditDash(ev.Surface))
+	if ev.SessionID != "" {
+		row("session", "%s", ev.SessionID)
+	}
+	row("action", "%s", ev.ActionType)
+	dec := ev.Decision
+	if ev.BlockedBy != "" {
+		dec += " (" + ev.BlockedBy + ")"
+	}
+	row("decision", "%s", dec)
+	if ev.Reason != "" {
+		row("reason", "%s", ev.Reason)
+	}
+	row("command", "%s", auditOneLine(e.Command))
+	row("command sha256", "%s", auditDash(ev.CommandHash))
+	row("dialect", "%s", auditDash(ev.Dialect))
+	if ev.Cwd != "" {
+		row("cwd", "%s", ev.Cwd)
+	}
+	row("resolved", "%s", auditDash(strings.Join(ev.ResolvedCmds, ", ")))
+	st := auditDash(ev.Status)
+	if ev.StatusReason != "" {
+		st += " (" + ev.StatusReason + ")"
+	}
+	row("status", "%s", st)
+	row("exit code", "%s", strings.TrimPrefix(auditExit(ev), "exit "))
+	row("duration", "%s of %d s allowed", auditDuration(ev), ev.TimeoutSeconds)
+	mode := auditDash(ev.SandboxMode)
+	if e.SandboxReason != "" {
+		mode += " (" + e.SandboxReason + ")"
+	}
+	if ev.SeccompReason != "" && ev.SeccompReason != e.SandboxReason {
+		mode += " (seccomp: " + ev.SeccompReason + ")"
+	}
+	row("sandbox mode", "%s", mode)
+	if l := ev.Limits; l != nil {
+		row("limits enforced", "pids %s, memory %s, tmpfs %s, file_size %s, daemon_kill %s",
+			auditYesNo(l.Pids), auditYesNo(l.Memory), auditYesNo(l.Tmpfs), auditYesNo(l.FileSize), auditYesNo(l.DaemonKill))
+	} else {
+		row("limits enforced", "-")
+	}
+	if len(ev.PinnedScripts) == 0 {
+		row("pinned scripts", "none")
+	}
+	for _, p := range ev.PinnedScripts {
+		row("pinned script", "%s  sha256 %s  %d bytes  %s", p.Path, p.SHA256, p.Size, p.PinMethod)
+	}
+	row("credentials", "%s", auditNone(strings.Join(ev.Credentials, ", ")))
+	row("egress", "%d allowed, %d denied", ev.Egress.Allowed, ev.Egress.Denied)
+	if len(ev.Egress.DeniedHosts) > 0 {
+		row("denied hosts", "%s", strings.Join(ev.Egress.DeniedHosts, ", "))
+	}
+	if len(ev.WriteBlocked) > 0 {
+		row("write blocked", "%s", strings.Join(ev.WriteBlocked, ", "))
+	}
+	o := ev.Output
+	row("output", "stdout %d B, stderr %d B, discarded %d B, truncated %s, redactions %d",
+		o.StdoutBytes, o.StderrBytes, o.DiscardedBytes, auditYesNo(o.Truncated), o.RedactionCount)
+	if o.SHA256 != "" {
+		row("stdout sha256", "%s", o.SHA256)
+	}
+	if o.StderrSHA256 != "" {
+		row("stderr sha256", "%s", o.StderrSHA256)
+	}
+	tw.Flush()
+	for _, s := range []struct {
+		name  string
+		kept  []byte
+		total int64
+	}{{"stdout", e.Stdout, o.StdoutBytes}, {"stderr", e.Stderr, o.StderrBytes}} {
+		switch {
+		case s.kept == nil && ev.Status != "" && ev.Status != string(sandbox.StatusNeverRan):
+			fmt.Fprintf(w, "\n--- %s: not kept (exec.audit.keep_output) ---\n", s.name)
+		case s.kept == nil || len(s.kept) == 0 && s.total == 0:
+		default:
+			note := ""
+			if int64(len(s.kept)) < s.total {
+				note = fmt.Sprintf(", first %d of %d bytes", len(s.kept), s.total)
+			}
+			fmt.Fprintf(w, "\n--- %s (redacted%s) ---\n", s.name, note)
+			w.Write(s.kept)
+			if len(s.kept) > 0 && s.kept[len(s.kept)-1] != '\n' {
+				fmt.Fprintln(w)
+			}
+		}
+	}
+}
+
+func auditStatus(ev *api.Event) string {
+	switch {
+	case ev.Decision == "deny":
+		if ev.BlockedBy != "" {
+			return "denied:" + ev.BlockedBy
+		}
+		return "denied"
+	case ev.Decision == "hold":
+		return "held"
+	case ev.Status == "":
+		return "decided"
+	}
+	return ev.Status
+}
+
+func auditExit(ev *api.Event) string {
+	if ev.ExitCode == nil {
+		return "-"
+	}
+	return "exit " + strconv.Itoa(*ev.ExitCode)
+}
+
+func auditDuration(ev *api.Event) string {
+	if ev.Status == "" || ev.Status == string(sandbox.StatusNeverRan) {
+		return "-"
+	}
+	d := time.Duration(ev.DurationMS) * time.Millisecond
+	switch {
+	case d < time.Second:
+		return fmt.Sprintf("%dms", ev.DurationMS)
+	case d < time.Minute:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	}
+	return d.Round(time.Second).String()
+}
+
+func auditShortID(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}
+
+// auditOneLine folds a command onto one line: newlines become " ⏎ ".
+func auditOneLine(s string) string {
+	s = strings.ReplaceAll(strings.TrimSpace(s), "\n", " ⏎ ")
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// auditShorten folds s onto one line and cuts it at n runes.
+func auditShorten(s string, n int) string {
+	s = auditOneLine(s)
+	if s == "" {
+		return "-"
+	}
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+func auditDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func auditNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+func auditYesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// execObservers are the audit trail and the notifier of an in-process
+// execution. They never stop a command from running: what failed is
+// reported after it (warn).
+type execObservers struct {
+	store    *audit.Store
+	notifier *notify.Notifier
+	openErr  error
+
+	mu        sync.Mutex
+	appendErr error
+}
+
+// openExecObservers opens the user's audit database and a notifier for cfg.
+// It never fails: a trail that cannot be opened is reported by warn.
+func openExecObservers(ctx context.Context, env *Env, home string, cfg *policy.Config) *execObservers {
+	o := &execObservers{}
+	logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{
+		Level: slog.LevelWarn,
+		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey {
+				return slog.Attr{}
+			}
+			return a
+		},
+	}))
+	o.store, o.openErr = audit.Open(ctx, audit.Options{
+		Path:            auditPath(env, home),
+		Keys:            keyStore(env),
+		RetentionDays:   cfg.Exec.Audit.RetentionDays,
+		RetentionEvents: cfg.Exec.Audit.RetentionEvents,
+	})
+	nopts := notify.Options{
+		SandboxDegraded: cfg.Exec.Notify.SandboxDegraded,
+		OutputRedacted:  cfg.Exec.Notify.OutputRedacted,
+		Logger:          logger,
+	}
+	if o.store != nil {
+		nopts.Ledger = o.store.Ledger()
+	}
+	o.notifier = notify.New(nopts)
+	return o
+}
+
+// Append implements pipeline.AuditLog, remembering a failure for warn.
+func (o *execObservers) Append(ctx context.Context, rec audit.Record) error {
+	err := o.openErr
+	if o.store != nil {
+		err = o.store.Append(ctx, rec)
+	}
+	if err != nil {
+		o.mu.Lock()
+		o.appendErr = err
+		o.mu.Unlock()
+	}
+	return err
+}
+
+// problem returns why an event was not recorded, and a hint; "" when all
+// were.
+func (o *execObservers) problem() (string, string) {
+	o.mu.Lock()
+	err := o.appendErr
+	o.mu.Unlock()
+	if err == nil {
+		return "", ""
+	}
+	hint := keyring.Hint(err)
+	var ke *audit.KeyError
+	if errors.As(err, &ke) && ke.Hint != "" {
+		hint = ke.Hint
+	}
+	return "this execution is not on the audit record: " + err.Error(), hint
+}
+
+// warn prints problem() to stderr.
+func (o *execObservers) warn(env *Env) {
+	msg, hint := o.problem()
+	if msg == "" {
+		return
+	}
+	fmt.Fprintf(env.Stderr, "gatehouse: warning: %s\n", msg)
+	if hint != "" {
+		fmt.Fprintf(env.Stderr, "gatehouse: hint: %s\n", hint)
+	}
+}
+
+// annotate adds problem() to a --json answer as "audit_error".
+func (o *execObservers) annotate(m map[string]any) map[string]any {
+	if msg, hint := o.problem(); msg != "" {
+		m["audit_error"] = map[string]string{"error": msg, "hint": hint}
+	}
+	return m
+}
+
+func (o *execObservers) Close() {
+	if o.store != nil {
+		o.store.Close()
+	}
+}

@@ -1,0 +1,71 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/gatehouse-dev/gatehouse/sandbox"
+	"github.com/gatehouse-dev/gatehouse/service/api"
+	"github.com/gatehouse-dev/gatehouse/service/server"
+)
+
+// execViaService runs req through the user service, printing exactly what
+// the in-process path prints. handled is false when no service is running.
+func execViaService(ctx context.Context, env *Env, req api.ExecRequest, asJSON bool) (handled bool, err error) {
+	c, err := serviceClient(env)
+	if err != nil {
+		return false, nil
+	}
+	ctx, stop := signalContext(ctx)
+	defer stop()
+	stdout, stderr := env.Stdout, env.Stderr
+	if asJSON {
+		stdout, stderr = io.Discard, io.Discard
+	} else if f, isFile := env.Stdout.(*os.File); isFile {
+		sandbox.GrowPipe(f)
+	}
+	xr := api.ExecuteRequest{Request: req, Capture: asJSON}
+	if req.Stdin != "" {
+		xr.Request.Stdin, xr.StdinBytes = "", []byte(req.Stdin)
+	}
+	end, err := c.Execute(ctx, xr, stdout, stderr)
+	if errors.Is(err, server.ErrNotRunning) {
+		return false, nil
+	}
+	if err != nil {
+		return true, withHint(err, "'gatehouse status' shows whether the service is healthy")
+	}
+	if e := end.Error; e != nil {
+		switch e.Kind {
+		case api.ErrArgument:
+			return true, usagef("exec: %s: %s", argFlag(e.Arg), e.Message)
+		case api.ErrDenied:
+			if asJSON {
+				writeJSON(env.Stdout, map[string]any{
+					"error": map[string]string{"blocked_by": e.BlockedBy, "reason": e.Message},
+					"event": end.Event,
+				})
+			} else {
+				fmt.Fprintf(env.Stderr, "gatehouse: denied: %s: %s\n", e.BlockedBy, e.Message)
+				if hint := denialHint(e.BlockedBy); hint != "" {
+					fmt.Fprintf(env.Stderr, "gatehouse: hint: %s\n", hint)
+				}
+			}
+			return true, ExitStatus(ExitCannotRun)
+		case api.ErrInternal:
+			return true, errors.New(e.Message)
+		}
+	}
+	switch {
+	case asJSON:
+		writeJSON(env.Stdout, map[string]any{"result": end.Result, "event": end.Event})
+	case end.Error != nil:
+		fmt.Fprintf(env.Stderr, "gatehouse: error: %s\n", end.Error.Message)
+	case end.Result != nil && end.Result.TimedOut:
+		fmt.Fprintf(env.Stderr, "gatehouse: timed out after %d s\n", end.Result.TimeoutSeconds)
+	}
+	return true, ExitStatus(end.Exit)
+}

@@ -1,0 +1,117 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/gatehouse-dev/gatehouse/service/analysis"
+	"github.com/gatehouse-dev/gatehouse/service/api"
+	"github.com/gatehouse-dev/gatehouse/service/pipeline"
+)
+
+func init() {
+	register("explain", command{
+		summary: "show how a command is analysed and decided, without running it",
+		run:     runExplain,
+	})
+}
+
+const explainUsage = `usage: gatehouse explain [--json] [--cwd DIR] [--stdin FILE] [--config FILE] [--] COMMAND
+
+Analyses COMMAND (the arguments, joined by spaces) as the governed shell
+would and prints the command tree: every command with its resolved name,
+arguments, where it sits, what is only known at run time, the rules that
+matched it; the scripts it runs, with their SHA-256 (these are pinned when
+the command runs); and the decision with its reason. Nothing runs.
+
+The exit status is 0 whatever the decision (1 on an error, 2 on a bad
+argument); --json prints the decision and the tree as JSON.`
+
+func runExplain(ctx context.Context, env *Env, args []string) error {
+	fl := flag.NewFlagSet("explain", flag.ContinueOnError)
+	fl.SetOutput(io.Discard)
+	cwd := fl.String("cwd", "", "")
+	stdinFile := fl.String("stdin", "", "")
+	asJSON := fl.Bool("json", false, "")
+	configFile := fl.String("config", "", "")
+	if err := fl.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(env.Stdout, explainUsage)
+			return nil
+		}
+		return usagef("explain: %v", err)
+	}
+	if fl.NArg() == 0 {
+		return usagef("explain: missing COMMAND; usage: gatehouse explain [flags] 'COMMAND'")
+	}
+	req := api.ExecRequest{
+		Command: strings.Join(fl.Args(), " "),
+		Cwd:     *cwd,
+		Agent:   "cli",
+		Surface: api.SurfaceCLI,
+	}
+	if *stdinFile != "" {
+		b, err := readLimited(*stdinFile, 64<<20)
+		if err != nil {
+			return usagef("explain: --stdin: %v", err)
+		}
+		req.Stdin = string(b)
+	}
+	loaded, opts, err := loadConfig(env, *configFile)
+	if err != nil {
+		return err
+	}
+	ex, err := newExecutor(env, opts, &loaded.Config, nil)
+	if err != nil {
+		return err
+	}
+	x, err := ex.Explain(ctx, req)
+	var ae *pipeline.ArgError
+	if errors.As(err, &ae) {
+		return usagef("explain: %s: %s", argFlag(ae.Arg), ae.Msg)
+	}
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		writeJSON(env.Stdout, x)
+		return nil
+	}
+	writeExplanation(env.Stdout, x)
+	return nil
+}
+
+// writeExplanation prints x for a person.
+func writeExplanation(w io.Writer, x *pipeline.Explanation) {
+	if x.Tree == nil {
+		fmt.Fprintf(w, "decision: %s (%s)\nreason:   %s\n", x.Decision, x.BlockedBy, x.Reason)
+		return
+	}
+	d := x.Analysis
+	// The pipeline's words for the decision: an ask is refused for now.
+	d.Action = x.Decision
+	if x.BlockedBy != "" {
+		d.Code, d.Reason = x.BlockedBy, x.Reason
+	}
+	analysis.WriteText(w, x.Tree, d)
+	if x.Cwd != "" {
+		fmt.Fprintf(w, "\ncwd: %s\n", x.Cwd)
+	}
+}
+
+// analysisHint says what to do about a denial of the analysis stage.
+func analysisHint(code string) string {
+	switch code {
+	case pipeline.DenyPolicyRule, pipeline.DenyDefault, pipeline.DenyDynamic, pipeline.DenyApproval, pipeline.DenyParseError:
+		return "run 'gatehouse explain' with the same command to see its tree and the rule that decided"
+	case pipeline.DenyModified:
+		return "a script the command runs changed after it was judged; run the command again"
+	case pipeline.DenyAnalysisOff:
+		return "set policy.command_analysis_mode: enforce"
+	}
+	return ""
+}

@@ -1,0 +1,207 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/hook/claude"
+)
+
+func init() {
+	register("install", command{
+		summary: "install the user service and Claude Code's hook (~/.claude/settings.json)",
+		run:     runInstall,
+	})
+	register("uninstall", command{
+		summary: "remove what 'gatehouse install' added",
+		run:     runUninstall,
+	})
+}
+
+const installUsage = `usage: gatehouse install [--no-service]
+
+Installs and starts the Gatehouse user service ('gatehouse service install'
+and 'start'), then merges Gatehouse's PreToolUse hook into Claude Code's user
+settings ($CLAUDE_CONFIG_DIR/settings.json, by default ~/.claude/settings.json).
+Everything already in the file is kept, a backup is written before any change,
+and running it again changes nothing. --no-service installs the hook alone
+(run 'gatehouse serve' yourself).`
+
+const uninstallUsage = `usage: gatehouse uninstall [--keep-service]
+
+Removes Gatehouse's hook from Claude Code's user settings (after a backup) and
+stops and removes the user service, unless --keep-service.`
+
+func runInstall(ctx context.Context, env *Env, args []string) error {
+	fl := flag.NewFlagSet("install", flag.ContinueOnError)
+	fl.SetOutput(io.Discard)
+	noService := fl.Bool("no-service", false, "")
+	if err := fl.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(env.Stdout, installUsage)
+			return nil
+		}
+		return usagef("install: %v", err)
+	}
+	if fl.NArg() > 0 {
+		return usagef("install: unexpected argument %q", fl.Arg(0))
+	}
+	exe, err := selfPath()
+	if err != nil {
+		return err
+	}
+	if !*noService {
+		if err := serviceInstallStart(env, exe); err != nil {
+			return err
+		}
+	}
+	file, err := claudeSettingsPath(env)
+	if err != nil {
+		return err
+	}
+	old, err := readOptional(file)
+	if err != nil {
+		return err
+	}
+	merged, changed, err := claude.MergeHook(old, claude.HookCommand(exe, ""))
+	if err != nil {
+		return withHint(fmt.Errorf("%s: %w", file, err), "fix the file (Claude Code reads it as JSON) and run 'gatehouse install' again; nothing was changed")
+	}
+	if !changed {
+		fmt.Fprintf(env.Stdout, "%s: the Gatehouse hook is already installed\n", file)
+		return nil
+	}
+	backup, err := writeWithBackup(file, old, merged)
+	if err != nil {
+		return err
+	}
+	if backup != "" {
+		fmt.Fprintf(env.Stdout, "%s: backed up to %s\n", file, backup)
+	}
+	fmt.Fprintf(env.Stdout, "%s: Gatehouse hook installed (%s)\n", file, claude.HookCommand(exe, ""))
+	return nil
+}
+
+func runUninstall(ctx context.Context, env *Env, args []string) error {
+	fl := flag.NewFlagSet("uninstall", flag.ContinueOnError)
+	fl.SetOutput(io.Discard)
+	keep := fl.Bool("keep-service", false, "")
+	if err := fl.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(env.Stdout, uninstallUsage)
+			return nil
+		}
+		return usagef("uninstall: %v", err)
+	}
+	file, err := claudeSettingsPath(env)
+	if err != nil {
+		return err
+	}
+	old, err := readOptional(file)
+	if err != nil {
+		return err
+	}
+	out, changed, err := claude.RemoveHook(old)
+	if err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	if changed {
+		backup, err := writeWithBackup(file, old, out)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Stdout, "%s: Gatehouse hook removed (backup: %s)\n", file, backup)
+	} else {
+		fmt.Fprintf(env.Stdout, "%s: no Gatehouse hook to remove\n", file)
+	}
+	if *keep {
+		return nil
+	}
+	m, err := serviceManager(env)
+	if err != nil {
+		fmt.Fprintf(env.Stdout, "service: %v; nothing to remove\n", err)
+		return nil
+	}
+	if err := m.Uninstall(); err != nil {
+		return fmt.Errorf("removing the user service: %w", err)
+	}
+	fmt.Fprintln(env.Stdout, "service: stopped and removed")
+	return nil
+}
+
+// claudeSettingsPath is Claude Code's user settings file.
+func claudeSettingsPath(env *Env) (string, error) {
+	if d := env.Getenv("CLAUDE_CONFIG_DIR"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "settings.json"), nil
+	}
+	home, err := homeDir(env)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(home, ".claude", "settings.json"), nil
+}
+
+// selfPath is this binary's absolute path, symlinks resolved: the path
+// hooks and units name.
+func selfPath() (string, error) {
+	exe, err := os.Executable()
+	if err == nil {
+		exe, err = filepath.EvalSymlinks(exe)
+	}
+	if err != nil {
+		return "", fmt.Errorf("locating the gatehouse binary: %w", err)
+	}
+	return exe, nil
+}
+
+func readOptional(file string) ([]byte, error) {
+	b, err := os.ReadFile(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return b, err
+}
+
+// writeWithBackup backs up the current file (when there is one) and
+// replaces it with data atomically, keeping its mode. It returns the
+// backup's path.
+func writeWithBackup(file string, old, data []byte) (string, error) {
+	mode := fs.FileMode(0o600)
+	backup := ""
+	if fi, err := os.Stat(file); err == nil {
+		mode = fi.Mode().Perm()
+		backup = fmt.Sprintf("%s.gatehouse-backup-%s", file, time.Now().Format("20060102-150405.000"))
+		if err := os.WriteFile(backup, old, mode); err != nil {
+			return "", fmt.Errorf("writing the backup: %w", err)
+		}
+	} else if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+		return "", err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(file), ".settings-*.json")
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return "", err
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		tmp.Close()
+		return "", err
+	}
+	if err := tmp.Close(); err != nil {
+		return "", err
+	}
+	if err := os.Rename(tmp.Name(), file); err != nil {
+		return "", err
+	}
+	return backup, nil
+}

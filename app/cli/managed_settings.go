@@ -1,0 +1,103 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+
+	"github.com/gatehouse-dev/gatehouse/hook/claude"
+	"github.com/gatehouse-dev/gatehouse/service/api"
+)
+
+func init() {
+	register("managed-settings", command{
+		summary: "render Claude Code's managed-settings.json for IT (--install writes it)",
+		run:     runManagedSettings,
+	})
+}
+
+const managedUsage = `usage: gatehouse managed-settings [--routing governed_shell|framework] [--install] [--path FILE]
+
+Prints the managed-settings.json that makes Claude Code use Gatehouse: its own
+sandbox on, with no unsandboxed escape and no start without it, Gatehouse's
+hook (this binary's absolute path), and managed hooks only. --routing
+governed_shell (the default) makes the hook route every allowed Bash call
+through Gatehouse whatever the user's policy says; framework leaves routing to
+policy.builtin_exec_routing. --install writes the file where Claude Code reads
+it (or to --path), which needs administrator rights.`
+
+func runManagedSettings(ctx context.Context, env *Env, args []string) error {
+	fl := flag.NewFlagSet("managed-settings", flag.ContinueOnError)
+	fl.SetOutput(io.Discard)
+	routing := fl.String("routing", api.RoutingGovernedShell, "")
+	install := fl.Bool("install", false, "")
+	path := fl.String("path", "", "")
+	if err := fl.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(env.Stdout, managedUsage)
+			return nil
+		}
+		return usagef("managed-settings: %v", err)
+	}
+	if *routing != api.RoutingGovernedShell && *routing != api.RoutingFramework {
+		return usagef("managed-settings: --routing %q: want governed_shell or framework", *routing)
+	}
+	exe, err := selfPath()
+	if err != nil {
+		return err
+	}
+	hookRouting := ""
+	if *routing == api.RoutingGovernedShell {
+		hookRouting = api.RoutingGovernedShell
+	}
+	data := claude.RenderManaged(claude.ManagedOptions{Exe: exe, Routing: hookRouting})
+	target := *path
+	if target == "" {
+		target = claude.ManagedPath(runtime.GOOS)
+	}
+	if !*install {
+		env.Stdout.Write(data)
+		fmt.Fprintf(env.Stderr, "gatehouse: Claude Code reads this from %s (and drop-ins from %s)\n",
+			target, filepath.Join(filepath.Dir(target), "managed-settings.d"))
+		return nil
+	}
+	old, err := readOptional(target)
+	if err != nil {
+		return err
+	}
+	if bytes.Equal(old, data) {
+		fmt.Fprintf(env.Stdout, "%s: already up to date\n", target)
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+		return managedWriteErr(target, err)
+	}
+	if old != nil {
+		if err := os.WriteFile(target+".gatehouse-backup", old, 0o644); err != nil {
+			return managedWriteErr(target, err)
+		}
+	}
+	if err := os.WriteFile(target, data, 0o644); err != nil {
+		return managedWriteErr(target, err)
+	}
+	if err := os.Chmod(target, 0o644); err != nil {
+		return managedWriteErr(target, err)
+	}
+	fmt.Fprintf(env.Stdout, "%s: written\n", target)
+	return nil
+}
+
+func managedWriteErr(target string, err error) error {
+	if errors.Is(err, fs.ErrPermission) {
+		return withHint(fmt.Errorf("writing %s: %w", target, err),
+			"managed settings are system-wide: run it as an administrator (sudo gatehouse managed-settings --install)")
+	}
+	return fmt.Errorf("writing %s: %w", target, err)
+}

@@ -1,0 +1,190 @@
+// Package claude speaks Claude Code's side of Gatehouse: it decodes the
+// PreToolUse hook's input, encodes the hook's decision (deny, allow, or
+// allow with the command rewritten to Gatehouse's relay), merges the hook
+// into a user's settings.json and renders the managed-settings.json IT
+// pushes.
+package claude
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// ToolBash is the tool Gatehouse governs.
+const ToolBash = "Bash"
+
+// maxInput bounds the hook's stdin: a 64 KiB command and Claude Code's
+// other fields fit many times over.
+const maxInput = 4 << 20
+
+// Input is the PreToolUse hook's input. ToolInput is kept as raw fields,
+// so that a rewrite changes only what it means to.
+type Input struct {
+	SessionID      string                     `json:"session_id"`
+	TranscriptPath string                     `json:"transcript_path,omitempty"`
+	Cwd            string                     `json:"cwd"`
+	PermissionMode string                     `json:"permission_mode,omitempty"`
+	HookEventName  string                     `json:"hook_event_name"`
+	ToolName       string                     `json:"tool_name"`
+	ToolInput      map[string]json.RawMessage `json:"tool_input"`
+	ToolUseID      string                     `json:"tool_use_id,omitempty"`
+}
+
+// Decode reads and checks the hook input.
+func Decode(r io.Reader) (*Input, error) {
+	b, err := io.ReadAll(io.LimitReader(r, maxInput+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading the hook input: %w", err)
+	}
+	if len(b) > maxInput {
+		return nil, fmt.Errorf("the hook input is larger than %d bytes", maxInput)
+	}
+	var in Input
+	if err := json.Unmarshal(b, &in); err != nil {
+		return nil, fmt.Errorf("the hook input is not valid JSON: %v", err)
+	}
+	if in.HookEventName != "" && in.HookEventName != "PreToolUse" {
+		return nil, fmt.Errorf("hook_event_name is %q; this hook handles PreToolUse", in.HookEventName)
+	}
+	if in.ToolName == "" {
+		return nil, errors.New("the hook input has no tool_name")
+	}
+	return &in, nil
+}
+
+// Bash is the part of a Bash tool_input Gatehouse reads.
+type Bash struct {
+	Command string
+	// TimeoutMS is the model's timeout, 0 when it set none.
+	TimeoutMS  int64
+	Background bool
+}
+
+// Bash decodes the Bash fields of the tool input.
+func (in *Input) Bash() (*Bash, error) {
+	var b Bash
+	raw, ok := in.ToolInput["command"]
+	if !ok {
+		return nil, errors.New("tool_input has no command")
+	}
+	if err := json.Unmarshal(raw, &b.Command); err != nil {
+		return nil, errors.New("tool_input.command is not a string")
+	}
+	if raw, ok := in.ToolInput["timeout"]; ok && string(raw) != "null" {
+		var f float64
+		if err := json.Unmarshal(raw, &f); err != nil || f < 0 {
+			return nil, errors.New("tool_input.timeout is not a number of milliseconds")
+		}
+		b.TimeoutMS = int64(f)
+	}
+	if raw, ok := in.ToolInput["run_in_background"]; ok && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &b.Background); err != nil {
+			return nil, errors.New("tool_input.run_in_background is not a boolean")
+		}
+	}
+	return &b, nil
+}
+
+// Claude Code's own Bash timeouts when the model sets none (its
+// BASH_DEFAULT_TIMEOUT_MS changes the first).
+const (
+	DefaultTimeoutMS    = 120_000
+	BackgroundTimeoutMS = 1_800_000
+)
+
+// TimeoutSeconds returns the timeout Gatehouse gives the command: one
+// second short of the one Claude Code enforces on the relay (the model's,
+// or Claude Code's default; defaultMS, when positive, is
+// BASH_DEFAULT_TIMEOUT_MS), so that Gatehouse's timeout fires first and the
+// relay reports it with exit status 124. At least 1 s.
+func (b *Bash) TimeoutSeconds(defaultMS int64) int {
+	ms := b.TimeoutMS
+	if ms == 0 {
+		switch {
+		case b.Background:
+			ms = BackgroundTimeoutMS
+		case defaultMS > 0:
+			ms = defaultMS
+		default:
+			ms = DefaultTimeoutMS
+		}
+	}
+	return int(max(1, (ms-1000)/1000))
+}
+
+// Output is the hook's answer.
+type Output struct {
+	HookSpecificOutput Decision `json:"hookSpecificOutput"`
+}
+
+// Decision is PreToolUse's hookSpecificOutput.
+type Decision struct {
+	HookEventName            string                     `json:"hookEventName"`
+	PermissionDecision       string                     `json:"permissionDecision"`
+	PermissionDecisionReason string                     `json:"permissionDecisionReason,omitempty"`
+	UpdatedInput             map[string]json.RawMessage `json:"updatedInput,omitempty"`
+}
+
+// Deny returns an answer that refuses the tool call; Claude Code shows
+// reason to the model.
+func Deny(reason string) *Output {
+	return &Output{Decision{HookEventName: "PreToolUse", PermissionDecision: "deny", PermissionDecisionReason: reason}}
+}
+
+// Allow returns an answer that lets the call run unchanged.
+func Allow(reason string) *Output {
+	return &Output{Decision{HookEventName: "PreToolUse", PermissionDecision: "allow", PermissionDecisionReason: reason}}
+}
+
+// Route returns an answer that lets the call run with its command replaced
+// by relay (RelayCommand): every other field of the tool input is kept,
+// except dangerouslyDisableSandbox, which is dropped (the relay runs
+// inside Claude Code's sandbox; the command inside Gatehouse's).
+func Route(in *Input, relay, reason string) *Output {
+	up := make(map[string]json.RawMessage, len(in.ToolInput))
+	for k, v := range in.ToolInput {
+		if k != "dangerouslyDisableSandbox" {
+			up[k] = v
+		}
+	}
+	cmd, _ := json.Marshal(relay)
+	up["command"] = cmd
+	return &Output{Decision{HookEventName: "PreToolUse", PermissionDecision: "allow", PermissionDecisionReason: reason, UpdatedInput: up}}
+}
+
+// RelayCommand returns the command that redeems ticket: the gatehouse
+// binary at exe (single-quoted for the shell) running "relay TICKET".
+func RelayCommand(exe, ticket string) string {
+	return ShellQuote(exe) + " relay " + ticket
+}
+
+// ShellQuote quotes s for bash and sh.
+func ShellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// Encode writes o as one line of JSON.
+func (o *Output) Encode(w io.Writer) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(o); err != nil {
+		return err
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+// ParseMS parses BASH_DEFAULT_TIMEOUT_MS; 0 when unset or invalid.
+func ParseMS(s string) int64 {
+	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
+}

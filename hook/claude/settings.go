@@ -1,0 +1,416 @@
+package claude
+
+// This file edits Claude Code's settings.json. Its rules:
+//
+//   - everything already in the file is kept: other keys, other hooks,
+//     key order, values byte for byte (only whitespace is re-indented);
+//   - the file must be JSON (Claude Code accepts nothing else); a file that
+//     does not parse is left alone and is an error;
+//   - Gatehouse's hook is a "Bash" matcher group in hooks.PreToolUse whose
+//     one hook runs '<path>/gatehouse' hook claude …; installing it again
+//     changes nothing, and an entry of another gatehouse path is replaced
+//     in place;
+//   - uninstalling removes exactly that group (or that hook, when a user
+//     put other hooks in its group), then hooks.PreToolUse and hooks when
+//     they are left empty.
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// HookTimeoutSeconds is the hook's timeout in the settings: Claude Code
+// waits that long for a decision.
+const HookTimeoutSeconds = 30
+
+// HookCommand returns the hook's command line for the gatehouse binary at
+// exe; routing, when not empty, is the least routing the hook asks for.
+func HookCommand(exe, routing string) string {
+	c := ShellQuote(exe) + " hook claude"
+	if routing != "" {
+		c += " --routing " + routing
+	}
+	return c
+}
+
+// hookCommandRE matches a command HookCommand produced, for any path.
+var hookCommandRE = regexp.MustCompile(`^'[^']*' hook claude( --routing [a-z_]+)?$`)
+
+// IsHookCommand reports whether cmd is Gatehouse's hook command.
+func IsHookCommand(cmd string) bool {
+	m := hookCommandRE.FindString(cmd)
+	if m == "" {
+		return false
+	}
+	path := strings.ReplaceAll(cmd[1:strings.Index(cmd[1:], "'")+1], `'\''`, "'")
+	return strings.HasPrefix(filepath.Base(path), "gatehouse")
+}
+
+// hookEntry is one hook of a matcher group.
+type hookEntry struct {
+	Type      string `json:"type"`
+	Command   string `json:"command"`
+	Timeout   int    `json:"timeout,omitempty"`
+	OnFailure string `json:"onFailure,omitempty"`
+}
+
+// matcherGroup is one element of hooks.PreToolUse.
+type matcherGroup struct {
+	Matcher string      `json:"matcher"`
+	Hooks   []hookEntry `json:"hooks"`
+}
+
+// HookGroup returns the PreToolUse matcher group that runs command. A
+// failing hook blocks the call (onFailure: block): Gatehouse fails closed
+// even when the hook cannot start.
+func HookGroup(command string) json.RawMessage {
+	b, _ := json.Marshal(matcherGroup{Matcher: ToolBash, Hooks: []hookEntry{{
+		Type: "command", Command: command, Timeout: HookTimeoutSeconds, OnFailure: "block",
+	}}})
+	return b
+}
+
+// MergeHook returns settings with the hook that runs command installed,
+// and whether anything changed. settings may be empty (no file).
+func MergeHook(settings []byte, command string) ([]byte, bool, error) {
+	root, err := parseObject(settings)
+	if err != nil {
+		return nil, false, err
+	}
+	hooks, err := root.object("hooks")
+	if err != nil {
+		return nil, false, err
+	}
+	groups, err := hooks.array("PreToolUse", "hooks.PreToolUse")
+	if err != nil {
+		return nil, false, err
+	}
+	found := false
+	for i, g := range groups {
+		cmds := groupCommands(g)
+		if len(cmds) != 1 || !IsHookCommand(cmds[0]) {
+			continue
+		}
+		if found || !bytes.Equal(compact(g), compact(HookGroup(command))) {
+			if found {
+				groups[i] = nil // a duplicate: keep one
+			} else {
+				groups[i] = HookGroup(command)
+			}
+		}
+		found = true
+	}
+	if !found {
+		groups = append(groups, HookGroup(command))
+	}
+	hooks.set("PreToolUse", encodeArray(groups))
+	root.set("hooks", hooks.encode())
+	out := root.indent()
+	return out, !bytes.Equal(compact(out), compact(settings)) || len(settings) == 0, nil
+}
+
+// RemoveHook returns settings without Gatehouse's hook, and whether
+// anything changed.
+func RemoveHook(settings []byte) ([]byte, bool, error) {
+	if len(bytes.TrimSpace(settings)) == 0 {
+		return settings, false, nil
+	}
+	root, err := parseObject(settings)
+	if err != nil {
+		return nil, false, err
+	}
+	raw, ok := root.get("hooks")
+	if !ok {
+		return settings, false, nil
+	}
+	hooks, err := parseObject(raw)
+	if err != nil {
+		return nil, false, fmt.Errorf("hooks: %w", err)
+	}
+	graw, ok := hooks.get("PreToolUse")
+	if !ok {
+		return settings, false, nil
+	}
+	var groups []json.RawMessage
+	if err := json.Unmarshal(graw, &groups); err != nil {
+		return nil, false, errors.New("hooks.PreToolUse is not a list")
+	}
+	changed := false
+	var kept []json.RawMessage
+	for _, g := range groups {
+		ng, removed := dropOurs(g)
+		changed = changed || removed
+		if ng != nil {
+			kept = append(kept, ng)
+		}
+	}
+	if !changed {
+		return settings, false, nil
+	}
+	if len(kept) == 0 {
+		hooks.del("PreToolUse")
+	} else {
+		hooks.set("PreToolUse", encodeArray(kept))
+	}
+	if len(hooks.keys) == 0 {
+		root.del("hooks")
+	} else {
+		root.set("hooks", hooks.encode())
+	}
+	return root.indent(), true, nil
+}
+
+// dropOurs removes Gatehouse's hook from a matcher group; it returns nil
+// when nothing of the group is left.
+func dropOurs(g json.RawMessage) (json.RawMessage, bool) {
+	obj, err := parseObject(g)
+	if err != nil {
+		return g, false
+	}
+	raw, ok := obj.get("hooks")
+	if !ok {
+		return g, false
+	}
+	var hs []json.RawMessage
+	if json.Unmarshal(raw, &hs) != nil {
+		return g, false
+	}
+	var kept []json.RawMessage
+	for _, h := range hs {
+		var e hookEntry
+		if json.Unmarshal(h, &e) == nil && e.Type == "command" && IsHookCommand(e.Command) {
+			continue
+		}
+		kept = append(kept, h)
+	}
+	if len(kept) == len(hs) {
+		return g, false
+	}
+	if len(kept) == 0 {
+		return nil, true
+	}
+	obj.set("hooks", encodeArray(kept))
+	return obj.encode(), true
+}
+
+// HasHook reports whether settings hold Gatehouse's hook, and its command.
+func HasHook(settings []byte) (string, bool) {
+	var s struct {
+		Hooks struct {
+			PreToolUse []matcherGroup `json:"PreToolUse"`
+		} `json:"hooks"`
+	}
+	if json.Unmarshal(settings, &s) != nil {
+		return "", false
+	}
+	for _, g := range s.Hooks.PreToolUse {
+		for _, h := range g.Hooks {
+			if IsHookCommand(h.Command) {
+				return h.Command, true
+			}
+		}
+	}
+	return "", false
+}
+
+func groupCommands(g json.RawMessage) []string {
+	var mg struct {
+		Hooks []hookEntry `json:"hooks"`
+	}
+	if json.Unmarshal(g, &mg) != nil {
+		return nil
+	}
+	var out []string
+	for _, h := range mg.Hooks {
+		out = append(out, h.Command)
+	}
+	return out
+}
+
+// object is a JSON object that keeps its keys' order and its values'
+// bytes.
+type object struct {
+	keys []string
+	vals map[string]json.RawMessage
+}
+
+func parseObject(b []byte) (*object, error) {
+	o := &object{vals: map[string]json.RawMessage{}}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return o, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	t, err := dec.Token()
+	if err != nil {
+		return nil, fmt.Errorf("not valid JSON: %v", err)
+	}
+	if d, ok := t.(json.Delim); !ok || d != '{' {
+		return nil, errors.New("not a JSON object")
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, fmt.Errorf("not valid JSON: %v", err)
+		}
+		k := t.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, fmt.Errorf("not valid JSON: %v", err)
+		}
+		if _, dup := o.vals[k]; !dup {
+			o.keys = append(o.keys, k)
+		}
+		o.vals[k] = v
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, fmt.Errorf("not valid JSON: %v", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("not valid JSON: data after the object")
+	}
+	return o, nil
+}
+
+func (o *object) get(k string) (json.RawMessage, bool) { v, ok := o.vals[k]; return v, ok }
+
+func (o *object) set(k string, v json.RawMessage) {
+	if _, ok := o.vals[k]; !ok {
+		o.keys = append(o.keys, k)
+	}
+	o.vals[k] = v
+}
+
+func (o *object) del(k string) {
+	delete(o.vals, k)
+	for i, x := range o.keys {
+		if x == k {
+			o.keys = append(o.keys[:i], o.keys[i+1:]...)
+			break
+		}
+	}
+}
+
+// object returns the member k as an object, empty when absent.
+func (o *object) object(k string) (*object, error) {
+	v, ok := o.vals[k]
+	if !ok {
+		return parseObject(nil)
+	}
+	obj, err := parseObject(v)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", k, err)
+	}
+	return obj, nil
+}
+
+// array returns the member k as a list, empty when absent.
+func (o *object) array(k, name string) ([]json.RawMessage, error) {
+	v, ok := o.vals[k]
+	if !ok {
+		return nil, nil
+	}
+	var a []json.RawMessage
+	if err := json.Unmarshal(v, &a); err != nil {
+		return nil, fmt.Errorf("%s is not a list", name)
+	}
+	return a, nil
+}
+
+func (o *object) encode() json.RawMessage {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, k := range o.keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		kb, _ := json.Marshal(k)
+		b.Write(kb)
+		b.WriteByte(':')
+		b.Write(o.vals[k])
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+func (o *object) indent() []byte {
+	var b bytes.Buffer
+	json.Indent(&b, o.encode(), "", "  ")
+	b.WriteByte('\n')
+	return b.Bytes()
+}
+
+func encodeArray(a []json.RawMessage) json.RawMessage {
+	var b bytes.Buffer
+	b.WriteByte('[')
+	n := 0
+	for _, v := range a {
+		if v == nil {
+			continue
+		}
+		if n > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(v)
+		n++
+	}
+	b.WriteByte(']')
+	return b.Bytes()
+}
+
+func compact(b []byte) []byte {
+	var out bytes.Buffer
+	if json.Compact(&out, b) != nil {
+		return b
+	}
+	return out.Bytes()
+}
+
+// ManagedOptions configure RenderManaged.
+type ManagedOptions struct {
+	// Exe is the absolute path of the gatehouse binary.
+	Exe string
+	// Routing is the least routing the hook asks the service for.
+	Routing string
+}
+
+// RenderManaged returns the managed-settings.json IT pushes: Claude Code's
+// own sandbox on and impossible to leave (no unsandboxed escape hatch, no
+// start without it), Gatehouse's hook, and no hooks but managed ones. It
+// allows no unix socket: the relay needs none.
+func RenderManaged(o ManagedOptions) []byte {
+	group := HookGroup(HookCommand(o.Exe, o.Routing))
+	v := struct {
+		Sandbox struct {
+			Enabled                  bool `json:"enabled"`
+			AllowUnsandboxedCommands bool `json:"allowUnsandboxedCommands"`
+			FailIfUnavailable        bool `json:"failIfUnavailable"`
+		} `json:"sandbox"`
+		Hooks struct {
+			PreToolUse []json.RawMessage `json:"PreToolUse"`
+		} `json:"hooks"`
+		AllowManagedHooksOnly bool `json:"allowManagedHooksOnly"`
+	}{}
+	v.Sandbox.Enabled, v.Sandbox.FailIfUnavailable = true, true
+	v.Hooks.PreToolUse = []json.RawMessage{group}
+	v.AllowManagedHooksOnly = true
+	b, _ := json.MarshalIndent(v, "", "  ")
+	return append(b, '\n')
+}
+
+// ManagedPath returns where Claude Code reads managed settings on goos.
+// It also reads drop-in files from managed-settings.d beside it.
+func ManagedPath(goos string) string {
+	switch goos {
+	case "darwin":
+		return "/Library/Application Support/ClaudeCode/managed-settings.json"
+	case "windows":
+		return `C:\Program Files\ClaudeCode\managed-settings.json`
+	}
+	return "/etc/claude-code/managed-settings.json"
+}

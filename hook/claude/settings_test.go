@@ -1,0 +1,187 @@
+package claude
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+const exe = "/home/u/.local/bin/gatehouse"
+
+func load(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func decodeAny(t *testing.T, b []byte) any {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, b)
+	}
+	return v
+}
+
+// Install then uninstall over real-world shapes: the hook is added once,
+// everything else is kept, and uninstall gives back what was there.
+func TestMergeAndRemove(t *testing.T) {
+	t.Parallel()
+	cmd := HookCommand(exe, "")
+	for _, name := range []string{"", "settings-minimal.json", "settings-other-hooks.json", "settings-hooks-empty.json"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var orig []byte
+			if name != "" {
+				orig = load(t, name)
+			}
+			merged, changed, err := MergeHook(orig, cmd)
+			if err != nil || !changed {
+				t.Fatalf("MergeHook: changed %v, err %v", changed, err)
+			}
+			if got, ok := HasHook(merged); !ok || got != cmd {
+				t.Fatalf("hook not found after merge:\n%s", merged)
+			}
+			// Everything else is kept.
+			if orig != nil {
+				o := decodeAny(t, orig).(map[string]any)
+				m := decodeAny(t, merged).(map[string]any)
+				for k, v := range o {
+					if k == "hooks" {
+						continue
+					}
+					if !reflect.DeepEqual(m[k], v) {
+						t.Errorf("key %s changed: %v -> %v", k, v, m[k])
+					}
+				}
+				if strings.Contains(string(orig), "log-bash.sh") && !strings.Contains(string(merged), "log-bash.sh") {
+					t.Error("another tool's hook was lost")
+				}
+				// Key order is kept.
+				if i, j := bytes.Index(merged, []byte(`"model"`)), bytes.Index(merged, []byte(`"permissions"`)); i > j {
+					t.Error("key order changed")
+				}
+			}
+			// Idempotent.
+			again, changed, err := MergeHook(merged, cmd)
+			if err != nil || changed || !bytes.Equal(again, merged) {
+				t.Errorf("second merge changed the file (changed %v, err %v):\n%s", changed, err, again)
+			}
+			// Uninstall removes exactly what install added.
+			back, changed, err := RemoveHook(merged)
+			if err != nil || !changed {
+				t.Fatalf("RemoveHook: changed %v err %v", changed, err)
+			}
+			if _, ok := HasHook(back); ok {
+				t.Errorf("hook still there:\n%s", back)
+			}
+			want := any(map[string]any{})
+			if orig != nil {
+				want = decodeAny(t, orig)
+				if name == "settings-hooks-empty.json" {
+					delete(want.(map[string]any), "hooks") // an empty hooks object goes too
+				}
+			}
+			if got := decodeAny(t, back); !reflect.DeepEqual(got, want) {
+				t.Errorf("after uninstall:\n%s\nwant the original:\n%s", back, orig)
+			}
+			if _, changed, _ := RemoveHook(back); changed {
+				t.Error("a second uninstall changed something")
+			}
+		})
+	}
+}
+
+// An entry of a gatehouse binary that moved is replaced in place.
+func TestMergeReplacesOldPath(t *testing.T) {
+	t.Parallel()
+	merged, changed, err := MergeHook(load(t, "settings-old-gatehouse.json"), HookCommand(exe, ""))
+	if err != nil || !changed {
+		t.Fatal(changed, err)
+	}
+	if strings.Contains(string(merged), "/opt/old") || strings.Count(string(merged), "hook claude") != 1 {
+		t.Errorf("old entry kept:\n%s", merged)
+	}
+}
+
+// A user's own hook that shares Gatehouse's group is kept on uninstall.
+func TestRemoveKeepsSharedGroup(t *testing.T) {
+	t.Parallel()
+	in := `{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"'/x/gatehouse' hook claude"},{"type":"command","command":"mine.sh"}]}]}}`
+	out, changed, err := RemoveHook([]byte(in))
+	if err != nil || !changed {
+		t.Fatal(changed, err)
+	}
+	want := `{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"mine.sh"}]}]}}`
+	if got := string(compact(out)); got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+}
+
+func TestMergeRefusesBadFiles(t *testing.T) {
+	t.Parallel()
+	for _, in := range []string{
+		"{\"a\": 1,}",                  // trailing comma
+		"// comment\n{}",               // comments are not JSON
+		"[]",                           // not an object
+		`{"hooks": []}`,                // hooks not an object
+		`{"hooks": {"PreToolUse": 1}}`, // not a list
+		`{} {}`,
+	} {
+		if _, _, err := MergeHook([]byte(in), HookCommand(exe, "")); err == nil {
+			t.Errorf("MergeHook(%q) succeeded", in)
+		}
+	}
+}
+
+func TestIsHookCommand(t *testing.T) {
+	t.Parallel()
+	for cmd, want := range map[string]bool{
+		HookCommand(exe, ""):                 true,
+		HookCommand(exe, "governed_shell"):   true,
+		HookCommand("/a b/gatehouse", ""):    true,
+		"'/usr/bin/other' hook claude":       false,
+		"gatehouse hook claude":              false,
+		"'/x/gatehouse' hook claude; rm -rf": false,
+	} {
+		if got := IsHookCommand(cmd); got != want {
+			t.Errorf("IsHookCommand(%q) = %v, want %v", cmd, got, want)
+		}
+	}
+}
+
+func TestRenderManaged(t *testing.T) {
+	t.Parallel()
+	b := RenderManaged(ManagedOptions{Exe: exe, Routing: "governed_shell"})
+	var m struct {
+		Sandbox map[string]any `json:"sandbox"`
+		Hooks   struct {
+			PreToolUse []matcherGroup `json:"PreToolUse"`
+		} `json:"hooks"`
+		AllowManagedHooksOnly bool `json:"allowManagedHooksOnly"`
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"enabled": true, "allowUnsandboxedCommands": false, "failIfUnavailable": true}
+	if !reflect.DeepEqual(m.Sandbox, want) {
+		t.Errorf("sandbox = %v, want %v (and nothing else: no unix-socket allowance)", m.Sandbox, want)
+	}
+	if !m.AllowManagedHooksOnly || len(m.Hooks.PreToolUse) != 1 {
+		t.Fatalf("%s", b)
+	}
+	h := m.Hooks.PreToolUse[0]
+	if h.Matcher != "Bash" || len(h.Hooks) != 1 || h.Hooks[0].Command != "'"+exe+"' hook claude --routing governed_shell" || h.Hooks[0].OnFailure != "block" {
+		t.Errorf("hook: %+v", h)
+	}
+	if strings.Contains(string(b), "allowUnixSockets") {
+		t.Error("unix sockets allowed")
+	}
+}

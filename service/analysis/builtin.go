@@ -1,0 +1,482 @@
+package analysis
+
+// This file implements the shapes of the built-in rules listed (with their
+// reasons) in policy.BuiltinRules.
+
+import (
+	"path"
+	"slices"
+	"strings"
+)
+
+// builtinMatchers match each built-in rule's shape on one node.
+var builtinMatchers = map[string]func(t *Tree, n *Node) bool{
+	"rm-root":                  rmRoot,
+	"find-delete-root":         findDeleteRoot,
+	"disk-write":               diskWrite,
+	"chmod-recursive-root":     chmodRoot,
+	"curl-pipe-shell":          func(t *Tree, n *Node) bool { return runsCodeFrom(t, n, isFetcher) },
+	"decode-pipe-shell":        func(t *Tree, n *Node) bool { return runsCodeFrom(t, n, isDecoder) },
+	"shell-rc-write":           rcWrite,
+	"git-force-push-protected": forcePush,
+	"secret-exfiltration":      exfiltration,
+	"fork-bomb":                func(t *Tree, n *Node) bool { return n.funcSelfPipe },
+}
+
+// systemDirs are top-level directories whose recursive removal (or
+// permission change) wrecks a system.
+var systemDirs = []string{
+	"/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/proc",
+	"/root", "/sbin", "/srv", "/sys", "/usr", "/var", "/Users", "/System", "/Library", "/Applications",
+	"/private", "/snap", "/mnt", "/media", "/usr/bin", "/usr/lib", "/usr/local", "/usr/share", "/var/lib",
+}
+
+// rootish reports whether the path p (static, absolute) is /, the home
+// directory or its parent, or a top-level system directory, possibly with
+// a trailing /* or /.*.
+func (t *Tree) rootish(p string) bool {
+	if p == "" || !path.IsAbs(p) {
+		return false
+	}
+	// Strip trailing /* and /.* (and slashes): /*, //*, ~/* name the same
+	// directory's contents.
+	for i := 0; i < 16 && len(p) > 1; i++ {
+		q := strings.TrimRight(p, "/")
+		for _, suf := range []string{"/*", "/.*", "/{*,.*}"} {
+			q = strings.TrimSuffix(q, suf)
+		}
+		if q == "" {
+			q = "/"
+		}
+		if q == p {
+			break
+		}
+		p = q
+	}
+	p = path.Clean(p)
+	if p == "/" || slices.Contains(systemDirs, p) {
+		return true
+	}
+	if home := t.opts.Env["HOME"]; home != "" && home != "/" {
+		if p == path.Clean(home) || p == path.Dir(path.Clean(home)) {
+			return true
+		}
+	}
+	return false
+}
+
+// targets returns the static values of n's operands, resolved against the
+// working directories n may run in: for a dynamic operand, its value if
+// every unknown part were empty.
+func (t *Tree) targets(n *Node, operands []Arg) []string {
+	var out []string
+	for _, x := range operands {
+		v := x.Value
+		if x.Dynamic {
+			if !x.hasIfEmpty || x.ifEmpty == "" {
+				continue
+			}
+			v = x.ifEmpty
+		}
+		if path.IsAbs(v) {
+			out = append(out, v)
+			continue
+		}
+		for _, d := range n.cwds {
+			out = append(out, cleanJoin(d, v)+trailingGlob(v))
+		}
+	}
+	return out
+}
+
+// trailingGlob keeps a trailing /* of a relative operand through Join.
+func trailingGlob(v string) string {
+	if v == "*" || v == ".*" {
+		return "/*"
+	}
+	return ""
+}
+
+// operands returns args that are not options (every arg after "--").
+func operands(args []Arg) []Arg {
+	var out []Arg
+	for i, x := range args {
+		if !x.Dynamic && x.Value == "--" {
+			return append(out, args[i+1:]...)
+		}
+		if !x.Dynamic && strings.HasPrefix(x.Value, "-") && x.Value != "-" {
+			continue
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+func hasFlag(args []Arg, flags ...string) bool {
+	for _, x := range args {
+		if x.Dynamic {
+			continue
+		}
+		if x.Value == "--" {
+			return false
+		}
+		for _, f := range flags {
+			if flagIs(x.Value, f) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func args1(n *Node) []Arg {
+	if len(n.Argv) < 2 {
+		return nil
+	}
+	return n.Argv[1:]
+}
+
+func rmRoot(t *Tree, n *Node) bool {
+	if n.Kind != KindCommand || n.Name != "rm" {
+		return false
+	}
+	args := args1(n)
+	recursive := hasFlag(args, "-r", "-R", "--recursive")
+	for _, p := range t.targets(n, operands(args)) {
+		if t.rootish(p) && (recursive || strings.HasSuffix(p, "*")) {
+			return true
+		}
+	}
+	return false
+}
+
+func findDeleteRoot(t *Tree, n *Node) bool {
+	if n.Kind != KindCommand || n.Name != "find" || !n.findDelete {
+		return false
+	}
+	var starts []Arg
+	for _, x := range args1(n) {
+		if !x.Dynamic && (strings.HasPrefix(x.Value, "-") || x.Value == "(" || x.Value == "!") {
+			break
+		}
+		starts = append(starts, x)
+	}
+	if len(starts) == 0 {
+		starts = []Arg{{Value: "."}}
+	}
+	for _, p := range t.targets(n, starts) {
+		if t.rootish(p) {
+			return true
+		}
+	}
+	return false
+}
+
+func chmodRoot(t *Tree, n *Node) bool {
+	if n.Kind != KindCommand || n.Name != "chmod" && n.Name != "chown" && n.Name != "chgrp" {
+		return false
+	}
+	args := args1(n)
+	if !hasFlag(args, "-R", "--recursive") {
+		return false
+	}
+	ops := operands(args)
+	if len(ops) < 2 {
+		return false
+	}
+	for _, p := range t.targets(n, ops[1:]) {
+		if t.rootish(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// isDiskDevice reports whether p names a block device holding a disk.
+func isDiskDevice(p string) bool {
+	if !strings.HasPrefix(p, "/dev/") {
+		return false
+	}
+	if strings.HasPrefix(p, "/dev/mapper/") || strings.HasPrefix(p, "/dev/disk/") {
+		return true
+	}
+	base := strings.TrimPrefix(p, "/dev/")
+	for _, prefix := range []string{"sd", "hd", "vd", "xvd", "nvme", "mmcblk", "disk", "rdisk", "md", "dm-", "loop", "nbd"} {
+		if strings.HasPrefix(base, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+func diskWrite(t *Tree, n *Node) bool {
+	for _, r := range n.Redirs {
+		if isWriteOp(r.Op) && isDiskDevice(r.Target) {
+			return true
+		}
+	}
+	if n.Kind != KindCommand {
+		return false
+	}
+	args := args1(n)
+	switch {
+	case strings.HasPrefix(n.Name, "mkfs") || n.Name == "wipefs" || n.Name == "mkswap" || n.Name == "blkdiscard" || n.Name == "mke2fs" || n.Name == "newfs":
+		return true
+	case n.Name == "dd":
+		for _, x := range args {
+			if strings.HasPrefix(x.Value, "of=") && isDiskDevice(strings.TrimPrefix(x.Value, "of=")) {
+				return true
+			}
+		}
+	case n.Name == "shred" || n.Name == "fdisk" || n.Name == "sfdisk" || n.Name == "sgdisk" || n.Name == "gdisk" || n.Name == "parted" || n.Name == "cfdisk":
+		if hasFlag(args, "-l", "--list", "-p", "--print") {
+			return false
+		}
+		for _, x := range operands(args) {
+			if isDiskDevice(x.Value) {
+				return true
+			}
+		}
+	case n.Name == "diskutil":
+		for _, x := range args {
+			if strings.HasPrefix(strings.ToLower(x.Value), "erase") || x.Value == "partitionDisk" || x.Value == "zeroDisk" || x.Value == "randomDisk" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func isWriteOp(op string) bool {
+	switch op {
+	case ">", ">>", ">|", "&>", "&>>", "<>", ">&":
+		return true
+	}
+	return false
+}
+
+// fetchers are commands that bring bytes from the network.
+var fetchers = map[string]bool{
+	"curl": true, "wget": true, "fetch": true, "http": true, "https": true, "xh": true, "aria2c": true,
+	"nc": true, "ncat": true, "netcat": true, "socat": true, "lynx": true, "links": true, "w3m": true,
+	"ftp": true, "tftp": true, "ssh": true, "scp": true, "sftp": true, "rsync": true, "lwp-download": true,
+	"lwp-request": true, "GET": true, "telnet": true,
+}
+
+func isFetcher(n *Node) bool { return n.Kind == KindCommand && fetchers[n.Name] }
+
+// isDecoder reports whether n turns encoded bytes into something else:
+// base64 -d, xxd -r, openssl enc -d, printf of escapes, rev...
+func isDecoder(n *Node) bool {
+	if n.Kind != KindCommand {
+		return false
+	}
+	args := args1(n)
+	switch n.Name {
+	case "base64", "base32", "basenc", "gbase64":
+		return hasFlag(args, "-d", "--decode", "-D")
+	case "xxd":
+		return hasFlag(args, "-r", "-revert")
+	case "openssl":
+		return hasFlag(args, "-d", "-base64", "-a") || len(args) > 0 && args[0].Value == "base64"
+	case "uudecode", "rev", "unxz", "xzcat", "gunzip", "zcat", "bunzip2", "bzcat", "unzstd", "zstdcat", "lzcat", "uncompress":
+		return true
+	case "gzip", "xz", "bzip2", "zstd":
+		return hasFlag(args, "-d", "--decompress")
+	case "tr":
+		// rot13 and friends.
+		return len(args) >= 2 && strings.Contains(args[0].Value, "-Z") && (strings.Contains(args[1].Value, "N-Z") || strings.Contains(args[1].Value, "n-z"))
+	case "printf", "echo":
+		for _, x := range args {
+			if strings.Contains(x.Value, `\x`) || strings.Contains(x.Value, `\0`) || strings.Contains(x.Value, `\u`) {
+				return true
+			}
+		}
+	case "perl", "python", "python3", "ruby", "node":
+		for _, x := range args {
+			if strings.Contains(x.Value, "decode") || strings.Contains(x.Value, "unpack") || strings.Contains(x.Value, "b64") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// runsCodeFrom reports whether n runs code that comes (through pipes,
+// substitutions or files this command writes) from a node is matches.
+func runsCodeFrom(t *Tree, n *Node, is func(*Node) bool) bool {
+	if !n.runsCode {
+		return false
+	}
+	seen := map[int]bool{}
+	queue := append(append([]int{}, n.codeFrom...), n.writtenBy...)
+	for len(queue) > 0 {
+		id := queue[0]
+		queue = queue[1:]
+		if id < 0 || id >= len(t.Nodes) || seen[id] {
+			continue
+		}
+		seen[id] = true
+		m := t.Nodes[id]
+		if is(m) {
+			return true
+		}
+		queue = append(queue, m.stdinFrom...)
+		queue = append(queue, m.codeFrom...)
+		queue = append(queue, m.writtenBy...)
+		// A wrapper's payload and a substitution's commands feed it too.
+		for _, c := range t.Nodes[id+1:] {
+			if c.Parent == id {
+				queue = append(queue, c.ID)
+			}
+		}
+	}
+	return false
+}
+
+// rcFiles are shell startup files: a write to one runs later, outside
+// any sandbox.
+var rcFiles = map[string]bool{
+	".bashrc": true, ".bash_profile": true, ".bash_login": true, ".bash_logout": true, ".bash_aliases": true,
+	".profile": true, ".zshrc": true, ".zshenv": true, ".zprofile": true, ".zlogin": true, ".zlogout": true,
+	".kshrc": true, ".mkshrc": true, ".cshrc": true, ".tcshrc": true, ".login": true, ".logout": true,
+	".envrc": true, "config.fish": true,
+}
+
+var rcPaths = []string{"/etc/profile", "/etc/bash.bashrc", "/etc/bashrc", "/etc/zshrc", "/etc/zsh/zshrc",
+	"/etc/zsh/zshenv", "/etc/zsh/zprofile", "/etc/environment", "/etc/csh.cshrc", "/etc/csh.login"}
+
+func isRC(p string) bool {
+	p = path.Clean(p)
+	return rcFiles[path.Base(p)] || slices.Contains(rcPaths, p) || strings.HasPrefix(p, "/etc/profile.d/")
+}
+
+func rcWrite(t *Tree, n *Node) bool {
+	for _, r := range n.Redirs {
+		if isWriteOp(r.Op) && !r.Dynamic && isRC(r.Target) {
+			return true
+		}
+	}
+	for _, p := range n.writesTo {
+		if isRC(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// protectedBranch reports whether a branch name is one force-pushes must
+// not rewrite.
+func protectedBranch(b string) bool {
+	b = strings.TrimPrefix(b, "refs/heads/")
+	switch b {
+	case "main", "master", "trunk", "develop", "development", "production", "prod", "stable", "release":
+		return true
+	}
+	return strings.HasPrefix(b, "release/") || strings.HasPrefix(b, "release-") || strings.HasPrefix(b, "releases/")
+}
+
+func forcePush(t *Tree, n *Node) bool {
+	if n.Kind != KindCommand || n.Name != "git" || n.gitPush == nil {
+		return false
+	}
+	g := n.gitPush
+	if !g.force && !g.delete && !g.plusRef {
+		return false
+	}
+	if g.all {
+		return true
+	}
+	if len(g.refs) == 0 {
+		// The current branch: protected, or not known.
+		return !g.branchKnown || protectedBranch(g.branch)
+	}
+	for _, r := range g.refs {
+		if r.Dynamic {
+			return true
+		}
+		ref := strings.TrimPrefix(r.Value, "+")
+		forced := g.force || g.delete || strings.HasPrefix(r.Value, "+") || strings.HasPrefix(r.Value, ":")
+		if !forced {
+			continue
+		}
+		src, dst, ok := strings.Cut(ref, ":")
+		if !ok {
+			dst = src
+		}
+		if dst == "HEAD" || dst == "@" {
+			if !g.branchKnown || protectedBranch(g.branch) {
+				return true
+			}
+			continue
+		}
+		if protectedBranch(dst) {
+			return true
+		}
+	}
+	return false
+}
+
+// secret reports whether p is a credential file.
+func (t *Tree) secret(p string) bool {
+	p = path.Clean(p)
+	for _, d := range t.opts.DenyRead {
+		if within(p, d) {
+			return true
+		}
+	}
+	home := t.opts.Env["HOME"]
+	for _, d := range []string{".ssh", ".aws", ".config/gcloud", ".kube", ".netrc", ".docker", ".gnupg", ".git-credentials", ".pgpass", ".pypirc"} {
+		if home != "" && within(p, path.Join(home, d)) {
+			return true
+		}
+	}
+	switch path.Base(p) {
+	case "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", ".netrc", ".git-credentials", ".pgpass":
+		return true
+	}
+	return p == "/etc/shadow" || p == "/etc/gshadow"
+}
+
+// readsSecret reports whether n names a credential file in its arguments
+// or its stdin.
+func (t *Tree) readsSecret(n *Node) bool {
+	for _, x := range args1(n) {
+		if x.Dynamic {
+			continue
+		}
+		v := x.Value
+		if i := strings.Index(v, "@"); i >= 0 && (i == 0 || v[i-1] == '=') {
+			v = v[i+1:]
+		}
+		if i := strings.IndexByte(v, '<'); i >= 0 {
+			v = v[i+1:]
+		}
+		for _, p := range t.targets(n, []Arg{{Value: v}}) {
+			if t.secret(p) {
+				return true
+			}
+		}
+	}
+	for _, r := range n.Redirs {
+		if r.Op == "<" && !r.Dynamic && t.secret(r.Target) {
+			return true
+		}
+	}
+	return false
+}
+
+func exfiltration(t *Tree, n *Node) bool {
+	if !isFetcher(n) {
+		return false
+	}
+	if t.readsSecret(n) {
+		return true
+	}
+	for _, id := range n.stdinFrom {
+		if id >= 0 && id < len(t.Nodes) && t.readsSecret(t.Nodes[id]) {
+			return true
+		}
+	}
+	return false
+}

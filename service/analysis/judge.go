@@ -1,0 +1,330 @@
+package analysis
+
+// This file judges a tree: for each node the built-in rules that match,
+// the first matching managed rule, the first matching user rule, and the
+// default and dynamic actions; the strictest answer of the strictest node
+// decides.
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/gatehouse-dev/gatehouse/service/policy"
+)
+
+// Decision codes: why a command was not allowed.
+const (
+	CodeParseError    = "parse_error"
+	CodePolicyRule    = "policy_rule"
+	CodeDefaultAction = "default_action"
+	CodeDynamic       = "dynamic_command"
+)
+
+// Origins of a match.
+const (
+	OriginBuiltin       = "builtin"
+	OriginManaged       = "managed"
+	OriginUser          = "user"
+	OriginDefaultAction = "default_action"
+	OriginDynamicAction = "dynamic_action"
+)
+
+// A Decision is the verdict on a tree.
+type Decision struct {
+	// Action is allow, ask or deny.
+	Action string `json:"action"`
+	// Code says why the command is not allowed: parse_error, policy_rule,
+	// default_action or dynamic_command; "" when it is.
+	Code string `json:"code,omitempty"`
+	// Reason explains the decision to the agent.
+	Reason string `json:"reason,omitempty"`
+	// Rule names the deciding rule (or setting).
+	Rule string `json:"rule,omitempty"`
+	// Node is the deciding node, -1 for none.
+	Node int `json:"node"`
+}
+
+// rank orders actions from the widest to the narrowest.
+func rank(action string) int {
+	switch action {
+	case policy.ActionDeny:
+		return 2
+	case policy.ActionAsk:
+		return 1
+	}
+	return 0
+}
+
+// Judge decides t under p and records on every node the rules that
+// matched it and its own action.
+func Judge(t *Tree, p *policy.Policy) Decision {
+	if t.ParseError != nil {
+		return Decision{
+			Action: policy.ActionDeny, Code: CodeParseError, Node: -1,
+			Reason: "the command does not parse (" + t.ParseError.Error() + "); nothing that cannot be analysed runs",
+		}
+	}
+	best := Decision{Action: policy.ActionAllow, Node: -1}
+	bestMatch := Match{}
+	for _, n := range t.Nodes {
+		n.Matches = matches(t, n, p)
+		n.Action = policy.ActionAllow
+		var deciding Match
+		for _, m := range n.Matches {
+			if rank(m.Action) > rank(n.Action) {
+				n.Action, deciding = m.Action, m
+			}
+		}
+		if rank(n.Action) > rank(best.Action) {
+			best = Decision{Action: n.Action, Node: n.ID, Rule: deciding.Rule}
+			bestMatch = deciding
+		}
+	}
+	if best.Node >= 0 {
+		n := t.Nodes[best.Node]
+		best.Code, best.Reason = reason(n, bestMatch, p)
+	}
+	return best
+}
+
+// reason words the decision made by m on n.
+func reason(n *Node, m Match, p *policy.Policy) (code, text string) {
+	what := fmt.Sprintf("%q (at %s)", short(nodeText(n)), n.Pos())
+	switch m.Origin {
+	case OriginDefaultAction:
+		return CodeDefaultAction, fmt.Sprintf("no rule allows %s and policy.default_action is %s", what, m.Action)
+	case OriginDynamicAction:
+		why := "part of it is only known at run time"
+		for _, note := range n.Notes {
+			why = note
+			break
+		}
+		return CodeDynamic, fmt.Sprintf("%s cannot be analysed before it runs: %s; policy.dynamic_action is %s", what, why, m.Action)
+	}
+	kind := "rule"
+	switch m.Origin {
+	case OriginBuiltin:
+		kind = "built-in rule"
+	case OriginManaged:
+		kind = "managed rule"
+	}
+	text = fmt.Sprintf("%s %q matched %s", kind, m.Rule, what)
+	if m.Reason != "" {
+		text += ": " + m.Reason
+	}
+	return CodePolicyRule, text
+}
+
+// nodeText is the command of n for a message.
+func nodeText(n *Node) string {
+	if s := n.Text(); s != "" {
+		return s
+	}
+	return n.Kind
+}
+
+// matches returns everything that applies to n.
+func matches(t *Tree, n *Node, p *policy.Policy) []Match {
+	var out []Match
+	for _, b := range policy.BuiltinRules {
+		if !p.BuiltinEnabled(b.Name) {
+			continue
+		}
+		if f := builtinMatchers[b.Name]; f != nil && f(t, n) {
+			out = append(out, Match{Rule: b.Name, Origin: OriginBuiltin, Action: b.Action, Reason: b.Reason})
+		}
+	}
+	tierMatched := false
+	for _, managed := range []bool{true, false} {
+		for i := range p.Rules {
+			r := &p.Rules[i]
+			if r.Managed() != managed || !RuleMatches(r, n) {
+				continue
+			}
+			origin := OriginUser
+			if managed {
+				origin = OriginManaged
+			}
+			out = append(out, Match{Rule: r.Name, Origin: origin, Action: r.Action, Reason: r.Reason})
+			tierMatched = true
+			break
+		}
+	}
+	if !tierMatched && n.Kind == KindCommand {
+		out = append(out, Match{Rule: "default_action", Origin: OriginDefaultAction, Action: orAllow(p.DefaultAction)})
+	}
+	if n.Has(FlagDynamic) && p.DynamicAction != policy.ActionAllow {
+		out = append(out, Match{Rule: "dynamic_action", Origin: OriginDynamicAction, Action: orAsk(p.DynamicAction)})
+	}
+	return out
+}
+
+func orAllow(s string) string {
+	if s == "" {
+		return policy.ActionAllow
+	}
+	return s
+}
+
+func orAsk(s string) string {
+	if s == "" {
+		return policy.ActionAsk
+	}
+	return s
+}
+
+// RuleMatches reports whether rule r matches node n.
+func RuleMatches(r *policy.Rule, n *Node) bool {
+	if r.Where == policy.WhereTopLevel && !n.topLevel {
+		return false
+	}
+	for _, f := range r.Flags {
+		if !n.Has(Flag(f)) {
+			return false
+		}
+	}
+	if len(r.Command) > 0 {
+		if n.Kind != KindCommand || n.Name == "" {
+			return false
+		}
+		ok := false
+		for _, c := range r.Command {
+			target := n.Name
+			if strings.Contains(c, "/") {
+				target = n.Path
+			}
+			if target != "" && globMatch(c, target) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	var args []Arg
+	if len(n.Argv) > 1 {
+		args = n.Argv[1:]
+	}
+	for _, m := range r.Args {
+		if !argMatch(m, args) {
+			return false
+		}
+	}
+	return true
+}
+
+// argMatch applies one argument matcher.
+func argMatch(m policy.ArgMatch, args []Arg) bool {
+	switch {
+	case len(m.Flag) > 0:
+		for _, x := range args {
+			if x.Dynamic {
+				continue
+			}
+			if x.Value == "--" {
+				return false
+			}
+			for _, f := range m.Flag {
+				if flagIs(x.Value, f) {
+					return true
+				}
+			}
+		}
+	case len(m.Seq) > 0:
+		for i := 0; i+len(m.Seq) <= len(args); i++ {
+			ok := true
+			for j, pat := range m.Seq {
+				if args[i+j].Dynamic || !globMatch(pat, args[i+j].Value) {
+					ok = false
+					break
+				}
+			}
+			if ok {
+				return true
+			}
+		}
+	case len(m.Glob) > 0:
+		for _, x := range args {
+			if x.Dynamic {
+				continue
+			}
+			for _, pat := range m.Glob {
+				if globMatch(pat, x.Value) {
+					return true
+				}
+			}
+		}
+	case m.Regex != "":
+		re := compiled(m.Regex, true)
+		for _, x := range args {
+			if !x.Dynamic && re != nil && re.MatchString(x.Value) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// flagIs reports whether the argument arg is (or contains) the flag f.
+func flagIs(arg, f string) bool {
+	if arg == f {
+		return true
+	}
+	if strings.HasPrefix(f, "--") {
+		return strings.HasPrefix(arg, f+"=")
+	}
+	// -f inside a cluster: -rf, -fr, -Rf.
+	if len(arg) < 2 || arg[0] != '-' || arg[1] == '-' {
+		return false
+	}
+	for _, c := range arg[1:] {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	for _, c := range f[1:] {
+		if !strings.ContainsRune(arg[1:], c) {
+			return false
+		}
+	}
+	return true
+}
+
+// patterns caches compiled patterns and expressions.
+var patterns sync.Map // string → *regexp.Regexp (nil when invalid)
+
+// compiled returns the compiled shell pattern (regex false) or regular
+// expression (regex true) s.
+func compiled(s string, regex bool) *regexp.Regexp {
+	key := "g" + s
+	if regex {
+		key = "r" + s
+	}
+	if v, ok := patterns.Load(key); ok {
+		return v.(*regexp.Regexp)
+	}
+	var re *regexp.Regexp
+	var err error
+	if regex {
+		re, err = regexp.Compile(s)
+	} else {
+		re, err = policy.CompileGlob(s)
+	}
+	if err != nil {
+		re = nil
+	}
+	patterns.Store(key, re)
+	return re
+}
+
+// globMatch matches s against the shell pattern pat.
+func globMatch(pat, s string) bool {
+	if !strings.ContainsAny(pat, "*?[\\") {
+		return pat == s
+	}
+	re := compiled(pat, false)
+	return re != nil && re.MatchString(s)
+}

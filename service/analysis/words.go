@@ -1,0 +1,692 @@
+package analysis
+
+// This file expands words the way the shell will, as far as that is known
+// before anything runs: quotes, backslashes, ANSI-C strings, tildes, brace
+// expansion, and parameters whose values are fixed (the constructed
+// environment, positional parameters of a bash -c with literal arguments,
+// variables no part of the text assigns). Anything else is marked dynamic,
+// never guessed.
+
+import (
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// maxBraceFields bounds the fields one word's brace expansion may make.
+const maxBraceFields = 256
+
+// shellVars are variables the shell itself sets: their values are never
+// known statically (and most are never empty).
+var shellVars = map[string]bool{
+	"BASH": true, "BASHOPTS": true, "BASHPID": true, "BASH_ALIASES": true, "BASH_ARGC": true,
+	"BASH_ARGV": true, "BASH_ARGV0": true, "BASH_CMDS": true, "BASH_COMMAND": true,
+	"BASH_EXECUTION_STRING": true, "BASH_LINENO": true, "BASH_REMATCH": true, "BASH_SOURCE": true,
+	"BASH_SUBSHELL": true, "BASH_VERSINFO": true, "BASH_VERSION": true, "DIRSTACK": true,
+	"EPOCHREALTIME": true, "EPOCHSECONDS": true, "EUID": true, "FUNCNAME": true, "GROUPS": true,
+	"HISTCMD": true, "HOSTNAME": true, "HOSTTYPE": true, "LINENO": true, "MACHTYPE": true,
+	"MAPFILE": true, "OLDPWD": true, "OPTARG": true, "OPTIND": true, "OSTYPE": true,
+	"PIPESTATUS": true, "PPID": true, "PWD": true, "RANDOM": true, "REPLY": true, "SECONDS": true,
+	"SHELLOPTS": true, "SHLVL": true, "SRANDOM": true, "UID": true, "COLUMNS": true, "LINES": true,
+	"HISTFILE": true, "HISTSIZE": true, "HISTFILESIZE": true, "PS1": true, "PS2": true, "PS4": true,
+	"COMP_WORDS": true, "COMP_CWORD": true, "COMP_LINE": true, "COMP_POINT": true, "COPROC": true,
+	"READLINE_LINE": true, "READLINE_POINT": true, "BASH_COMPAT": true, "TIMEFORMAT": true,
+	"MAIL": true, "MAILPATH": true, "OPTERR": true, "PS0": true, "PS3": true,
+}
+
+// numericVars are shell variables whose values are numbers: safe in
+// arithmetic.
+var numericVars = map[string]bool{
+	"#": true, "?": true, "$": true, "!": true, "RANDOM": true, "SRANDOM": true, "LINENO": true,
+	"SECONDS": true, "BASHPID": true, "PPID": true, "UID": true, "EUID": true, "OPTIND": true,
+	"SHLVL": true, "COLUMNS": true, "LINES": true, "EPOCHSECONDS": true, "HISTCMD": true,
+	"BASH_SUBSHELL": true,
+}
+
+// fieldBuilder accumulates the fields of one word.
+type fieldBuilder struct {
+	fields  []Arg
+	cur     strings.Builder
+	ifEmpty strings.Builder
+	started bool
+	dyn     bool
+	subs    []int
+	glob    bool
+	// noIfEmpty: an unknown part can never be empty (${x:?}, $$...).
+	noIfEmpty bool
+	src       string
+}
+
+func (b *fieldBuilder) lit(s string, glob bool) {
+	b.cur.WriteString(s)
+	b.ifEmpty.WriteString(s)
+	b.started = true
+	b.glob = b.glob || glob
+}
+
+func (b *fieldBuilder) unknown(nonEmpty bool) {
+	b.started = true
+	b.dyn = true
+	b.noIfEmpty = b.noIfEmpty || nonEmpty
+}
+
+func (b *fieldBuilder) end() {
+	if !b.started {
+		return
+	}
+	a := Arg{Value: b.cur.String(), Glob: b.glob}
+	if b.dyn {
+		a = Arg{Value: b.src, Dynamic: true, Glob: b.glob, ifEmpty: b.ifEmpty.String(), hasIfEmpty: !b.noIfEmpty, subs: b.subs}
+	}
+	b.subs = nil
+	b.fields = append(b.fields, a)
+	b.cur.Reset()
+	b.ifEmpty.Reset()
+	b.started, b.dyn, b.glob, b.noIfEmpty = false, false, false, false
+}
+
+// split appends the value of an unquoted expansion, split on IFS
+// whitespace.
+func (b *fieldBuilder) split(s string) {
+	for i := 0; i < len(s); {
+		j := strings.IndexAny(s[i:], " \t\n")
+		if j < 0 {
+			b.lit(s[i:], strings.ContainsAny(s[i:], "*?["))
+			return
+		}
+		if j > 0 {
+			b.lit(s[i:i+j], strings.ContainsAny(s[i:i+j], "*?["))
+		}
+		b.end()
+		i += j + 1
+	}
+}
+
+// wordCtx is what expanding one word needs.
+type wordCtx struct {
+	sc    *scope
+	owner int // node that holds the word: parent of substitutions in it
+	// arithOwner is the node flagged when arithmetic in the word evaluates
+	// unknown values (usually owner).
+	codeSubs *[]int // collects the nodes of substitutions in the word
+}
+
+// fields expands w into the arguments the shell will pass, as far as they
+// are known. Substitutions in w are walked as nodes under owner.
+func (a *analyzer) fields(w *syntax.Word, sc *scope, owner int, subs *[]int) []Arg {
+	src := a.text(sc.u, w)
+	// Brace expansion is bash's; it is applied in sh too, where it only
+	// makes the analysis stricter (and /bin/sh is bash on macOS).
+	if syntax.SplitBraces(w) {
+		var out []Arg
+		n := 0
+		for bw, err := range expand.BracesSeq(nil, w) {
+			n++
+			if err != nil || n > maxBraceFields {
+				a.note(owner, "brace expansion of "+short(src)+" is too large to follow")
+				return []Arg{{Value: src, Dynamic: true}}
+			}
+			out = append(out, a.expandWord(bw.Parts, src, sc, owner, subs, modeWord)...)
+		}
+		return out
+	}
+	return a.expandWord(w.Parts, src, sc, owner, subs, modeWord)
+}
+
+// Expansion modes.
+const (
+	modeWord    = iota // an argument: split and globbed
+	modeString         // an assignment value or target: neither
+	modeDouble         // inside double quotes
+	modeHeredoc        // a here-document body
+)
+
+// str expands w as one string without splitting or globbing: assignment
+// values, redirection targets, case words.
+func (a *analyzer) str(w *syntax.Word, sc *scope, owner int, subs *[]int) Arg {
+	if w == nil || len(w.Parts) == 0 {
+		return Arg{}
+	}
+	src := a.text(sc.u, w)
+	f := a.expandWord(w.Parts, src, sc, owner, subs, modeString)
+	switch len(f) {
+	case 0:
+		return Arg{}
+	case 1:
+		f[0].Glob = false
+		return f[0]
+	}
+	// "$@" in a string context joins; keep it simple.
+	vals := make([]string, len(f))
+	for i, x := range f {
+		if x.Dynamic {
+			return Arg{Value: src, Dynamic: true}
+		}
+		vals[i] = x.Value
+	}
+	return Arg{Value: strings.Join(vals, " ")}
+}
+
+// expandWord expands parts in mode (modeWord or modeString).
+func (a *analyzer) expandWord(parts []syntax.WordPart, src string, sc *scope, owner int, subs *[]int, mode int) []Arg {
+	b := &fieldBuilder{src: src}
+	for i, p := range parts {
+		a.part(b, p, i == 0, mode, sc, owner, subs)
+	}
+	b.end()
+	return b.fields
+}
+
+// part expands one word part into b.
+func (a *analyzer) part(b *fieldBuilder, p syntax.WordPart, first bool, mode int, sc *scope, owner int, subs *[]int) {
+	quoted := mode != modeWord
+	switch p := p.(type) {
+	case *syntax.Lit:
+		v := p.Value
+		switch mode {
+		case modeDouble:
+			b.lit(unescapeDouble(v, true), false)
+			return
+		case modeHeredoc:
+			b.lit(unescapeDouble(v, false), false)
+			return
+		}
+		if first && strings.HasPrefix(v, "~") {
+			end := strings.IndexByte(v, '/')
+			if end < 0 {
+				end = len(v)
+			}
+			if home, ok := a.tilde(v[1:end], sc); ok {
+				b.lit(home, false)
+				v = v[end:]
+			} else {
+				b.unknown(true)
+				v = v[end:]
+			}
+		}
+		s, glob := unescapeLit(v)
+		b.lit(s, glob && mode == modeWord)
+	case *syntax.SglQuoted:
+		if p.Dollar {
+			b.lit(ansiC(p.Value), false)
+		} else {
+			b.lit(p.Value, false)
+		}
+		if p.Value == "" {
+			b.started = true
+		}
+	case *syntax.DblQuoted:
+		b.started = true
+		for _, q := range p.Parts {
+			a.part(b, q, false, modeDouble, sc, owner, subs)
+		}
+	case *syntax.ParamExp:
+		vals, known, nonEmpty := a.param(p, sc, owner, subs)
+		switch {
+		case !known:
+			b.unknown(nonEmpty)
+		case quoted && len(vals) > 1 && isAtParam(p):
+			// "$@": one field per parameter.
+			for i, v := range vals {
+				if i > 0 {
+					b.end()
+					b.started = true
+				}
+				b.lit(v, false)
+			}
+		case quoted:
+			b.lit(strings.Join(vals, " "), false)
+			b.started = true
+		default:
+			if a.taintAll || a.tainted["IFS"] {
+				b.unknown(false)
+				return
+			}
+			for i, v := range vals {
+				if i > 0 {
+					b.end()
+				}
+				b.split(v)
+			}
+		}
+	case *syntax.CmdSubst:
+		ids := a.subst(p.Stmts, sc, owner, "cmd_subst")
+		if subs != nil {
+			*subs = append(*subs, ids...)
+		}
+		b.subs = append(b.subs, ids...)
+		b.unknown(false)
+	case *syntax.ArithmExp:
+		var ids []int
+		a.arith(p.X, sc, owner, &ids)
+		if subs != nil {
+			*subs = append(*subs, ids...)
+		}
+		b.subs = append(b.subs, ids...)
+		b.unknown(true)
+	case *syntax.ProcSubst:
+		ids := a.subst(p.Stmts, sc, owner, "proc_subst")
+		if subs != nil {
+			*subs = append(*subs, ids...)
+		}
+		b.subs = append(b.subs, ids...)
+		b.unknown(true)
+	case *syntax.ExtGlob:
+		b.lit(p.Op.String()+p.Pattern.Value+")", true)
+	case *syntax.BraceExp:
+		// Only reached for an expansion SplitBraces left (none expected).
+		b.unknown(false)
+	default:
+		b.unknown(false)
+	}
+}
+
+func isAtParam(p *syntax.ParamExp) bool {
+	return p.Param != nil && p.Param.Value == "@" && p.Exp == nil && p.Repl == nil && p.Slice == nil && !p.Length
+}
+
+// tilde returns the directory ~user (user "" for ~) names, when known.
+func (a *analyzer) tilde(user string, sc *scope) (string, bool) {
+	switch user {
+	case "":
+		return a.lookupVar("HOME", sc)
+	case "+":
+		if cwd, ok := sc.st.single(); ok && !a.tainted["PWD"] {
+			return cwd, true
+		}
+	}
+	return "", false
+}
+
+// lookupVar returns the static value of a plain variable.
+func (a *analyzer) lookupVar(name string, sc *scope) (string, bool) {
+	vals, known, _ := a.value(name, sc)
+	if !known || len(vals) != 1 {
+		return "", false
+	}
+	return vals[0], true
+}
+
+// value returns the values of the parameter name ($@ has many), whether
+// they are known, and, when not, whether they are known to be non-empty.
+func (a *analyzer) value(name string, sc *scope) (vals []string, known, nonEmpty bool) {
+	switch name {
+	case "@", "*":
+		if sc.args.known && !sc.args.dynamic() {
+			return sc.args.values(), true, false
+		}
+		return nil, false, false
+	case "#":
+		if sc.args.known {
+			return []string{strconv.Itoa(len(sc.args.list))}, true, true
+		}
+		return nil, false, true
+	case "0":
+		if sc.args.known && sc.args.zero != "" {
+			return []string{sc.args.zero}, true, true
+		}
+		return nil, false, true
+	case "?", "$", "!", "-", "_":
+		return nil, false, name != "_"
+	}
+	if n, err := strconv.Atoi(name); err == nil {
+		if !sc.args.known {
+			return nil, false, false
+		}
+		if n-1 < len(sc.args.list) {
+			arg := sc.args.list[n-1]
+			if arg.Dynamic {
+				return nil, false, false
+			}
+			return []string{arg.Value}, true, false
+		}
+		return []string{""}, true, false
+	}
+	if a.taintAll || a.tainted[name] {
+		return nil, false, false
+	}
+	if v, ok := sc.env.get(name); ok {
+		if !v.known {
+			return nil, false, false
+		}
+		return []string{v.val}, true, false
+	}
+	if shellVars[name] || strings.HasPrefix(name, "BASH_") || strings.HasPrefix(name, "COMP_") {
+		return nil, false, name != "OLDPWD" && name != "REPLY" && name != "OPTARG"
+	}
+	if name == "IFS" {
+		return []string{" \t\n"}, true, true
+	}
+	// Not in the constructed environment and never assigned: unset.
+	return []string{""}, true, false
+}
+
+// param evaluates a parameter expansion.
+func (a *analyzer) param(p *syntax.ParamExp, sc *scope, owner int, subs *[]int) (vals []string, known, nonEmpty bool) {
+	if p.Index != nil {
+		a.arith(p.Index, sc, owner, subs)
+	}
+	if p.Slice != nil {
+		a.arith(p.Slice.Offset, sc, owner, subs)
+		a.arith(p.Slice.Length, sc, owner, subs)
+	}
+	if p.Param == nil || p.Excl || p.NestedParam != nil || p.Index != nil || p.Names != 0 || p.Width || p.IsSet || p.Flags != nil {
+		// Walk words inside for their substitutions.
+		if p.Exp != nil && p.Exp.Word != nil {
+			a.str(p.Exp.Word, sc, owner, subs)
+		}
+		return nil, false, false
+	}
+	name := p.Param.Value
+	base, known, nonEmpty := a.value(name, sc)
+	if p.Length {
+		if !known {
+			return nil, false, true
+		}
+		n := 0
+		for _, v := range base {
+			n += utf8.RuneCountInString(v)
+		}
+		if len(base) > 1 {
+			n = len(base)
+		}
+		return []string{strconv.Itoa(n)}, true, true
+	}
+	joined := strings.Join(base, " ")
+	switch {
+	case p.Exp != nil:
+		var alt Arg
+		if p.Exp.Word != nil {
+			alt = a.str(p.Exp.Word, sc, owner, subs)
+		}
+		switch p.Exp.Op {
+		case syntax.DefaultUnsetOrNull, syntax.AssignUnsetOrNull, syntax.DefaultUnset, syntax.AssignUnset:
+			if !known {
+				return nil, false, nonEmpty
+			}
+			if joined != "" {
+				return base, true, true
+			}
+			if alt.Dynamic {
+				return nil, false, false
+			}
+			return []string{alt.Value}, true, alt.Value != ""
+		case syntax.ErrorUnsetOrNull, syntax.ErrorUnset:
+			if !known {
+				return nil, false, true
+			}
+			return base, true, true
+		case syntax.AlternateUnsetOrNull, syntax.AlternateUnset:
+			if !known {
+				return nil, false, false
+			}
+			if joined == "" {
+				return []string{""}, true, false
+			}
+			if alt.Dynamic {
+				return nil, false, false
+			}
+			return []string{alt.Value}, true, alt.Value != ""
+		case syntax.RemSmallPrefix, syntax.RemLargePrefix, syntax.RemSmallSuffix, syntax.RemLargeSuffix:
+			if !known || alt.Dynamic || alt.Glob || strings.ContainsAny(alt.Value, "*?[") {
+				return nil, false, false
+			}
+			v := joined
+			switch p.Exp.Op {
+			case syntax.RemSmallPrefix, syntax.RemLargePrefix:
+				v = strings.TrimPrefix(v, alt.Value)
+			default:
+				v = strings.TrimSuffix(v, alt.Value)
+			}
+			return []string{v}, true, false
+		case syntax.UpperFirst, syntax.UpperAll:
+			if !known {
+				return nil, false, nonEmpty
+			}
+			if p.Exp.Op == syntax.UpperAll {
+				return []string{strings.ToUpper(joined)}, true, false
+			}
+			if joined == "" {
+				return []string{""}, true, false
+			}
+			r, size := utf8.DecodeRuneInString(joined)
+			return []string{strings.ToUpper(string(r)) + joined[size:]}, true, false
+		case syntax.LowerFirst, syntax.LowerAll:
+			if !known {
+				return nil, false, nonEmpty
+			}
+			if p.Exp.Op == syntax.LowerAll {
+				return []string{strings.ToLower(joined)}, true, false
+			}
+			if joined == "" {
+				return []string{""}, true, false
+			}
+			r, size := utf8.DecodeRuneInString(joined)
+			return []string{strings.ToLower(string(r)) + joined[size:]}, true, false
+		}
+		return nil, false, false
+	case p.Repl != nil:
+		orig := a.str(p.Repl.Orig, sc, owner, subs)
+		with := a.str(p.Repl.With, sc, owner, subs)
+		if !known || orig.Dynamic || with.Dynamic || strings.ContainsAny(orig.Value, "*?[#%") || orig.Value == "" {
+			return nil, false, false
+		}
+		n := 1
+		if p.Repl.All {
+			n = -1
+		}
+		return []string{strings.Replace(joined, orig.Value, with.Value, n)}, true, false
+	case p.Slice != nil:
+		off, ok1 := staticInt(p.Slice.Offset)
+		length, ok2 := staticInt(p.Slice.Length)
+		if !known || !ok1 || (p.Slice.Length != nil && !ok2) || off < 0 || len(base) > 1 {
+			return nil, false, false
+		}
+		r := []rune(joined)
+		if off > len(r) {
+			off = len(r)
+		}
+		r = r[off:]
+		if p.Slice.Length != nil && length >= 0 && length < len(r) {
+			r = r[:length]
+		}
+		return []string{string(r)}, true, false
+	}
+	return base, known, nonEmpty
+}
+
+// staticInt returns the value of an arithmetic expression that is a
+// literal integer.
+func staticInt(x syntax.ArithmExpr) (int, bool) {
+	w, ok := x.(*syntax.Word)
+	if !ok || w == nil {
+		return 0, false
+	}
+	n, err := strconv.Atoi(w.Lit())
+	return n, err == nil
+}
+
+// unescapeLit removes the backslashes of an unquoted literal and reports
+// whether it has unescaped pattern characters.
+func unescapeLit(s string) (string, bool) {
+	if !strings.ContainsAny(s, `\*?[`) {
+		return s, false
+	}
+	if !strings.ContainsAny(s, `\*?`) && !strings.Contains(s[strings.IndexByte(s, '[')+1:], "]") {
+		return s, false
+	}
+	var b strings.Builder
+	glob := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '\\' && i+1 < len(s):
+			i++
+			if s[i] != '\n' {
+				b.WriteByte(s[i])
+			}
+			continue
+		case c == '*' || c == '?':
+			glob = true
+		case c == '[' && strings.IndexByte(s[i+1:], ']') >= 0:
+			glob = true
+		}
+		b.WriteByte(c)
+	}
+	return b.String(), glob
+}
+
+// unescapeDouble removes the backslashes that escape inside double quotes
+// (before $ ` " \ and newline) or, without dquote, in a here-document
+// (where \" stays as it is).
+func unescapeDouble(s string, dquote bool) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			switch c := s[i+1]; {
+			case c == '$' || c == '`' || c == '\\' || c == '"' && dquote:
+				b.WriteByte(c)
+				i++
+				continue
+			case c == '\n':
+				i++
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// ansiC decodes the body of a $'...' string as bash does.
+func ansiC(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' || i+1 >= len(s) {
+			b.WriteByte(c)
+			continue
+		}
+		i++
+		switch e := s[i]; e {
+		case 'a':
+			b.WriteByte('\a')
+		case 'b':
+			b.WriteByte('\b')
+		case 'e', 'E':
+			b.WriteByte(0x1b)
+		case 'f':
+			b.WriteByte('\f')
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 't':
+			b.WriteByte('\t')
+		case 'v':
+			b.WriteByte('\v')
+		case '\\', '\'', '"', '?':
+			b.WriteByte(e)
+		case 'c':
+			if i+1 < len(s) {
+				i++
+				b.WriteByte(s[i] & 0x1f)
+			}
+		case 'x', 'u', 'U':
+			max := map[byte]int{'x': 2, 'u': 4, 'U': 8}[e]
+			j := i + 1
+			for j < len(s) && j-i-1 < max && isHex(s[j]) {
+				j++
+			}
+			if j == i+1 {
+				b.WriteByte('\\')
+				b.WriteByte(e)
+				continue
+			}
+			n, _ := strconv.ParseUint(s[i+1:j], 16, 32)
+			if e == 'x' {
+				b.WriteByte(byte(n))
+			} else {
+				b.WriteRune(rune(n))
+			}
+			i = j - 1
+		case '0', '1', '2', '3', '4', '5', '6', '7':
+			j := i
+			for j < len(s) && j-i < 3 && s[j] >= '0' && s[j] <= '7' {
+				j++
+			}
+			n, _ := strconv.ParseUint(s[i:j], 8, 16)
+			b.WriteByte(byte(n))
+			i = j - 1
+		default:
+			b.WriteByte('\\')
+			b.WriteByte(e)
+		}
+	}
+	return b.String()
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+// heredoc returns the text of a here-document body: static when it has no
+// expansions (or they are known), with the substitutions in it walked.
+func (a *analyzer) heredoc(r *syntax.Redirect, sc *scope, owner int, subs *[]int) Arg {
+	if r.Hdoc == nil {
+		return Arg{}
+	}
+	quotedDelim := false
+	for _, p := range r.Word.Parts {
+		switch p := p.(type) {
+		case *syntax.SglQuoted, *syntax.DblQuoted:
+			quotedDelim = true
+		case *syntax.Lit:
+			if strings.Contains(p.Value, `\`) {
+				quotedDelim = true
+			}
+		}
+	}
+	var out Arg
+	if quotedDelim {
+		var b strings.Builder
+		for _, p := range r.Hdoc.Parts {
+			if l, ok := p.(*syntax.Lit); ok {
+				b.WriteString(l.Value)
+			}
+		}
+		out = Arg{Value: b.String()}
+	} else {
+		f := a.expandWord(r.Hdoc.Parts, a.text(sc.u, r.Hdoc), sc, owner, subs, modeHeredoc)
+		if len(f) == 1 {
+			out = f[0]
+			out.Glob = false
+		}
+	}
+	if r.Op == syntax.DashHdoc && !out.Dynamic {
+		lines := strings.Split(out.Value, "\n")
+		for i, l := range lines {
+			lines[i] = strings.TrimLeft(l, "\t")
+		}
+		out.Value = strings.Join(lines, "\n")
+	}
+	return out
+}
+
+// short abbreviates s for a note.
+func short(s string) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	if len(s) > 60 {
+		return s[:57] + "..."
+	}
+	return s
+}

@@ -1,0 +1,123 @@
+package api
+
+import "time"
+
+// The admission API: HTTP/JSON over the service's unix socket
+// (docs/service.md). Every path answers JSON except execute and redeem,
+// whose bodies are a frame stream (stream.go).
+const (
+	PathDecide  = "/v1/decide"
+	PathExecute = "/v1/execute"
+	PathRedeem  = "/v1/redeem"
+	PathStatus  = "/v1/status"
+	PathEvents  = "/v1/events"
+	PathReload  = "/v1/reload"
+)
+
+// Routing modes of Claude Code's Bash (policy.builtin_exec_routing).
+const (
+	RoutingGovernedShell = "governed_shell"
+	RoutingFramework     = "framework"
+)
+
+// DecideRequest asks for a decision on one shell:execute call without
+// running it.
+type DecideRequest struct {
+	Request ExecRequest `json:"request"`
+	// Route asks for a ticket when the decision is allow and the routing is
+	// governed_shell: the command is then run when the ticket is redeemed.
+	Route bool `json:"route,omitempty"`
+	// Routing, when governed_shell, routes the call even where the policy
+	// says framework: managed settings can pin routing this way. Empty or
+	// framework leaves it to the policy.
+	Routing string `json:"routing,omitempty"`
+}
+
+// DecideResponse is the decision. Deny carries blocked_by and reason;
+// allow under governed_shell routing (when asked for) carries a ticket.
+type DecideResponse struct {
+	Decision  string `json:"decision"` // allow | deny
+	BlockedBy string `json:"blocked_by,omitempty"`
+	Reason    string `json:"reason,omitempty"`
+	EventID   string `json:"event_id,omitempty"`
+	Routing   string `json:"routing"`
+	// Ticket redeems the decided execution once, before ExpiresAt.
+	Ticket         string    `json:"ticket,omitempty"`
+	ExpiresAt      time.Time `json:"expires_at,omitzero"`
+	TimeoutSeconds int       `json:"timeout_seconds,omitempty"`
+}
+
+// ExecuteRequest runs one call: decide, then run it at once. The response
+// is a frame stream.
+type ExecuteRequest struct {
+	Request ExecRequest `json:"request"`
+	// StdinBytes, when set, replaces Request.Stdin: JSON strings cannot
+	// carry bytes that are not UTF-8.
+	StdinBytes []byte `json:"stdin_bytes,omitempty"`
+	// Capture returns the output in the End frame's result instead of
+	// streaming it (as gatehouse exec --json prints it).
+	Capture bool `json:"capture,omitempty"`
+}
+
+// RedeemRequest runs the execution a ticket stands for. The response is a
+// frame stream.
+type RedeemRequest struct {
+	Ticket string `json:"ticket"`
+}
+
+// ReloadResponse says whether a reload took effect; on failure the old
+// configuration stays in force and Error says why.
+type ReloadResponse struct {
+	OK    bool     `json:"ok"`
+	Files []string `json:"files"`
+	Error string   `json:"error,omitempty"`
+}
+
+// EventsResponse lists recent events, newest first.
+type EventsResponse struct {
+	Events []Event `json:"events"`
+}
+
+// ErrorResponse is the body of every non-2xx answer.
+type ErrorResponse struct {
+	Error string `json:"error"`
+}
+
+// Status describes the running service.
+type Status struct {
+	Version  string    `json:"version"`
+	PID      int       `json:"pid"`
+	Started  time.Time `json:"started"`
+	Socket   string    `json:"socket"`
+	RelayDir string    `json:"relay_dir"`
+	// Config lists the files of the configuration in force; ReloadError is
+	// the last reload's failure, if it failed.
+	Config      []string      `json:"config_files"`
+	ReloadedAt  time.Time     `json:"reloaded_at"`
+	ReloadError string        `json:"reload_error,omitempty"`
+	Sandbox     SandboxStatus `json:"sandbox"`
+	Policy      PolicySummary `json:"policy"`
+	Running     int           `json:"running"`
+	Pending     int           `json:"pending_tickets"`
+}
+
+// SandboxStatus is the isolation a command would get now.
+type SandboxStatus struct {
+	Backend string `json:"backend"`
+	Why     string `json:"reason,omitempty"`
+	Mode    string `json:"mode,omitempty"`
+	Error   string `json:"error,omitempty"`
+}
+
+// PolicySummary is the part of the configuration a user asks about first.
+type PolicySummary struct {
+	Routing             string   `json:"builtin_exec_routing"`
+	SandboxRequired     bool     `json:"sandbox_required"`
+	CommandAnalysisMode string   `json:"command_analysis_mode"`
+	DefaultAction       string   `json:"default_action"`
+	WorkspaceRoots      []string `json:"workspace_roots"`
+	ExecTimeoutSeconds  int      `json:"exec_timeout_seconds"`
+	MaxConcurrent       int      `json:"max_concurrent"`
+	TicketTTLSeconds    int      `json:"ticket_ttl_seconds"`
+	EgressAllowlist     []string `json:"egress_allowlist"`
+}

@@ -1,0 +1,283 @@
+package audit
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+
+	"github.com/gatehouse-dev/gatehouse/keyring"
+)
+
+// Row kinds.
+const (
+	KindEvent      = "event"
+	KindCheckpoint = "checkpoint"
+)
+
+// genesis is the "previous HMAC" of the first row ever written.
+var genesis = make([]byte, sha256.Size)
+
+// row is one events row as stored, every column of it.
+type row struct {
+	seq           int64
+	kind          string
+	id            string
+	parentID      string
+	timeNS        int64
+	agent         string
+	surface       string
+	decision      string
+	status        string
+	sandboxMode   string
+	exitCode      sql.NullInt64
+	durationMS    int64
+	command       string
+	reason        string
+	sandboxReason string
+	event         string
+	stdout        []byte // nil: not kept
+	stderr        []byte
+	prevHMAC      []byte
+	hmac          []byte
+}
+
+// mac computes a row's HMAC: every column but seq and hmac, each
+// length-prefixed, then the previous row's HMAC. seq is left out so that a
+// renumbered or moved row is reported by the chain's links, which say where
+// it belongs.
+func mac(key []byte, r *row) []byte {
+	h := hmac.New(sha256.New, key)
+	var n [8]byte
+	put := func(b []byte) {
+		binary.BigEndian.PutUint64(n[:], uint64(len(b)))
+		h.Write(n[:])
+		h.Write(b)
+	}
+	str := func(s string) { put([]byte(s)) }
+	num := func(i int64) {
+		binary.BigEndian.PutUint64(n[:], uint64(i))
+		h.Write(n[:])
+	}
+	opt := func(b []byte) {
+		if b == nil {
+			h.Write([]byte{0})
+			return
+		}
+		h.Write([]byte{1})
+		put(b)
+	}
+	h.Write([]byte("gatehouse-audit-v1\x00"))
+	str(r.kind)
+	str(r.id)
+	str(r.parentID)
+	num(r.timeNS)
+	str(r.agent)
+	str(r.surface)
+	str(r.decision)
+	str(r.status)
+	str(r.sandboxMode)
+	if r.exitCode.Valid {
+		h.Write([]byte{1})
+		num(r.exitCode.Int64)
+	} else {
+		h.Write([]byte{0})
+	}
+	num(r.durationMS)
+	str(r.command)
+	str(r.reason)
+	str(r.sandboxReason)
+	str(r.event)
+	opt(r.stdout)
+	opt(r.stderr)
+	put(r.prevHMAC)
+	return h.Sum(nil)
+}
+
+// headMAC authenticates the chain head.
+func headMAC(key []byte, seq int64, last []byte) []byte {
+	h := hmac.New(sha256.New, key)
+	h.Write([]byte("gatehouse-audit-head-v1\x00"))
+	var n [8]byte
+	binary.BigEndian.PutUint64(n[:], uint64(seq))
+	h.Write(n[:])
+	h.Write(last)
+	return h.Sum(nil)
+}
+
+// keyID names a key without revealing it, so that a database signed with
+// another key is told apart from a tampered one.
+func keyID(key []byte) string {
+	h := hmac.New(sha256.New, key)
+	h.Write([]byte("gatehouse-audit-key-id"))
+	return hex.EncodeToString(h.Sum(nil)[:8])
+}
+
+// A KeyError says the chain's key cannot be used; nothing was written.
+type KeyError struct {
+	Err  error
+	Hint string
+}
+
+func (e *KeyError) Error() string { return "audit key: " + e.Err.Error() }
+func (e *KeyError) Unwrap() error { return e.Err }
+
+// errNoTrail: nothing was ever appended, so there is no key yet.
+var errNoTrail = errors.New("no events recorded yet")
+
+// trailID returns the trail's id (meta "trail_id"), "" before the first
+// append.
+func trailID(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}) (string, error) {
+	var id string
+	err := q.QueryRowContext(ctx, "SELECT value FROM meta WHERE key = 'trail_id'").Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	return id, err
+}
+
+// KeyName returns the keychain item holding this trail's HMAC key
+// (KeyPrefix and the trail's id); "" before the first append.
+func (s *Store) KeyName(ctx context.Context) (string, error) {
+	id, err := trailID(ctx, s.r)
+	if id == "" || err != nil {
+		return "", err
+	}
+	return KeyPrefix + id, nil
+}
+
+// loadKey returns the HMAC key, creating it (and the trail's id) on first
+// use when create is set. Creation happens inside the database's write
+// lock, so that two processes starting at once agree on one key; each
+// trail has a key of its own, so two databases never share one.
+func (s *Store) loadKey(ctx context.Context, create bool) ([]byte, error) {
+	s.keyMu.Lock()
+	defer s.keyMu.Unlock()
+	if s.key != nil {
+		return s.key, nil
+	}
+	id, err := trailID(ctx, s.r)
+	if err != nil {
+		return nil, err
+	}
+	var key []byte
+	switch {
+	case id != "":
+		key, err = s.readKey(ctx, KeyPrefix+id)
+	case create:
+		key, err = s.createKey(ctx)
+	default:
+		err = errNoTrail
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkKeyID(ctx, key); err != nil {
+		return nil, err
+	}
+	s.key = key
+	return key, nil
+}
+
+func (s *Store) readKey(ctx context.Context, name string) ([]byte, error) {
+	v, err := s.opts.Keys.Get(name)
+	if errors.Is(err, keyring.ErrNotFound) {
+		var rows int64
+		s.r.QueryRowContext(ctx, "SELECT count(*) FROM events").Scan(&rows)
+		return nil, &KeyError{
+			Err:  fmt.Errorf("the keychain has no %q, the key of the %d rows in %s", name, rows, s.opts.Path),
+			Hint: "restore the key to the keychain, or move " + s.opts.Path + " aside to start a new trail",
+		}
+	}
+	if err != nil {
+		return nil, &KeyError{Err: err, Hint: keyring.Hint(err)}
+	}
+	key, err := hex.DecodeString(v)
+	if err != nil || len(key) != 32 {
+		return nil, &KeyError{Err: fmt.Errorf("the keychain item %q is not a 32-byte hex key", name)}
+	}
+	return key, nil
+}
+
+func (s *Store) createKey(ctx context.Context) ([]byte, error) {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	// Another process may have created it while this one waited.
+	id, err := trailID(ctx, tx)
+	if err != nil {
+		return nil, err
+	}
+	if id != "" {
+		tx.Rollback()
+		return s.readKey(ctx, KeyPrefix+id)
+	}
+	var rows int64
+	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM events").Scan(&rows); err != nil {
+		return nil, err
+	}
+	if rows > 0 {
+		return nil, &KeyError{
+			Err:  fmt.Errorf("%s holds %d rows but no trail id: its meta table was edited", s.opts.Path, rows),
+			Hint: "move " + s.opts.Path + " aside to start a new trail",
+		}
+	}
+	id = randomID()
+	key := make([]byte, 32)
+	rand.Read(key)
+	if err := s.opts.Keys.Set(KeyPrefix+id, hex.EncodeToString(key)); err != nil {
+		return nil, &KeyError{Err: err, Hint: keyring.Hint(err)}
+	}
+	if _, err := tx.ExecContext(ctx, "INSERT INTO meta(key, value) VALUES ('trail_id', ?), ('key_id', ?)", id, keyID(key)); err != nil {
+		return nil, err
+	}
+	return key, tx.Commit()
+}
+
+// checkKeyID refuses a key other than the one the database was signed
+// with.
+func (s *Store) checkKeyID(ctx context.Context, key []byte) error {
+	var id string
+	err := s.r.QueryRowContext(ctx, "SELECT value FROM meta WHERE key = 'key_id'").Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return &KeyError{Err: fmt.Errorf("%s has no key id: its meta table was edited", s.opts.Path)}
+	}
+	if err != nil {
+		return err
+	}
+	if id != keyID(key) {
+		name, _ := s.KeyName(ctx)
+		return &KeyError{
+			Err:  fmt.Errorf("the keychain's %q (id %s) is not the key %s was signed with (id %s)", name, keyID(key), s.opts.Path, id),
+			Hint: "restore the original key to the keychain, or move " + s.opts.Path + " aside to start a new trail",
+		}
+	}
+	return nil
+}
+
+// blob scans a BLOB column keeping NULL (nil) apart from an empty value
+// (non-nil, zero length): the driver hands both over as nil.
+type blob struct{ b *[]byte }
+
+func (x blob) Scan(src any) error {
+	switch v := src.(type) {
+	case nil:
+		*x.b = nil
+	case []byte:
+		*x.b = append([]byte{}, v...)
+	case string:
+		*x.b = []byte(v)
+	default:
+		return fmt.Errorf("blob column holds %T", src)
+	}
+	return nil
+}

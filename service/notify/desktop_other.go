@@ -1,0 +1,5 @@
+//go:build !linux
+
+package notify
+
+func checkSession() error { return nil }

@@ -1,0 +1,167 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/gatehouse-dev/gatehouse/keyring"
+	"github.com/gatehouse-dev/gatehouse/sandbox"
+	"github.com/gatehouse-dev/gatehouse/sandbox/sandboxtest"
+	"github.com/gatehouse-dev/gatehouse/service/api"
+	"github.com/gatehouse-dev/gatehouse/service/audit"
+	"github.com/gatehouse-dev/gatehouse/service/notify"
+	"github.com/gatehouse-dev/gatehouse/service/policy"
+)
+
+type fakeNotifier struct {
+	mu       sync.Mutex
+	degraded []notify.Degraded
+	redacted [][]string
+}
+
+func (f *fakeNotifier) SandboxDegraded(d notify.Degraded) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.degraded = append(f.degraded, d)
+	return true
+}
+
+func (f *fakeNotifier) OutputRedacted(agent string, creds []string, n int) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.redacted = append(f.redacted, append([]string{agent}, creds...))
+	return true
+}
+
+// observed builds a fixture whose executor records into a real audit
+// store (keys in memory) and a fake notifier.
+func observed(t *testing.T, mutate func(*policy.Config)) (*fixture, *audit.Store, *fakeNotifier) {
+	f := newFixture(t, sandboxtest.Dir(t), mutate)
+	s, err := audit.Open(context.Background(), audit.Options{Path: filepath.Join(f.dir, "state", "audit.db"), Keys: keyring.NewMemory()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	n := &fakeNotifier{}
+	f.ex.SetObservers(s, n)
+	return f, s, n
+}
+
+func only(t *testing.T, s *audit.Store) *audit.Entry {
+	t.Helper()
+	all, err := s.List(context.Background(), audit.Filter{})
+	if err != nil || len(all) != 1 {
+		t.Fatalf("%d events recorded (%v), want 1", len(all), err)
+	}
+	e, err := s.Get(context.Background(), all[0].Event.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func TestObserveModeNone(t *testing.T) {
+	f, s, n := observed(t, func(c *policy.Config) {
+		c.Exec.Sandbox.Backend = "none"
+		c.Policy.SandboxRequired = false
+		c.Exec.Audit.OutputMaxBytes = 8
+	})
+	// Streamed to the caller: the audit keeps its own capped copy.
+	var out, errOut bytes.Buffer
+	o, err := f.ex.Execute(context.Background(), api.ExecRequest{Command: "echo 0123456789; echo err >&2", Agent: "cli", Surface: api.SurfaceCLI},
+		sandbox.Streams{Stdout: &out, Stderr: &errOut})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := only(t, s)
+	if e.Event.ID != o.Event.ID || e.Command != "echo 0123456789; echo err >&2" || e.Event.SandboxMode != "none" {
+		t.Errorf("recorded %+v", e)
+	}
+	if string(e.Stdout) != "01234567" || string(e.Stderr) != "err\n" {
+		t.Errorf("kept stdout %q stderr %q, want the first 8 bytes of each", e.Stdout, e.Stderr)
+	}
+	if !strings.Contains(e.SandboxReason, "backend none") {
+		t.Errorf("sandbox reason %q", e.SandboxReason)
+	}
+	if len(n.degraded) != 1 {
+		t.Fatalf("%d degraded notifications, want 1", len(n.degraded))
+	}
+	d := n.degraded[0]
+	if d.Agent != "cli" || d.Mode != "none" || !d.Ran || d.RequestedBackend != "none" || d.SandboxRequired ||
+		!strings.Contains(d.HostReason, "backend none") || !strings.Contains(strings.Join(d.Missing, ","), "kernel isolation") {
+		t.Errorf("degraded notification %+v", d)
+	}
+	rep, err := s.Verify(context.Background())
+	if err != nil || rep.Problem != nil {
+		t.Errorf("verify: %v %v", err, rep.Problem)
+	}
+}
+
+func TestObserveDenials(t *testing.T) {
+	f, s, n := observed(t, func(c *policy.Config) {
+		c.Exec.Sandbox.Backend = "none"
+		c.Policy.SandboxRequired = true
+	})
+	if _, err := f.try("touch x", func(r *api.ExecRequest) { r.Agent = "claude-code" }); denial(err) == nil {
+		t.Fatalf("not denied: %v", err)
+	}
+	e := only(t, s)
+	if e.Event.SandboxMode != "unavailable_denied" || e.Event.Decision != "deny" || e.Command != "touch x" || e.Stdout != nil {
+		t.Errorf("recorded %+v", e)
+	}
+	if len(n.degraded) != 1 || n.degraded[0].Ran || n.degraded[0].Mode != "unavailable_denied" || !n.degraded[0].SandboxRequired {
+		t.Errorf("notifications %+v", n.degraded)
+	}
+	// A denial before the sandbox is recorded too, without a notification.
+	if _, err := f.try("true", func(r *api.ExecRequest) { r.Cwd = "/etc" }); denial(err) == nil {
+		t.Fatal("cwd outside not denied")
+	}
+	all, _ := s.List(context.Background(), audit.Filter{Status: "denied"})
+	if len(all) != 2 || all[0].Event.BlockedBy != DenyCwdOutside || all[0].Command != "true" {
+		t.Errorf("denials recorded: %+v", all)
+	}
+	if len(n.degraded) != 1 {
+		t.Errorf("%d degraded notifications, want 1", len(n.degraded))
+	}
+}
+
+func TestObserveBubblewrap(t *testing.T) {
+	sandboxtest.RequireBwrap(t)
+	f, s, n := observed(t, nil)
+	f.cfg.Exec.Audit.KeepOutput = false
+	o := f.run("echo hi")
+	e := only(t, s)
+	if e.Event.SandboxMode != "bubblewrap" || e.Stdout != nil || e.Event.Output.SHA256 != o.Event.Output.SHA256 {
+		t.Errorf("recorded %+v", e)
+	}
+	if len(n.degraded) != 0 {
+		t.Errorf("a full sandbox notified: %+v", n.degraded)
+	}
+	// A redaction with credentials notifies (the redaction itself lands
+	// with DLP).
+	ev := o.Event
+	ev.ID, ev.Credentials, ev.Output.RedactionCount = NewID(), []string{"github_token"}, 2
+	f.ex.Record(&ev)
+	if len(n.redacted) != 1 || n.redacted[0][1] != "github_token" {
+		t.Errorf("redaction notifications %v", n.redacted)
+	}
+}
+
+func TestCommandMemoBounded(t *testing.T) {
+	var m commandMemo
+	for i := range commandMemoMax * 3 {
+		m.put(NewID(), "x")
+		_ = i
+	}
+	if len(m.m) > commandMemoMax || len(m.order) > 2*commandMemoMax+1 {
+		t.Errorf("memo holds %d (%d queued)", len(m.m), len(m.order))
+	}
+	m.put("a", "cmd")
+	if m.take("a") != "cmd" || m.take("a") != "" {
+		t.Error("take")
+	}
+}

@@ -1,0 +1,132 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+
+	"github.com/gatehouse-dev/gatehouse/service/api"
+	"github.com/gatehouse-dev/gatehouse/service/socket"
+)
+
+// ErrNotRunning means no service listens on the socket.
+var ErrNotRunning = errors.New("the Gatehouse service is not running")
+
+// A Client calls the admission API on a unix socket. It is safe for
+// concurrent use.
+type Client struct {
+	path string
+	hc   *http.Client
+}
+
+// NewClient returns a client of the service listening at socketPath.
+func NewClient(socketPath string) *Client {
+	tr := &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return socket.Dial(ctx, socketPath)
+		},
+		DisableCompression: true,
+		MaxIdleConns:       2,
+	}
+	return &Client{path: socketPath, hc: &http.Client{Transport: tr}}
+}
+
+// Socket returns the socket path the client dials.
+func (c *Client) Socket() string { return c.path }
+
+// Decide asks for a decision.
+func (c *Client) Decide(ctx context.Context, req api.DecideRequest) (*api.DecideResponse, error) {
+	var resp api.DecideResponse
+	return &resp, c.call(ctx, http.MethodPost, api.PathDecide, req, &resp)
+}
+
+// Status returns the service's status.
+func (c *Client) Status(ctx context.Context) (*api.Status, error) {
+	var st api.Status
+	return &st, c.call(ctx, http.MethodGet, api.PathStatus, nil, &st)
+}
+
+// Events returns up to limit recent events, newest first.
+func (c *Client) Events(ctx context.Context, limit int) ([]api.Event, error) {
+	var r api.EventsResponse
+	err := c.call(ctx, http.MethodGet, api.PathEvents+"?limit="+strconv.Itoa(limit), nil, &r)
+	return r.Events, err
+}
+
+// Reload asks the service to load its configuration again.
+func (c *Client) Reload(ctx context.Context) (*api.ReloadResponse, error) {
+	var r api.ReloadResponse
+	return &r, c.call(ctx, http.MethodPost, api.PathReload, struct{}{}, &r)
+}
+
+// Execute decides and runs req, copying its output to stdout and stderr
+// as it arrives. Cancelling ctx kills the execution.
+func (c *Client) Execute(ctx context.Context, req api.ExecuteRequest, stdout, stderr io.Writer) (*api.End, error) {
+	return c.stream(ctx, api.PathExecute, req, stdout, stderr)
+}
+
+// Redeem runs the execution ticket stands for.
+func (c *Client) Redeem(ctx context.Context, ticket string, stdout, stderr io.Writer) (*api.End, error) {
+	return c.stream(ctx, api.PathRedeem, api.RedeemRequest{Ticket: ticket}, stdout, stderr)
+}
+
+func (c *Client) stream(ctx context.Context, path string, in any, stdout, stderr io.Writer) (*api.End, error) {
+	resp, err := c.do(ctx, http.MethodPost, path, in)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	return api.ReadStream(resp.Body, stdout, stderr)
+}
+
+func (c *Client) call(ctx context.Context, method, path string, in, out any) error {
+	resp, err := c.do(ctx, method, path, in)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return fmt.Errorf("decoding the service's answer: %w", err)
+	}
+	return nil
+}
+
+func (c *Client) do(ctx context.Context, method, path string, in any) (*http.Response, error) {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return nil, err
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, "http://gatehouse"+path, body)
+	if err != nil {
+		return nil, err
+	}
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		if socket.NotRunning(err) {
+			return nil, fmt.Errorf("%w (no service on %s)", ErrNotRunning, c.path)
+		}
+		return nil, fmt.Errorf("calling the Gatehouse service: %w", err)
+	}
+	if resp.StatusCode/100 != 2 {
+		defer resp.Body.Close()
+		var e api.ErrorResponse
+		if json.NewDecoder(resp.Body).Decode(&e) == nil && e.Error != "" {
+			return nil, fmt.Errorf("the Gatehouse service answered %s: %s", resp.Status, e.Error)
+		}
+		return nil, fmt.Errorf("the Gatehouse service answered %s", resp.Status)
+	}
+	return resp, nil
+}

@@ -1,0 +1,246 @@
+// Package service is Gatehouse's user service: it holds the configuration
+// in force (loaded at start, reloaded on demand), admits calls through the
+// pipeline, issues and redeems the tickets of routed commands, bounds how
+// many executions run at once, and serves the admission API on the
+// user's unix socket until its context ends.
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/service/api"
+	"github.com/gatehouse-dev/gatehouse/service/pipeline"
+	"github.com/gatehouse-dev/gatehouse/service/policy"
+	"github.com/gatehouse-dev/gatehouse/service/server"
+	"github.com/gatehouse-dev/gatehouse/service/socket"
+	"github.com/gatehouse-dev/gatehouse/service/tickets"
+)
+
+// Options configure a Service. Load and NewExecutor are required.
+type Options struct {
+	// Load loads and validates the configuration, at start and on every
+	// reload.
+	Load func() (*policy.Loaded, error)
+	// NewExecutor builds the pipeline for a configuration: the same one
+	// gatehouse exec runs in-process.
+	NewExecutor func(cfg *policy.Config) (*pipeline.Executor, error)
+	// SocketPath is where the admission API listens.
+	SocketPath string
+	// RelayDir holds the relays' FIFOs (created 0711).
+	RelayDir string
+	Version  string
+	Logger   *slog.Logger
+}
+
+// generation is one loaded configuration and the pipeline built on it.
+type generation struct {
+	loaded *policy.Loaded
+	ex     *pipeline.Executor
+	at     time.Time
+}
+
+// A Service is safe for concurrent use. Run serves it once.
+type Service struct {
+	opts    Options
+	log     *slog.Logger
+	started time.Time
+
+	gen       atomic.Pointer[generation]
+	reloadMu  sync.Mutex
+	reloadErr atomic.Pointer[string]
+
+	tickets *tickets.Store[*routed]
+	ring    *ring
+
+	// root is cancelled at shutdown: running executions are killed.
+	root     context.Context
+	stopRoot context.CancelFunc
+
+	mu      sync.Mutex
+	running int
+	closing bool
+	wg      sync.WaitGroup // executions and relay waiters
+}
+
+// New loads the configuration and builds the pipeline. An invalid
+// configuration is an error naming the file, line and field: the service
+// refuses to start.
+func New(opts Options) (*Service, error) {
+	if opts.Load == nil || opts.NewExecutor == nil {
+		return nil, errors.New("service: Load and NewExecutor are required")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Service{opts: opts, log: opts.Logger, started: time.Now(), ring: newRing(512)}
+	s.root, s.stopRoot = context.WithCancel(context.Background())
+	s.tickets = tickets.NewStore(s.expired)
+	g, err := s.load()
+	if err != nil {
+		return nil, err
+	}
+	s.gen.Store(g)
+	return s, nil
+}
+
+func (s *Service) load() (*generation, error) {
+	l, err := s.opts.Load()
+	if err != nil {
+		return nil, fmt.Errorf("invalid configuration:\n%w", err)
+	}
+	ex, err := s.opts.NewExecutor(&l.Config)
+	if err != nil {
+		return nil, err
+	}
+	return &generation{loaded: l, ex: ex, at: time.Now()}, nil
+}
+
+// Reload loads the configuration again. When the new one is invalid the
+// one in force stays, and the error says why.
+func (s *Service) Reload() api.ReloadResponse {
+	s.reloadMu.Lock()
+	defer s.reloadMu.Unlock()
+	g, err := s.load()
+	if err != nil {
+		msg := err.Error()
+		s.reloadErr.Store(&msg)
+		s.log.Error("reload failed; the previous configuration stays in force", "err", msg)
+		return api.ReloadResponse{OK: false, Files: s.gen.Load().loaded.Files, Error: msg}
+	}
+	s.gen.Store(g)
+	s.reloadErr.Store(nil)
+	s.log.Info("configuration reloaded", "files", g.loaded.Files)
+	return api.ReloadResponse{OK: true, Files: nonNil(g.loaded.Files)}
+}
+
+// Run serves the admission API and the relays until ctx ends, then shuts
+// down: it stops listening, kills running executions (recorded killed),
+// records pending tickets as never run, and returns when everything has
+// ended.
+func (s *Service) Run(ctx context.Context) error {
+	if err := socket.PrivateDir(s.opts.RelayDir, 0o711); err != nil {
+		return fmt.Errorf("relay directory: %w", err)
+	}
+	tickets.Sweep(s.opts.RelayDir, 0)
+	l, err := socket.Listen(s.opts.SocketPath, s.log)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           server.Handler(s, s.log),
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(l) }()
+	s.log.Info("gatehouse service started", "socket", s.opts.SocketPath, "relay_dir", s.opts.RelayDir,
+		"files", s.gen.Load().loaded.Files, "pid", os.Getpid())
+
+	sweep := time.NewTicker(time.Minute)
+	defer sweep.Stop()
+	var serveErr error
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			break loop
+		case serveErr = <-errc:
+			break loop
+		case <-sweep.C:
+			tickets.Sweep(s.opts.RelayDir, 15*time.Minute)
+		}
+	}
+	s.shutdown(srv)
+	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
+		return serveErr
+	}
+	return nil
+}
+
+func (s *Service) shutdown(srv *http.Server) {
+	s.log.Info("shutting down")
+	s.mu.Lock()
+	s.closing = true
+	s.mu.Unlock()
+	for name, r := range s.tickets.Close() {
+		s.neverRan(r, "service_stopped", "the Gatehouse service stopped before the relay redeemed the ticket")
+		tickets.Wake(s.opts.RelayDir, name)
+		tickets.Retire(s.opts.RelayDir, name, tickets.GoneExpired)
+	}
+	s.stopRoot() // running executions: SIGTERM, then SIGKILL; recorded killed
+	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	srv.Shutdown(sctx)
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-sctx.Done():
+		s.log.Warn("executions still running at shutdown")
+	}
+	s.log.Info("gatehouse service stopped")
+}
+
+// Status describes the service now, including the sandbox a command would
+// get (probed).
+func (s *Service) Status(ctx context.Context) *api.Status {
+	g := s.gen.Load()
+	cfg := g.ex.Config()
+	st := &api.Status{
+		Version:    s.opts.Version,
+		PID:        os.Getpid(),
+		Started:    s.started.UTC(),
+		Socket:     s.opts.SocketPath,
+		RelayDir:   s.opts.RelayDir,
+		Config:     nonNil(g.loaded.Files),
+		ReloadedAt: g.at.UTC(),
+		Policy: api.PolicySummary{
+			Routing:             cfg.Policy.BuiltinExecRouting,
+			SandboxRequired:     cfg.Policy.SandboxRequired,
+			CommandAnalysisMode: cfg.Policy.CommandAnalysisMode,
+			DefaultAction:       cfg.Policy.DefaultAction,
+			WorkspaceRoots:      cfg.WorkspaceRootsEffective(),
+			ExecTimeoutSeconds:  cfg.Policy.ExecTimeoutSeconds,
+			MaxConcurrent:       cfg.Exec.Limits.MaxConcurrent,
+			TicketTTLSeconds:    cfg.Exec.Limits.TicketTTLSeconds,
+			EgressAllowlist:     nonNil(cfg.Policy.EgressAllowlist),
+		},
+		Pending: s.tickets.Pending(),
+	}
+	if p := s.reloadErr.Load(); p != nil {
+		st.ReloadError = *p
+	}
+	s.mu.Lock()
+	st.Running = s.running
+	s.mu.Unlock()
+	backend, why, res, err := g.ex.ProbeSandbox(ctx)
+	st.Sandbox = api.SandboxStatus{Backend: backend, Why: why}
+	switch {
+	case err != nil:
+		st.Sandbox.Error = err.Error()
+	case res != nil:
+		st.Sandbox.Mode = string(res.Mode)
+		if res.Error != "" {
+			st.Sandbox.Error = res.Error
+		}
+	}
+	return st
+}
+
+// Events returns up to limit recent events, newest first.
+func (s *Service) Events(limit int) []api.Event { return s.ring.list(limit) }
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

@@ -1,0 +1,5 @@
+package socket
+
+import "errors"
+
+var errNotUnix = errors.New("not a unix socket connection")

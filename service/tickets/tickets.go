@@ -1,0 +1,205 @@
+// Package tickets issues and redeems the single-use tickets of routed
+// commands. A ticket stands for one decided execution: it is random (192
+// bits), redeemable once, and expires. The relay finds its ticket's FIFOs
+// by a name derived from the ticket, so the relay directory lists no
+// ticket.
+package tickets
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Prefix starts every ticket; it keeps a ticket from reading as a flag.
+const Prefix = "ght1."
+
+// rawBytes is the ticket's randomness: 192 bits.
+const rawBytes = 24
+
+// encodedLen is the length of a ticket.
+var encodedLen = len(Prefix) + base64.RawURLEncoding.EncodedLen(rawBytes)
+
+// Errors of Redeem. The messages are the relay's one line on stderr.
+var (
+	ErrMalformed = errors.New("the ticket is malformed (truncated, or not a Gatehouse ticket)")
+	ErrUnknown   = errors.New("the ticket is unknown to this Gatehouse service (forged, truncated, or issued before the service restarted)")
+	ErrUsed      = errors.New("the ticket was already used; a ticket runs its command once")
+	ErrExpired   = errors.New("the ticket expired before the relay redeemed it; the command never ran")
+	ErrClosed    = errors.New("the Gatehouse service is shutting down")
+)
+
+// New returns a new random ticket.
+func New() string {
+	var b [rawBytes]byte
+	rand.Read(b[:])
+	return Prefix + base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// Valid reports whether t has the form of a ticket.
+func Valid(t string) bool {
+	if len(t) != encodedLen || !strings.HasPrefix(t, Prefix) {
+		return false
+	}
+	_, err := base64.RawURLEncoding.Strict().DecodeString(t[len(Prefix):])
+	return err == nil
+}
+
+// Name returns the base name of t's FIFOs in the relay directory: a hash
+// of the ticket, so that the directory does not hold the ticket itself.
+func Name(t string) string {
+	s := sha256.Sum256([]byte("gatehouse relay fifo\x00" + t))
+	return hex.EncodeToString(s[:16])
+}
+
+// File names of one ticket's FIFOs and tombstone.
+func InName(name string) string   { return name + ".in" }
+func OutName(name string) string  { return name + ".out" }
+func GoneName(name string) string { return name + ".gone" }
+
+// Tombstone contents: why a ticket's FIFOs are gone.
+const (
+	GoneUsed    = "used"
+	GoneExpired = "expired"
+)
+
+// How long a used or expired ticket is remembered, so that a replay is told
+// "used" or "expired" rather than "unknown".
+const remember = 10 * time.Minute
+
+type state int
+
+const (
+	pending state = iota
+	used
+	expired
+)
+
+type entry[T any] struct {
+	ticket string
+	value  T
+	state  state
+	timer  *time.Timer
+	until  time.Time // when a used or expired entry is forgotten
+}
+
+// A Store holds the tickets of one service. It is safe for concurrent use.
+type Store[T any] struct {
+	mu       sync.Mutex
+	entries  map[string]*entry[T] // by Name
+	onExpire func(name string, v T)
+	closed   bool
+	now      func() time.Time
+}
+
+// NewStore returns a Store; onExpire is called (in its own goroutine) with
+// each ticket's value when it expires unredeemed.
+func NewStore[T any](onExpire func(name string, v T)) *Store[T] {
+	return &Store[T]{entries: map[string]*entry[T]{}, onExpire: onExpire, now: time.Now}
+}
+
+// Issue returns a new ticket for v, its FIFO name, and its expiry.
+func (s *Store[T]) Issue(v T, ttl time.Duration) (ticket, name string, expires time.Time, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return "", "", time.Time{}, ErrClosed
+	}
+	s.sweepLocked()
+	ticket = New()
+	name = Name(ticket)
+	e := &entry[T]{ticket: ticket, value: v}
+	e.timer = time.AfterFunc(ttl, func() { s.expire(name, e) })
+	s.entries[name] = e
+	return ticket, name, s.now().Add(ttl), nil
+}
+
+func (s *Store[T]) expire(name string, e *entry[T]) {
+	s.mu.Lock()
+	if e.state != pending || s.entries[name] != e {
+		s.mu.Unlock()
+		return
+	}
+	e.state, e.until = expired, s.now().Add(remember)
+	v := e.value
+	s.mu.Unlock()
+	if s.onExpire != nil {
+		s.onExpire(name, v)
+	}
+}
+
+// Redeem claims ticket t once and returns its value. The error is
+// ErrMalformed, ErrUnknown, ErrUsed or ErrExpired.
+func (s *Store[T]) Redeem(t string) (T, error) {
+	var zero T
+	if !Valid(t) {
+		return zero, ErrMalformed
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.entries[Name(t)]
+	if e == nil || subtle.ConstantTimeCompare([]byte(e.ticket), []byte(t)) != 1 {
+		return zero, ErrUnknown
+	}
+	switch e.state {
+	case used:
+		return zero, ErrUsed
+	case expired:
+		return zero, ErrExpired
+	}
+	if s.closed {
+		return zero, ErrClosed
+	}
+	e.timer.Stop()
+	e.state, e.until = used, s.now().Add(remember)
+	v := e.value
+	var z T
+	e.value = z
+	return v, nil
+}
+
+// Pending returns the number of tickets waiting for their relay.
+func (s *Store[T]) Pending() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, e := range s.entries {
+		if e.state == pending {
+			n++
+		}
+	}
+	return n
+}
+
+// Close expires no more tickets and redeems none; it returns the values
+// of the tickets still pending, which will never run.
+func (s *Store[T]) Close() map[string]T {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	out := map[string]T{}
+	for name, e := range s.entries {
+		if e.state == pending {
+			e.timer.Stop()
+			e.state = expired
+			out[name] = e.value
+		}
+	}
+	return out
+}
+
+// sweepLocked forgets used and expired tickets after a while.
+func (s *Store[T]) sweepLocked() {
+	now := s.now()
+	for name, e := range s.entries {
+		if e.state != pending && now.After(e.until) {
+			delete(s.entries, name)
+		}
+	}
+}
