@@ -20,7 +20,7 @@ if [ "${GATEHOUSE_DESKTOP_SESSION:-}" != 1 ]; then
 			exit 1
 		}
 	done
-	exec env GATEHOUSE_DESKTOP_SESSION=1 dbus-run-session -- "$0" "$@" 2> >(grep -v 'Failed to set fd limit' >&2)
+	exec env GATEHOUSE_DESKTOP_SESSION=1 dbus-run-session -- "$0" "$@" 2> >(grep --line-buffered -v 'Failed to set fd limit' >&2)
 fi
 
 work=$(mktemp -d /tmp/gatehouse-desktop.XXXXXX)

@@ -85,3 +85,16 @@ exec "$@"`
 	}
 	t.Logf("%s", out)
 }
+
+// requireKeyring skips the test without a session bus, or fails it under
+// REQUIRE_KEYRING=1 (make test runs it inside .ci/with-desktop-session.sh).
+func requireKeyring(t *testing.T) {
+	t.Helper()
+	if os.Getenv("DBUS_SESSION_BUS_ADDRESS") != "" {
+		return
+	}
+	if os.Getenv("REQUIRE_KEYRING") == "1" {
+		t.Fatal("REQUIRE_KEYRING=1 but there is no D-Bus session bus; run under .ci/with-desktop-session.sh")
+	}
+	t.Skip("no D-Bus session bus")
+}

@@ -310,6 +310,7 @@ func auditExport(ctx context.Context, env *Env, args []string) error {
 	}
 	defer s.Close()
 	enc := json.NewEncoder(env.Stdout)
+	enc.SetEscapeHTML(false)
 	return s.Each(ctx, f, func(e *audit.Entry) error {
 		return enc.Encode(auditObject(e))
 	})

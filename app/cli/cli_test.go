@@ -104,6 +104,9 @@ func TestExitStatus(t *testing.T) {
 		{[]string{"exec", "--timeout", "0", "--", "true"}, 2, "--timeout: 0 is not allowed"},
 		{[]string{"exec", "--bogus", "--", "true"}, 2, "flag provided but not defined: -bogus"},
 		{[]string{"exec", "--cwd", "/etc", "--", "true"}, 126, "cwd_outside_workspace"},
+		{[]string{"exec", "--", "rm -rf ~"}, 126, "denied: policy_rule: built-in rule \"rm-root\""},
+		{[]string{"exec", "--", "echo 'x"}, 126, "denied: parse_error"},
+		{[]string{"explain", "rm -rf ~"}, 0, "decision: deny (policy_rule)"},
 		{[]string{"nonsense"}, 2, `unknown command "nonsense"`},
 	} {
 		code, msg := run1(tc.args...)

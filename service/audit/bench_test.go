@@ -24,11 +24,19 @@ func BenchmarkAppend(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
 }
 
-// BenchmarkListNewest50 is `audit list` over 100,000 events.
+// BenchmarkListNewest50 is `audit list` (and `audit verify`) over
+// 100,000 events.
 func BenchmarkListNewest50(b *testing.B) {
 	s := openStore(b, filepath.Join(b.TempDir(), "audit.db"), keyring.NewMemory())
 	fill(b, s, 100_000)
 	ctx := context.Background()
+	b.Run("verify", func(b *testing.B) {
+		for range b.N {
+			if rep, err := s.Verify(ctx); err != nil || rep.Problem != nil {
+				b.Fatal(err, rep.Problem)
+			}
+		}
+	})
 	for _, bc := range []struct {
 		name string
 		f    Filter

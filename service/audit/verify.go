@@ -128,8 +128,8 @@ func (s *Store) Verify(ctx context.Context) (*Report, error) {
 	}
 
 	// Where the chain starts: after the newest checkpoint's pruned rows,
-	// else at the genesis.
-	// A changed checkpoint cannot be trusted as the start.
+	// else at the genesis. A changed checkpoint cannot be trusted as the
+	// start.
 	expect := genesis
 	startSeq := int64(0)
 	if anchorAt >= 0 {
