@@ -42,6 +42,7 @@ test-root:
 	.ci/with-desktop-session.sh env REQUIRE_SANDBOX=1 REQUIRE_KEYRING=1 REQUIRE_NOTIFY=1 \
 		$(GO) test -race -count=1 $(PKGS)
 	$(GO) test -count=1 -run='^$$' -fuzz=FuzzPolicyLoad -fuzztime=10s ./service/policy
+	$(GO) test -count=1 -run='^$$' -fuzz=FuzzAnalyze -fuzztime=15s ./service/analysis
 
 test-user:
 	@.ci/test-as-user.sh $(TEST_USER) $(SANDBOX_PKGS)
@@ -68,10 +69,12 @@ cross:
 bench: build
 	$(GO) run ./app/gatehouse-bench -gatehouse $(BIN)
 	$(GO) test -run='^$$' -bench=. -benchtime=200x ./hook/claude/e2e
+	$(GO) test -run='^$$' -bench=Analyze -count=5 ./service/analysis
 
 fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzPolicyLoad -fuzztime=$(FUZZTIME) ./service/policy
 	$(GO) test -run='^$$' -fuzz=FuzzHookDecode -fuzztime=$(FUZZTIME) ./hook/claude
+	$(GO) test -run='^$$' -fuzz=FuzzAnalyze -fuzztime=$(FUZZTIME) ./service/analysis
 
 tidy-check:
 	$(GO) mod tidy && git diff --exit-code go.mod go.sum

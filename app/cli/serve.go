@@ -15,6 +15,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/sandbox/probe"
 	"github.com/gatehouse-dev/gatehouse/service"
+	"github.com/gatehouse-dev/gatehouse/service/broker"
 	"github.com/gatehouse-dev/gatehouse/service/daemon"
 	"github.com/gatehouse-dev/gatehouse/service/pipeline"
 	"github.com/gatehouse-dev/gatehouse/service/policy"
@@ -112,6 +113,9 @@ func newExecutor(env *Env, opts policy.LoadOptions, cfg *policy.Config, logger *
 		PrivatePaths: privatePaths(env, opts),
 		HostPath:     env.Getenv("PATH"),
 		Logger:       logger,
+		// Credentials (cred.go): the keychain, and where files are made.
+		Keyring:       keyStore(env),
+		CredentialDir: broker.DefaultDir(env.Getenv("XDG_RUNTIME_DIR")),
 	})
 }
 

@@ -118,7 +118,7 @@ func Analyze(text string, opts Options) *Tree {
 		vars:    map[string]*varInfo{},
 		files:   map[string]*fileResult{},
 		active:  map[string]bool{},
-		look:    map[string]string{},
+		look:    map[[2]string]bool{},
 		scripts: map[string]int{},
 	}
 	top := &scope{
@@ -154,12 +154,15 @@ type analyzer struct {
 	files   map[string]*fileResult // reads, by path as resolved
 	active  map[string]bool        // scripts being walked (cycles)
 	scripts map[string]int         // Tree.Scripts index by path
-	look    map[string]string      // PATH lookups
+	look    map[[2]string]bool     // PATH lookups
 	writes  []writeRec             // files the command writes, in order
 
 	pipelines int
 	stopped   bool // a parse error or a limit: stop walking
-
+	// lastDefault is the default word of the ${x:-word} param just
+	// evaluated, when x is unknown (its value if x is empty).
+	lastDefault *string
+	parsers     map[syntax.LangVariant]*syntax.Parser
 }
 
 // varInfo is what the text assigns to one variable.
@@ -247,10 +250,11 @@ func initialPath(env map[string]string) []pathEntry {
 
 func (s *state) clone() *state {
 	c := *s
-	c.cwds = slices.Clone(s.cwds)
+	// Shared, capacity-limited: an append by either copies.
+	c.cwds = s.cwds[:len(s.cwds):len(s.cwds)]
+	c.path = s.path[:len(s.path):len(s.path)]
 	c.lastCd = nil
 	c.lastCdSet = false
-	c.path = slices.Clone(s.path)
 	c.exited = false
 	return &c
 }
@@ -345,6 +349,8 @@ type scope struct {
 	stdinFrom []int
 	// pathOverride is a PATH set for one command (PATH=... cmd).
 	pathOverride []pathEntry
+	// script is the innermost script file being walked.
+	script string
 }
 
 // child returns a copy of sc for a nested construct.
@@ -390,7 +396,7 @@ func (a *analyzer) unit(parent int, text, source string, lang syntax.LangVariant
 	if a.stopped {
 		return
 	}
-	f, err := syntax.NewParser(syntax.Variant(lang)).Parse(strings.NewReader(text), "")
+	f, err := a.parse(text, lang)
 	if err != nil {
 		a.parseError(source, err)
 		return
@@ -406,6 +412,19 @@ func (a *analyzer) unit(parent int, text, source string, lang syntax.LangVariant
 		c.args = params{}
 	}
 	a.stmts(f.Stmts, &c)
+}
+
+// parse parses text in lang with a parser kept for the analysis.
+func (a *analyzer) parse(text string, lang syntax.LangVariant) (*syntax.File, error) {
+	p := a.parsers[lang]
+	if p == nil {
+		p = syntax.NewParser(syntax.Variant(lang))
+		if a.parsers == nil {
+			a.parsers = map[syntax.LangVariant]*syntax.Parser{}
+		}
+		a.parsers[lang] = p
+	}
+	return p.Parse(strings.NewReader(text), "")
 }
 
 // parseError records the first parse error; analysis stops.
@@ -433,10 +452,11 @@ func (a *analyzer) newNode(sc *scope, kind string, pos syntax.Pos) *Node {
 		Parent:    sc.parent,
 		Via:       sc.via,
 		Kind:      kind,
-		Context:   slices.Clone(sc.ctx),
+		Context:   sc.ctx[:len(sc.ctx):len(sc.ctx)],
 		pipeline:  sc.pipeline,
-		stdinFrom: slices.Clone(sc.stdinFrom),
+		stdinFrom: sc.stdinFrom[:len(sc.stdinFrom):len(sc.stdinFrom)],
 		topLevel:  sc.top,
+		script:    sc.script,
 	}
 	if sc.u != nil {
 		n.Source = sc.u.source
@@ -479,7 +499,11 @@ func (a *analyzer) flag(id int, f Flag, format string, args ...any) {
 		n.Flags = append(n.Flags, f)
 	}
 	if format != "" {
-		a.note(id, sprintf(format, args...))
+		msg := sprintf(format, args...)
+		if f == FlagDynamic && n.dynamicWhy == "" {
+			n.dynamicWhy = msg
+		}
+		a.note(id, msg)
 	}
 }
 
@@ -694,9 +718,18 @@ func (a *analyzer) pipeline(c *syntax.BinaryCmd, sc *scope) {
 // subst walks the statements of a command or process substitution under
 // owner and returns the ids of the nodes it made.
 func (a *analyzer) subst(stmts []*syntax.Stmt, sc *scope, owner int, ctx string) []int {
+	return a.substIn(stmts, sc, owner, ctx, stdinSrc{})
+}
+
+// substIn is subst with the substitution's stdin set (kind "" inherits).
+func (a *analyzer) substIn(stmts []*syntax.Stmt, sc *scope, owner int, ctx string, in stdinSrc) []int {
 	c := sc.child(ctx, sc.st.clone())
 	c.parent, c.via, c.top = owner, "", false
 	c.pipeline, c.stdinFrom = 0, nil
+	if in.kind != "" {
+		c.stdin = in
+		c.stdinFrom = in.from
+	}
 	start := len(a.tree.Nodes)
 	a.stmts(stmts, c)
 	var ids []int
@@ -894,6 +927,9 @@ func cleanJoin(dir, p string) string {
 	return path.Join(dir, p)
 }
 
+// statNumeric matches stat formats that print only numbers.
+var statNumeric = regexp.MustCompile(`^(%[sbBfhiXYZWUgou]|[ :])+$`)
+
 // dateNumeric matches date formats that print only digits and separators.
 var dateNumeric = regexp.MustCompile(`^\+(%[sNHMSdmyYjuwVUGgIklezCq]|[-:./ _0-9])*$`)
 
@@ -951,7 +987,8 @@ func numericSubst(cs *syntax.CmdSubst) bool {
 			return x == "-c" || x == "--count" || strings.HasPrefix(x, "-") && !strings.HasPrefix(x, "--") && strings.Contains(x, "c")
 		})
 	case "stat":
-		return len(args) == 4 && (args[1] == "-c" || args[1] == "-f") && regexp.MustCompile(`^(%[sbBfhiXYZWUgou])+$`).MatchString(args[2])
+		return len(args) == 3 && (args[1] == "-c" || args[1] == "--format") && statNumeric.MatchString(args[2]) ||
+			len(args) == 4 && (args[1] == "-c" || args[1] == "--format") && statNumeric.MatchString(args[2])
 	}
 	return false
 }

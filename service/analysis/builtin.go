@@ -147,15 +147,21 @@ func rmRoot(t *Tree, n *Node) bool {
 			return true
 		}
 	}
+	// find / | xargs rm: the operands are whatever find lists.
+	if n.Via == "xargs" {
+		for _, id := range n.stdinFrom {
+			if f := t.Nodes[id]; f.Name == "find" && f.Kind == KindCommand && t.findsUnderRoot(f) {
+				return true
+			}
+		}
+	}
 	return false
 }
 
-func findDeleteRoot(t *Tree, n *Node) bool {
-	if n.Kind != KindCommand || n.Name != "find" || !n.findDelete {
-		return false
-	}
+// findsUnderRoot reports whether find node f starts at a rootish path.
+func (t *Tree) findsUnderRoot(f *Node) bool {
 	var starts []Arg
-	for _, x := range args1(n) {
+	for _, x := range args1(f) {
 		if !x.Dynamic && (strings.HasPrefix(x.Value, "-") || x.Value == "(" || x.Value == "!") {
 			break
 		}
@@ -164,12 +170,19 @@ func findDeleteRoot(t *Tree, n *Node) bool {
 	if len(starts) == 0 {
 		starts = []Arg{{Value: "."}}
 	}
-	for _, p := range t.targets(n, starts) {
+	for _, p := range t.targets(f, starts) {
 		if t.rootish(p) {
 			return true
 		}
 	}
 	return false
+}
+
+func findDeleteRoot(t *Tree, n *Node) bool {
+	if n.Kind != KindCommand || n.Name != "find" || !n.findDelete {
+		return false
+	}
+	return t.findsUnderRoot(n)
 }
 
 func chmodRoot(t *Tree, n *Node) bool {

@@ -10,6 +10,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -66,7 +68,12 @@ func (a *analyzer) simple(call *syntax.CallExpr, redirs []*syntax.Redirect, sc *
 		pos = call.Pos()
 	}
 	n := a.newNode(sc, KindCommand, pos)
-	csc := sc.child("", nil)
+	csc := sc
+	own := func() {
+		if csc == sc {
+			csc = sc.child("", nil)
+		}
+	}
 	for _, as := range call.Assigns {
 		name, val := a.assign(n, as, sc)
 		n.Assigns = append(n.Assigns, name+"="+val.Value)
@@ -77,6 +84,7 @@ func (a *analyzer) simple(call *syntax.CallExpr, redirs []*syntax.Redirect, sc *
 			continue
 		}
 		ev := envVal{val: val.Value, known: !val.Dynamic}
+		own()
 		csc.env = csc.env.with(name, &ev)
 		if name == "PATH" {
 			st := &state{path: slices.Clone(sc.st.path), pathKnown: sc.st.pathKnown}
@@ -93,6 +101,7 @@ func (a *analyzer) simple(call *syntax.CallExpr, redirs []*syntax.Redirect, sc *
 	}
 	var pending []pendingWrite
 	if in := a.redirs(n, redirs, sc, &pending); in.kind != "" {
+		own()
 		csc.stdin = in
 	}
 	if len(call.Args) == 0 {
@@ -164,7 +173,7 @@ func (a *analyzer) specialVar(n *Node, name string, val Arg, sc *scope) {
 		if strings.TrimSpace(val.Value) != "" {
 			a.unit(n.ID, val.Value, "$"+name, syntax.LangPOSIX, a.payloadScope(sc, n), "$"+name)
 		}
-	case name == "PS4" || name == "PS0" || name == "PS1":
+	case name == "PS4": // expanded for set -x (PS0-PS3 only in interactive shells)
 		if val.Dynamic {
 			a.flag(n.ID, FlagDynamic, "$%s is expanded (command substitutions included) when the shell prints it", name)
 			return
@@ -259,7 +268,7 @@ func (a *analyzer) redirs(n *Node, rs []*syntax.Redirect, sc *scope, pending *[]
 			}
 			// >&file writes file (bash).
 			a.addPending(n, t, sc, pending, "", false, &rd)
-		case syntax.RdrOut, syntax.AppOut, syntax.ClbOut, syntax.RdrAll, syntax.AppAll, syntax.RdrInOut:
+		case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.RdrAll, syntax.AppAll, syntax.RdrInOut:
 			t := a.str(r.Word, sc, n.ID, nil)
 			a.addPending(n, t, sc, pending, fd, r.Op == syntax.AppOut || r.Op == syntax.AppAll, &rd)
 		default:
@@ -376,7 +385,7 @@ func (a *analyzer) command(n *Node, sc *scope) {
 		return
 	}
 	if sc.st.known {
-		n.cwds = slices.Clone(sc.st.cwds)
+		n.cwds = sc.st.cwds[:len(sc.st.cwds):len(sc.st.cwds)]
 	}
 	a.resolve(n, sc)
 	for _, x := range n.Argv[1:] {
@@ -502,21 +511,17 @@ func orDot(s string) string {
 
 // exists reports whether dir holds an executable name (cached).
 func (a *analyzer) exists(dir, name string) bool {
-	key := dir + "\x00" + name
+	key := [2]string{dir, name}
 	if v, ok := a.look[key]; ok {
-		return v != ""
+		return v
 	}
-	found := false
+	var found bool
 	if a.opts.LookPath != nil {
 		found = a.opts.LookPath(dir, name)
-	} else if fi, err := os.Stat(path.Join(dir, name)); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-		found = true
+	} else {
+		found = osLookPath(dir, name)
 	}
-	v := ""
-	if found {
-		v = "y"
-	}
-	a.look[key] = v
+	a.look[key] = found
 	return found
 }
 
@@ -604,7 +609,7 @@ func (a *analyzer) payload(n *Node, via string, argv []Arg, sc *scope) *Node {
 	c := &Node{
 		ID: len(a.tree.Nodes), Parent: n.ID, Via: via, Kind: KindCommand,
 		Source: n.Source, Line: n.Line, Col: n.Col, Context: slices.Clone(n.Context),
-		pipeline: n.pipeline, stdinFrom: slices.Clone(n.stdinFrom),
+		pipeline: n.pipeline, stdinFrom: slices.Clone(n.stdinFrom), script: n.script,
 	}
 	a.tree.Nodes = append(a.tree.Nodes, c)
 	c.Argv = argv
@@ -916,8 +921,13 @@ func (a *analyzer) xargs(n *Node, sc *scope) {
 		repl = orDefault(v, "{}")
 	}
 	input := []Arg{{Value: "<input>", Dynamic: true, ifEmpty: "", hasIfEmpty: true}}
-	// echo WORDS | xargs CMD: the input is known.
-	if in := sc.stdin; in.kind == "pipe" && len(in.from) == 1 && !res.has("0") && !res.has("d") && !res.has("null") && !res.has("delimiter") {
+	// xargs CMD <<< WORDS, echo WORDS | xargs CMD: the input is known.
+	if in := sc.stdin; in.kind == "text" && !in.text.Dynamic && !res.has("0") && !res.has("d") && !res.has("null") && !res.has("delimiter") && !strings.ContainsAny(in.text.Value, `'"\\`) {
+		input = nil
+		for _, w := range strings.Fields(in.text.Value) {
+			input = append(input, Arg{Value: w})
+		}
+	} else if in.kind == "pipe" && len(in.from) == 1 && !res.has("0") && !res.has("d") && !res.has("null") && !res.has("delimiter") {
 		if f := a.node(in.from[0]); f != nil && f.Kind == KindCommand {
 			if out := f.out; out != nil && !strings.ContainsAny(out.Value, `'"\`) {
 				input = nil
@@ -1020,7 +1030,6 @@ func (a *analyzer) env(n *Node, sc *scope) {
 		case strings.Contains(v, "=") && isName(v[:strings.IndexByte(v, '=')]):
 			name, val, _ := strings.Cut(v, "=")
 			envm = envm.with(name, &envVal{val: val, known: true})
-			a.tainted[name] = a.tainted[name] || false
 			a.specialVar(n, name, Arg{Value: val}, sc)
 			if name == "PATH" {
 				st := &state{path: slices.Clone(sc.st.path), pathKnown: sc.st.pathKnown}
@@ -1039,7 +1048,7 @@ payload:
 
 // splitWords splits s into words as a shell would (env -S, git aliases).
 func (a *analyzer) splitWords(s string, sc *scope) ([]Arg, bool) {
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangPOSIX)).Parse(strings.NewReader(s), "")
+	f, err := a.parse(s, syntax.LangPOSIX)
 	if err != nil || len(f.Stmts) != 1 {
 		return nil, false
 	}
@@ -1340,7 +1349,7 @@ loop:
 		case v == "--version" || v == "--help" || v == "--dump-strings" || v == "--dump-po-strings" || v == "--pretty-print":
 			noExec = true
 		case strings.HasPrefix(v, "--"):
-		case (v[0] == '-' || v[0] == '+') && len(v) > 1:
+		case len(v) > 1 && (v[0] == '-' || v[0] == '+'):
 			for _, c := range v[1:] {
 				switch c {
 				case 'c':
@@ -1950,7 +1959,7 @@ func (a *analyzer) template(n *Node, text, what string, lang syntax.LangVariant,
 	if sc.u != nil && sc.u.depth+1 > a.opts.MaxDepth || a.stopped {
 		return
 	}
-	f, err := syntax.NewParser(syntax.Variant(lang)).Parse(strings.NewReader(text), "")
+	f, err := a.parse(text, lang)
 	if err != nil {
 		a.note(n.ID, "the static part of the "+what+" code does not parse on its own")
 		return
@@ -1964,4 +1973,40 @@ func (a *analyzer) template(n *Node, text, what string, lang syntax.LangVariant,
 	c := *sc
 	c.u, c.parent, c.via, c.top = u, n.ID, what+" (static part)", false
 	a.stmts(f.Stmts, &c)
+}
+
+// lookCache remembers, for a second, whether a directory holds an
+// executable: a command names the same few programs again and again, and a
+// stat per PATH entry per name is most of the cost of a one-line command.
+var lookCache = struct {
+	sync.Mutex
+	m map[[2]string]lookEntry
+}{m: map[[2]string]lookEntry{}}
+
+type lookEntry struct {
+	found bool
+	at    time.Time
+}
+
+const lookTTL = time.Second
+
+// osLookPath reports whether dir holds an executable regular file name.
+func osLookPath(dir, name string) bool {
+	key := [2]string{dir, name}
+	now := time.Now()
+	lookCache.Lock()
+	e, ok := lookCache.m[key]
+	lookCache.Unlock()
+	if ok && now.Sub(e.at) < lookTTL {
+		return e.found
+	}
+	fi, err := os.Stat(path.Join(dir, name))
+	found := err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
+	lookCache.Lock()
+	if len(lookCache.m) > 4096 {
+		clear(lookCache.m)
+	}
+	lookCache.m[key] = lookEntry{found, now}
+	lookCache.Unlock()
+	return found
 }

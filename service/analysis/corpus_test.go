@@ -167,13 +167,14 @@ func corpusFixture(t testing.TB) fixture {
 			"ws/fish.fish":          "#!/usr/bin/fish\necho hi\n",
 			"ws/env.sh":             "export X=1\n",
 			"ws/cd.sh":              "#!/bin/bash\ncd /\nrm -rf *\n",
+			"ws/gradlew":            "#!/bin/sh\nJAVACMD=java\n[ -n \"$JAVA_HOME\" ] && JAVACMD=$JAVA_HOME/bin/java\nexec \"$JAVACMD\" -jar wrapper.jar \"$@\"\n",
 			"outside/x.sh":          "#!/bin/sh\necho outside\n",
 		}
 		for name, content := range files {
 			p := filepath.Join(dir, name)
 			os.MkdirAll(filepath.Dir(p), 0o755)
 			mode := os.FileMode(0o644)
-			if strings.HasSuffix(name, ".sh") || strings.HasSuffix(name, ".py") || name == "ws/noshebang" {
+			if strings.HasSuffix(name, ".sh") || strings.HasSuffix(name, ".py") || name == "ws/noshebang" || name == "ws/gradlew" {
 				mode = 0o755
 			}
 			if err := os.WriteFile(p, []byte(content), mode); err != nil {
@@ -186,6 +187,15 @@ func corpusFixture(t testing.TB) fixture {
 		fixtureDir = fx
 	})
 	return fixtureDir
+}
+
+// TestMain removes the corpus fixture after the tests.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if fixtureDir.ws != "" {
+		os.RemoveAll(filepath.Dir(fixtureDir.ws))
+	}
+	os.Exit(code)
 }
 
 // corpusPath is what PATH holds in the corpus: these names exist in
@@ -255,6 +265,15 @@ var corpusPolicies = map[string]func() *policy.Policy{
 			{Name: "no-outside-scripts", Action: "deny", Flags: []string{"script_outside_roots"}},
 			{Name: "no-unreadable-scripts", Action: "deny", Flags: []string{"script_unreadable"}},
 			{Name: "no-write-then-run", Action: "ask", Flags: []string{"write_then_run"}},
+		}
+		return p
+	},
+	// wrappers trusts the dynamic parts of build wrapper scripts.
+	"wrappers": func() *policy.Policy {
+		p := defaultPolicy()
+		p.Rules = policy.Rules{
+			{Name: "gradle-wrapper", Action: "allow", Script: []string{"*/gradlew"}, Flags: []string{"dynamic"}},
+			{Name: "ask-scripted-curl", Action: "ask", Script: []string{"*.sh"}, Command: []string{"curl"}},
 		}
 		return p
 	},

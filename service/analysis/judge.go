@@ -8,6 +8,7 @@ package analysis
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
@@ -91,15 +92,14 @@ func Judge(t *Tree, p *policy.Policy) Decision {
 
 // reason words the decision made by m on n.
 func reason(n *Node, m Match, p *policy.Policy) (code, text string) {
-	what := fmt.Sprintf("%q (at %s)", short(nodeText(n)), n.Pos())
+	what := fmt.Sprintf("%q (at %s)", shortN(nodeText(n), 160), n.Pos())
 	switch m.Origin {
 	case OriginDefaultAction:
 		return CodeDefaultAction, fmt.Sprintf("no rule allows %s and policy.default_action is %s", what, m.Action)
 	case OriginDynamicAction:
-		why := "part of it is only known at run time"
-		for _, note := range n.Notes {
-			why = note
-			break
+		why := n.dynamicWhy
+		if why == "" {
+			why = "part of it is only known at run time"
 		}
 		return CodeDynamic, fmt.Sprintf("%s cannot be analysed before it runs: %s; policy.dynamic_action is %s", what, why, m.Action)
 	}
@@ -136,7 +136,7 @@ func matches(t *Tree, n *Node, p *policy.Policy) []Match {
 			out = append(out, Match{Rule: b.Name, Origin: OriginBuiltin, Action: b.Action, Reason: b.Reason})
 		}
 	}
-	tierMatched := false
+	tierMatched, dynamicDecided := false, false
 	for _, managed := range []bool{true, false} {
 		for i := range p.Rules {
 			r := &p.Rules[i]
@@ -149,13 +149,19 @@ func matches(t *Tree, n *Node, p *policy.Policy) []Match {
 			}
 			out = append(out, Match{Rule: r.Name, Origin: origin, Action: r.Action, Reason: r.Reason})
 			tierMatched = true
+			// A rule about dynamic nodes decides them instead of
+			// dynamic_action (both tiers must name it: the managed
+			// tier's own default is dynamic_action).
+			if slices.Contains(r.Flags, string(FlagDynamic)) {
+				dynamicDecided = true
+			}
 			break
 		}
 	}
 	if !tierMatched && n.Kind == KindCommand {
 		out = append(out, Match{Rule: "default_action", Origin: OriginDefaultAction, Action: orAllow(p.DefaultAction)})
 	}
-	if n.Has(FlagDynamic) && p.DynamicAction != policy.ActionAllow {
+	if n.Has(FlagDynamic) && !dynamicDecided && p.DynamicAction != policy.ActionAllow {
 		out = append(out, Match{Rule: "dynamic_action", Origin: OriginDynamicAction, Action: orAsk(p.DynamicAction)})
 	}
 	return out
@@ -179,6 +185,18 @@ func orAsk(s string) string {
 func RuleMatches(r *policy.Rule, n *Node) bool {
 	if r.Where == policy.WhereTopLevel && !n.topLevel {
 		return false
+	}
+	if len(r.Script) > 0 {
+		ok := false
+		for _, s := range r.Script {
+			if n.script != "" && globMatch(s, n.script) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return false
+		}
 	}
 	for _, f := range r.Flags {
 		if !n.Has(Flag(f)) {

@@ -290,7 +290,7 @@ func (a *analyzer) prepassCall(x *syntax.CallExpr, u *unit, sc *scope) {
 			parts = append(parts, s)
 		}
 		if u.depth < a.opts.MaxDepth {
-			if f, err := syntax.NewParser(syntax.Variant(u.lang)).Parse(strings.NewReader(strings.Join(parts, " ")), ""); err == nil {
+			if f, err := a.parse(strings.Join(parts, " "), u.lang); err == nil {
 				a.prepass(f, &unit{src: strings.Join(parts, " "), lang: u.lang, depth: u.depth + 1}, sc)
 			}
 		}

@@ -307,6 +307,7 @@ func (a *analyzer) scriptAt(n *Node, p string, written Arg, lang, how string, pr
 	if how == "exec" {
 		via = "script"
 	}
+	c.script = f.real
 	a.unit(n.ID, string(f.data), f.real, l, c, via)
 }
 
@@ -399,6 +400,7 @@ func (a *analyzer) linkWrites(n *Node, p, lang, how string, pr params, sc *scope
 		a.flag(n.ID, FlagWriteThenRun, "runs %s, which this command writes first (%s)", p, w.what)
 		switch {
 		case w.chmod:
+			a.note(w.node, "chmod of "+p+" will fail (read-only file system) if it is pinned: the pinned copy of a script run by path is executable already")
 		case w.content != nil:
 			kind := lang
 			if how == "exec" {

@@ -162,6 +162,10 @@ type Node struct {
 	// out is what the node writes to stdout, when known (echo, cat of a
 	// here-document).
 	out *Arg
+	// dynamicWhy is the note that came with the dynamic flag.
+	dynamicWhy string
+	// script is the innermost script file the node comes from.
+	script string
 }
 
 // gitPush is what a git push does to which branches.

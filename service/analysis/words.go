@@ -62,12 +62,19 @@ type fieldBuilder struct {
 
 func (b *fieldBuilder) lit(s string, glob bool) {
 	b.cur.WriteString(s)
-	b.ifEmpty.WriteString(s)
+	if b.dyn {
+		b.ifEmpty.WriteString(s)
+	}
 	b.started = true
 	b.glob = b.glob || glob
 }
 
 func (b *fieldBuilder) unknown(nonEmpty bool) {
+	if !b.dyn {
+		// What the field would be if this (and every later) unknown
+		// part were empty starts as what it holds so far.
+		b.ifEmpty.WriteString(b.cur.String())
+	}
 	b.started = true
 	b.dyn = true
 	b.noIfEmpty = b.noIfEmpty || nonEmpty
@@ -105,18 +112,12 @@ func (b *fieldBuilder) split(s string) {
 	}
 }
 
-// wordCtx is what expanding one word needs.
-type wordCtx struct {
-	sc    *scope
-	owner int // node that holds the word: parent of substitutions in it
-	// arithOwner is the node flagged when arithmetic in the word evaluates
-	// unknown values (usually owner).
-	codeSubs *[]int // collects the nodes of substitutions in the word
-}
-
 // fields expands w into the arguments the shell will pass, as far as they
 // are known. Substitutions in w are walked as nodes under owner.
 func (a *analyzer) fields(w *syntax.Word, sc *scope, owner int, subs *[]int) []Arg {
+	if v, ok := simpleWord(w); ok {
+		return []Arg{{Value: v}}
+	}
 	src := a.text(sc.u, w)
 	// Brace expansion is bash's; it is applied in sh too, where it only
 	// makes the analysis stricter (and /bin/sh is bash on macOS).
@@ -149,6 +150,9 @@ const (
 func (a *analyzer) str(w *syntax.Word, sc *scope, owner int, subs *[]int) Arg {
 	if w == nil || len(w.Parts) == 0 {
 		return Arg{}
+	}
+	if v, ok := simpleWord(w); ok {
+		return Arg{Value: v}
 	}
 	src := a.text(sc.u, w)
 	f := a.expandWord(w.Parts, src, sc, owner, subs, modeString)
@@ -226,6 +230,11 @@ func (a *analyzer) part(b *fieldBuilder, p syntax.WordPart, first bool, mode int
 	case *syntax.ParamExp:
 		vals, known, nonEmpty := a.param(p, sc, owner, subs)
 		switch {
+		case !known && a.lastDefault != nil:
+			// ${x:-alt} with x unknown: alt is what an empty x gives.
+			b.unknown(nonEmpty)
+			b.ifEmpty.WriteString(*a.lastDefault)
+			a.lastDefault = nil
 		case !known:
 			b.unknown(nonEmpty)
 		case quoted && len(vals) > 1 && isAtParam(p):
@@ -258,6 +267,21 @@ func (a *analyzer) part(b *fieldBuilder, p syntax.WordPart, first bool, mode int
 			*subs = append(*subs, ids...)
 		}
 		b.subs = append(b.subs, ids...)
+		// $(echo /), $(pwd): the output of one command analysis knows.
+		if len(ids) == 1 {
+			if n := a.node(ids[0]); n != nil && n.Kind == KindCommand && n.Builtin && n.Parent == owner && len(n.Redirs) == 0 {
+				if out, ok := a.knownOutput(n); ok {
+					out = strings.TrimRight(out, "\n")
+					if quoted {
+						b.lit(out, false)
+						b.started = true
+					} else {
+						b.split(out)
+					}
+					return
+				}
+			}
+		}
 		b.unknown(false)
 	case *syntax.ArithmExp:
 		var ids []int
@@ -268,7 +292,13 @@ func (a *analyzer) part(b *fieldBuilder, p syntax.WordPart, first bool, mode int
 		b.subs = append(b.subs, ids...)
 		b.unknown(true)
 	case *syntax.ProcSubst:
-		ids := a.subst(p.Stmts, sc, owner, "proc_subst")
+		var ids []int
+		if p.Op == syntax.CmdOut {
+			// >(cmd): cmd reads what the owner writes to it.
+			ids = a.substIn(p.Stmts, sc, owner, "proc_subst", stdinSrc{kind: "pipe", from: []int{owner}})
+		} else {
+			ids = a.subst(p.Stmts, sc, owner, "proc_subst")
+		}
 		if subs != nil {
 			*subs = append(*subs, ids...)
 		}
@@ -332,7 +362,10 @@ func (a *analyzer) value(name string, sc *scope) (vals []string, known, nonEmpty
 	case "?", "$", "!", "-", "_":
 		return nil, false, name != "_"
 	}
-	if n, err := strconv.Atoi(name); err == nil {
+	if n, err := strconv.Atoi(name); isDigits(name) && err == nil {
+		if n <= 0 {
+			return a.value("0", sc)
+		}
 		if !sc.args.known {
 			return nil, false, false
 		}
@@ -366,6 +399,7 @@ func (a *analyzer) value(name string, sc *scope) (vals []string, known, nonEmpty
 
 // param evaluates a parameter expansion.
 func (a *analyzer) param(p *syntax.ParamExp, sc *scope, owner int, subs *[]int) (vals []string, known, nonEmpty bool) {
+	a.lastDefault = nil
 	if p.Index != nil {
 		a.arith(p.Index, sc, owner, subs)
 	}
@@ -405,6 +439,9 @@ func (a *analyzer) param(p *syntax.ParamExp, sc *scope, owner int, subs *[]int) 
 		switch p.Exp.Op {
 		case syntax.DefaultUnsetOrNull, syntax.AssignUnsetOrNull, syntax.DefaultUnset, syntax.AssignUnset:
 			if !known {
+				if !alt.Dynamic {
+					a.lastDefault = &alt.Value
+				}
 				return nil, false, nonEmpty
 			}
 			if joined != "" {
@@ -683,10 +720,66 @@ func (a *analyzer) heredoc(r *syntax.Redirect, sc *scope, owner int, subs *[]int
 }
 
 // short abbreviates s for a note.
-func short(s string) string {
+func short(s string) string { return shortN(s, 60) }
+
+// shortN abbreviates s to about n bytes, on one line.
+func shortN(s string, n int) string {
 	s = strings.ReplaceAll(s, "\n", " ")
-	if len(s) > 60 {
-		return s[:57] + "..."
+	if len(s) > n {
+		i := n - 3
+		for i > 0 && !utf8.RuneStart(s[i]) {
+			i--
+		}
+		return s[:i] + "..."
 	}
 	return s
+}
+
+// plainLit reports whether an unquoted literal means itself: no escapes,
+// patterns, tilde or braces.
+func plainLit(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\', '*', '?', '[', '~', '{':
+			return false
+		}
+	}
+	return true
+}
+
+// simpleWord returns the value of a word that is one plain literal, one
+// single-quoted string or one double-quoted literal: the common case.
+func simpleWord(w *syntax.Word) (string, bool) {
+	if len(w.Parts) != 1 {
+		return "", false
+	}
+	switch p := w.Parts[0].(type) {
+	case *syntax.Lit:
+		return p.Value, plainLit(p.Value)
+	case *syntax.SglQuoted:
+		return p.Value, !p.Dollar
+	case *syntax.DblQuoted:
+		if len(p.Parts) == 0 {
+			return "", !p.Dollar
+		}
+		if l, ok := p.Parts[0].(*syntax.Lit); ok && len(p.Parts) == 1 && !p.Dollar && !strings.Contains(l.Value, `\`) {
+			return l.Value, true
+		}
+	}
+	return "", false
+}
+
+// knownOutput returns what the builtin n prints, when analysis knows it.
+func (a *analyzer) knownOutput(n *Node) (string, bool) {
+	switch n.Name {
+	case "echo", "printf":
+		if n.out != nil && !n.out.Dynamic {
+			return n.out.Value, true
+		}
+	case "pwd":
+		if len(n.Argv) == 1 && len(n.cwds) == 1 && !a.taintAll {
+			return n.cwds[0], true
+		}
+	}
+	return "", false
 }

@@ -69,12 +69,21 @@ const (
 // because a pinned script changed.
 const StatusReasonPinMismatch = "pin_mismatch"
 
-// Test hooks: afterDecision runs when a decision is made, before anything
-// is pinned; beforeStart runs after the pins are taken and checked, right
-// before the sandbox starts.
-var testHooks struct {
-	afterDecision func()
-	beforeStart   func()
+// pinTestHooks holds test hooks by working directory: afterDecision runs
+// when a decision is made, before anything is pinned; beforeStart after the
+// pins are taken and checked, right before the sandbox starts.
+var pinTestHooks sync.Map // cwd → *pinHooks
+
+type pinHooks struct {
+	afterDecision, beforeStart func()
+}
+
+func runPinHook(cwd string, pick func(*pinHooks) func()) {
+	if h, ok := pinTestHooks.Load(cwd); ok {
+		if f := pick(h.(*pinHooks)); f != nil {
+			f()
+		}
+	}
 }
 
 // execPlan is what analysis fixed about one execution.
@@ -142,6 +151,12 @@ func resolveAll(paths []string, keep bool) []string {
 }
 
 // judge analyses req's command in dir and decides it.
+//
+// The credentials stage plugs in here: ${credential:<id>} references are
+// rewritten to ${GATEHOUSE_CRED_<ID>} in req.Command before it is parsed
+// (DESIGN §5), so that the judged text never holds a value, and the tree is
+// then checked for credential-bearing variables in argv
+// (credential_in_argv).
 func (e *Executor) judge(req *api.ExecRequest, dir string) (*analysis.Tree, analysis.Decision) {
 	tree := analysis.Analyze(req.Command, e.analysisOptions(req, dir))
 	return tree, analysis.Judge(tree, &e.cfg.Policy)
@@ -181,9 +196,7 @@ func (e *Executor) analyze(ctx context.Context, req *api.ExecRequest, dir string
 		method = PinChecked
 	}
 	ev.PinnedScripts = pinsOf(plan.scripts, method)
-	if testHooks.afterDecision != nil {
-		testHooks.afterDecision()
-	}
+	runPinHook(dir, func(h *pinHooks) func() { return h.afterDecision })
 	return plan, nil
 }
 
@@ -232,7 +245,7 @@ func (e *Executor) recheckPins(plan *execPlan, spec *sandbox.Spec, backend strin
 	method := PinChecked
 	if backend == "bubblewrap" {
 		method = PinBindMount
-		pins, err := plan.take()
+		pins, err := plan.take(spec.WorkspaceRoots)
 		if err != nil {
 			var m *pinMismatch
 			if errors.As(err, &m) {
@@ -243,9 +256,7 @@ func (e *Executor) recheckPins(plan *execPlan, spec *sandbox.Spec, backend strin
 		spec.Pins = pins
 	}
 	ev.PinnedScripts = pinsOf(plan.scripts, method)
-	if testHooks.beforeStart != nil {
-		testHooks.beforeStart()
-	}
+	runPinHook(ev.Cwd, func(h *pinHooks) func() { return h.beforeStart })
 	return nil
 }
 
@@ -254,7 +265,7 @@ func sameBytes(p, sum string, size int64) error {
 	data, err := analysis.ReadScript(p, size)
 	switch {
 	case errors.Is(err, analysis.ErrTooLarge):
-		return &pinMismatch{p, "has grown"}
+		return &pinMismatch{p, "has changed"}
 	case err != nil:
 		return &pinMismatch{p, "can no longer be read (" + errorCause(err) + ")"}
 	case analysis.SHA256(data) != sum:
@@ -272,9 +283,13 @@ func errorCause(err error) string {
 }
 
 // take writes a private copy of each judged script to a new directory
-// outside the workspace and checks each copy's hash.
-func (p *execPlan) take() ([]sandbox.Pin, error) {
-	dir, err := os.MkdirTemp("", "gatehouse-pin-")
+// outside the workspace roots and checks each copy's hash.
+func (p *execPlan) take(roots []string) ([]sandbox.Pin, error) {
+	base, err := pinBase(roots)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp(base, "gatehouse-pin-")
 	if err != nil {
 		return nil, err
 	}
@@ -358,4 +373,26 @@ func (e *Executor) Explain(ctx context.Context, req api.ExecRequest) (*Explanati
 	}
 	x.BlockedBy, x.Reason = denialOf(dec)
 	return x, nil
+}
+
+// pinBase returns the directory the pin directories are made in: the
+// temporary directory, unless the command could write there (a workspace
+// root holds it), then /tmp (which the sandbox replaces with its own).
+func pinBase(roots []string) (string, error) {
+	for _, base := range []string{os.TempDir(), "/tmp"} {
+		real, err := filepath.EvalSymlinks(base)
+		if err != nil {
+			continue
+		}
+		inside := false
+		for _, r := range roots {
+			if within(real, r) {
+				inside = true
+			}
+		}
+		if !inside {
+			return real, nil
+		}
+	}
+	return "", errors.New("every temporary directory lies inside a workspace root, where the command could change the copies")
 }

@@ -21,8 +21,10 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/gatehouse-dev/gatehouse/keyring"
 	"github.com/gatehouse-dev/gatehouse/sandbox"
 	"github.com/gatehouse-dev/gatehouse/service/api"
+	"github.com/gatehouse-dev/gatehouse/service/broker"
 	"github.com/gatehouse-dev/gatehouse/service/policy"
 )
 
@@ -75,6 +77,12 @@ type Options struct {
 	Audit AuditLog
 	// Notifier raises native notifications (observe.go); nil raises none.
 	Notifier Notifier
+	// Keyring holds the credentials commands may get (credentials.go);
+	// nil means none can be had.
+	Keyring keyring.Store
+	// CredentialDir is where each execution's credential files are made;
+	// "" means broker.DefaultDir("").
+	CredentialDir string
 }
 
 // Executor runs requests under one configuration. It is safe for
@@ -145,6 +153,7 @@ type Decision struct {
 	dir     string
 	timeout int
 	plan    *execPlan
+	creds   *broker.Plan // credentials.go
 }
 
 // Request returns the request as decided.
@@ -186,6 +195,11 @@ func (e *Executor) decide(ctx context.Context, req api.ExecRequest) (*Decision, 
 	if err := e.checkArgs(&req); err != nil {
 		return nil, err
 	}
+	// ${credential:ID} becomes ${GATEHOUSE_CRED_<ID>} before analysis
+	// (credentials.go).
+	if err := e.rewriteCredentials(&req, &ev); err != nil {
+		return nil, err
+	}
 	timeout := e.timeout(req.TimeoutSeconds)
 	ev.TimeoutSeconds = timeout
 	if !e.cfg.Exec.Enabled {
@@ -203,7 +217,12 @@ func (e *Executor) decide(ctx context.Context, req api.ExecRequest) (*Decision, 
 		return nil, err
 	}
 	e.commands.put(ev.ID, req.Command) // the judged text
-	return &Decision{Event: ev, req: req, dir: dir, timeout: timeout, plan: plan}, nil
+	// The credentials it gets, under the grants (credentials.go).
+	creds, err := e.planCredentials(&req, &ev)
+	if err != nil {
+		return nil, err
+	}
+	return &Decision{Event: ev, req: req, dir: dir, timeout: timeout, plan: plan, creds: creds}, nil
 }
 
 // Run executes an allowed decision and records its execution event, ev:
@@ -258,6 +277,13 @@ func (e *Executor) run(ctx context.Context, d *Decision, out sandbox.Streams, ev
 	spec := e.spec(req, dir, ev.ID, timeout, choice)
 	spec.Pins = plan.pins
 
+	// Credentials (credentials.go): they live for this run only.
+	lease, err := e.leaseCredentials(d, spec, choice.backend, ev)
+	if err != nil {
+		return nil, err
+	}
+	defer lease.Release()
+
 	// Egress (egress.go): the per-execution proxy, its bind and environment.
 	stopEgress, err := e.startEgress(ctx, req, spec, ev)
 	if err != nil {
@@ -272,13 +298,22 @@ func (e *Executor) run(ctx context.Context, d *Decision, out sandbox.Streams, ev
 	// a writer is captured (up to the cap) into the result instead.
 	var so, se bytes.Buffer
 	sumOut, sumErr := sha256.New(), sha256.New()
-	// The audit keeps its own bounded copy of what was delivered.
+	// The audit keeps its own bounded copy of what was delivered: like the
+	// hashes, it must see the output after redaction, never before.
 	keepOut, keepErr := e.keeper(), e.keeper()
 	streams := sandbox.Streams{
 		Stdout: io.MultiWriter(sumOut, orBuffer(out.Stdout, &so), keepOut),
 		Stderr: io.MultiWriter(sumErr, orBuffer(out.Stderr, &se), keepErr),
 	}
+	// Output DLP (credentials.go) comes first: the caps, the hashes, the
+	// audit's copy and the caller see the redacted stream.
+	red, streams, err := e.redactOutput(lease, spec, streams)
+	if err != nil {
+		stopEgress()
+		return nil, err
+	}
 	raw := choice.run(ctx, spec, streams, ev.ID)
+	redactions := red.finish(raw)
 	stopEgress()
 
 	ev.Status = string(raw.Status)
@@ -296,6 +331,7 @@ func (e *Executor) run(ctx context.Context, d *Decision, out sandbox.Streams, ev
 		StderrBytes:    raw.Stderr.Bytes + raw.Stderr.Discarded,
 		DiscardedBytes: raw.Stdout.Discarded + raw.Stderr.Discarded,
 		Truncated:      raw.Truncated() || raw.TimedOut,
+		RedactionCount: redactions,
 		SHA256:         hex.EncodeToString(sumOut.Sum(nil)),
 		StderrSHA256:   hex.EncodeToString(sumErr.Sum(nil)),
 	}
@@ -315,6 +351,7 @@ func (e *Executor) run(ctx context.Context, d *Decision, out sandbox.Streams, ev
 		TimedOut:       raw.TimedOut,
 		Truncated:      ev.Output.Truncated,
 		SandboxMode:    ev.SandboxMode,
+		RedactionCount: redactions,
 	}
 	return &Outcome{Result: res, Event: *ev, Raw: raw, SandboxReason: choice.why,
 		KeptStdout: keepOut.Bytes(), KeptStderr: keepErr.Bytes()}, nil

@@ -19,8 +19,11 @@ type Exec struct {
 	Limits     Limits  `yaml:"limits" json:"limits"`
 	Env        Env     `yaml:"env" json:"env"`
 	Egress     Egress  `yaml:"egress" json:"egress"`
-	Audit      Audit   `yaml:"audit" json:"audit"`
-	Notify     Notify  `yaml:"notify" json:"notify"`
+	// Credentials maps keychain credentials into commands
+	// (credentials.go).
+	Credentials Credentials `yaml:"credentials" json:"credentials"`
+	Audit       Audit       `yaml:"audit" json:"audit"`
+	Notify      Notify      `yaml:"notify" json:"notify"`
 }
 
 // Egress tunes the per-execution proxy; the allowlist itself is policy.
@@ -95,6 +98,12 @@ type Policy struct {
 	// EgressAllowlist are the destinations commands may reach; empty means
 	// no egress.
 	EgressAllowlist []string `yaml:"egress_allowlist" json:"egress_allowlist"`
+	// CredentialGrants names the agents each credential may reach; a
+	// mapped credential it does not list reaches every agent
+	// (credentials.go).
+	CredentialGrants CredentialGrants `yaml:"credential_grants" json:"credential_grants"`
+	// DLPPatterns are redacted from output, on top of the built-in set.
+	DLPPatterns DLPPatterns `yaml:"dlp_patterns" json:"dlp_patterns"`
 	// DefaultAction applies when no rule matches: allow, ask or deny.
 	DefaultAction string `yaml:"default_action" json:"default_action"`
 	// Rules are judged against every node of a command's tree (rules.go);

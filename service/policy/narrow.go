@@ -22,6 +22,10 @@ package policy
 //	                                managed default_action ask or deny
 //	disabled_builtin_rules          a subset of the managed list
 //	policy.dynamic_action           allow < ask < deny
+//	exec.credentials.env, .files,   every managed entry kept unchanged;
+//	policy.dlp_patterns             the user may add entries
+//	policy.credential_grants        every managed grant kept, to a subset
+//	                                of its agents; the user may add grants
 //
 // Fields the managed file does not set are free. Values that are invalid in
 // themselves (an unknown backend, a relative path) are left to validation.
@@ -62,6 +66,14 @@ func narrow(p string, user, managed *layer) []error {
 		return narrowRules(p, user, managed)
 	case "policy.disabled_builtin_rules":
 		return narrowDisabledBuiltins(p, user, managed)
+	case "exec.credentials.env":
+		return narrowMap(p, uv.(CredentialEnv), mv.(CredentialEnv), us, ms)
+	case "exec.credentials.files":
+		return narrowMap(p, uv.(CredentialFiles), mv.(CredentialFiles), us, ms)
+	case "policy.dlp_patterns":
+		return narrowMap(p, uv.(DLPPatterns), mv.(DLPPatterns), us, ms)
+	case "policy.credential_grants":
+		return narrowGrants(p, uv.(CredentialGrants), mv.(CredentialGrants), us, ms)
 	case "exec.notify.sandbox_degraded", "exec.notify.output_redacted":
 		if mv.(bool) && !uv.(bool) {
 			return widens("only true is allowed")

@@ -18,7 +18,11 @@ package policy
 //	    - glob: ["main", "release/*"]  # one argument matches one pattern
 //	    - regex: "^--force"        #   one argument matches the expression
 //	  where: any                   # any | top_level
+//	  script: ["*/gradlew"]        # the node comes from a script matching one of these
 //	  flags: [dynamic]             # analysis flags the node must carry
+//
+// A rule that names the flag dynamic decides the nodes it matches instead
+// of policy.dynamic_action.
 
 import (
 	"fmt"
@@ -82,6 +86,9 @@ type Rule struct {
 	// Where is any (the default) or top_level: not inside a wrapper's
 	// payload, a script, a shell string, a substitution or a function.
 	Where string `yaml:"where,omitempty" json:"where,omitempty"`
+	// Script matches nodes that come from a script file whose path (with
+	// symlinks resolved) matches one of these shell patterns: "*/gradlew".
+	Script []string `yaml:"script,omitempty" json:"script,omitempty"`
 	// Flags are analysis flags (RuleFlags) the node must all carry.
 	Flags []string `yaml:"flags,omitempty" json:"flags,omitempty"`
 
@@ -119,7 +126,7 @@ func (r *Rule) Managed() bool { return r.managed }
 // from.
 func sameRule(a, b *Rule) bool {
 	return a.Name == b.Name && a.Action == b.Action && a.Reason == b.Reason &&
-		a.Where == b.Where && slices.Equal(a.Command, b.Command) &&
+		a.Where == b.Where && slices.Equal(a.Command, b.Command) && slices.Equal(a.Script, b.Script) &&
 		slices.Equal(a.Flags, b.Flags) && slices.EqualFunc(a.Args, b.Args, func(x, y ArgMatch) bool {
 		return slices.Equal(x.Flag, y.Flag) && slices.Equal(x.Seq, y.Seq) && slices.Equal(x.Glob, y.Glob) && x.Regex == y.Regex
 	})
@@ -192,7 +199,7 @@ func (rs *Rules) DecodeNode(n *yaml.Node, errf func(line int, format string, arg
 
 // ruleKeys are the keys a rule mapping may hold, in the order messages
 // list them.
-var ruleKeys = []string{"name", "action", "reason", "command", "args", "where", "flags"}
+var ruleKeys = []string{"name", "action", "reason", "command", "args", "where", "script", "flags"}
 
 // decodeRule decodes one rule mapping; bad records each problem.
 func decodeRule(n *yaml.Node, line int, bad func(line int, key, format string, args ...any)) (Rule, bool) {
@@ -207,8 +214,10 @@ func decodeRule(n *yaml.Node, line int, bad func(line int, key, format string, a
 		bad(l, key, format, args...)
 	}
 	seen := map[string]bool{}
+	lines := map[string]int{} // key → line of its value
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], resolve(n.Content[i+1])
+		lines[k.Value] = n.Content[i+1].Line
 		if k.Kind != yaml.ScalarNode || !slices.Contains(ruleKeys, k.Value) {
 			fail(k.Line, k.Value, "unknown key; a rule has %s", strings.Join(ruleKeys, ", "))
 			continue
@@ -235,15 +244,18 @@ func decodeRule(n *yaml.Node, line int, bad func(line int, key, format string, a
 			case "where":
 				r.Where = s
 			}
-		case "command", "flags":
+		case "command", "flags", "script":
 			list, err := stringOrList(v)
 			if err != nil {
 				fail(v.Line, k.Value, "%v", err)
 				continue
 			}
-			if k.Value == "command" {
+			switch k.Value {
+			case "command":
 				r.Command = list
-			} else {
+			case "script":
+				r.Script = list
+			default:
 				r.Flags = list
 			}
 		case "args":
@@ -265,7 +277,11 @@ func decodeRule(n *yaml.Node, line int, bad func(line int, key, format string, a
 		fail(line, "action", "missing; want allow, ask or deny")
 	}
 	for _, p := range r.problems() {
-		fail(line, p.key, "%s", p.msg)
+		l := line
+		if kl, ok := lines[strings.FieldsFunc(p.key, func(c rune) bool { return c == '[' || c == '.' })[0]]; ok {
+			l = kl
+		}
+		fail(l, p.key, "%s", p.msg)
 	}
 	return r, ok
 }
@@ -387,6 +403,11 @@ func (r *Rule) problems() []ruleProblem {
 			add(fmt.Sprintf("command[%d]", i), "is empty")
 		} else if _, err := CompileGlob(c); err != nil {
 			add(fmt.Sprintf("command[%d]", i), "%q is not a valid pattern: %v", c, err)
+		}
+	}
+	for i, s := range r.Script {
+		if _, err := CompileGlob(s); err != nil || s == "" {
+			add(fmt.Sprintf("script[%d]", i), "%q is not a valid pattern", s)
 		}
 	}
 	for i, f := range r.Flags {
@@ -533,6 +554,9 @@ func (rs Rules) String() string {
 		}
 		if r.Where != "" {
 			fmt.Fprintf(&b, ", where: %s", r.Where)
+		}
+		if len(r.Script) > 0 {
+			fmt.Fprintf(&b, ", script: %s", formatValue(r.Script))
 		}
 		if len(r.Flags) > 0 {
 			fmt.Fprintf(&b, ", flags: %s", formatValue(r.Flags))

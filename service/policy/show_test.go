@@ -43,6 +43,8 @@ exec.limits.ticket_ttl_seconds:  60              # default
 exec.env.agent_settable:         []              # default
 exec.egress.allowed_ports:       [443, 80]       # default
 exec.egress.denied_cidrs:        []              # default
+exec.credentials.env:            {}              # default
+exec.credentials.files:          {}              # default
 exec.audit.retention_days:       90              # default
 exec.audit.retention_events:     100000          # default
 exec.audit.keep_output:          true            # default
@@ -56,6 +58,8 @@ policy.script_inspection_roots:  []              # default
 policy.builtin_exec_routing:     governed_shell  # default
 policy.command_analysis_mode:    enforce         # default
 policy.egress_allowlist:         []              # default
+policy.credential_grants:        {}              # default
+policy.dlp_patterns:             {}              # default
 policy.default_action:           allow           # default
 policy.rules:                    []              # default
 policy.disabled_builtin_rules:   []              # default

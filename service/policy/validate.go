@@ -168,6 +168,14 @@ func (v *validator) check(p string, val any) {
 		}
 	case "policy.rules":
 		v.validateRules(p, val.(Rules))
+	case "exec.credentials.env":
+		v.validateMap(p, val.(CredentialEnv).problems())
+	case "exec.credentials.files":
+		v.validateMap(p, val.(CredentialFiles).problems())
+	case "policy.credential_grants":
+		v.validateMap(p, val.(CredentialGrants).problems())
+	case "policy.dlp_patterns":
+		v.validateMap(p, val.(DLPPatterns).problems())
 	case "policy.disabled_builtin_rules":
 		v.validateDisabledBuiltins(p, val.([]string))
 	case "exec.egress.allowed_ports":

@@ -1,0 +1,222 @@
+package pipeline
+
+// This file is the credential stage of the pipeline and its output DLP:
+//
+//  1. decide, before analysis: ${credential:ID} in the command becomes
+//     ${GATEHOUSE_CRED_<ID>}, so the judged text never holds a value, and
+//     the agent's variables are checked (rewriteCredentials);
+//  2. decide, after policy: which credentials the request gets, under the
+//     grants (planCredentials): an ungranted one is denied, naming it;
+//  3. run, before the start: the values are read from the keychain, the
+//     variables set, the files written 0400 into a directory bound at
+//     /run/gatehouse/cred (leaseCredentials); the directory is removed
+//     when the run ends, however it ends;
+//  4. run: stdout and stderr go through the redactor before anything else
+//     sees them (redactOutput): the caps, hashes, the audit's copy and the
+//     caller all get the redacted stream.
+//
+// No value is ever put in an event, an error or a log line: they name ids.
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/gatehouse-dev/gatehouse/sandbox"
+	"github.com/gatehouse-dev/gatehouse/sandbox/bwrap"
+	"github.com/gatehouse-dev/gatehouse/service/api"
+	"github.com/gatehouse-dev/gatehouse/service/broker"
+	"github.com/gatehouse-dev/gatehouse/service/dlp"
+)
+
+// CredDirInSandbox is where a command finds its credential files under
+// bubblewrap ($GATEHOUSE_CRED_DIR).
+const CredDirInSandbox = bwrap.RunDir + "/cred"
+
+// Denials of the credential stage; each names the credential.
+const (
+	DenyCredNotGranted  = broker.CodeNotGranted
+	DenyCredUnknown     = broker.CodeUnknown
+	DenyCredInvalid     = broker.CodeInvalid
+	DenyCredUnavailable = broker.CodeUnavailable
+)
+
+// rewriteCredentials rewrites the credential references in req's command
+// and checks its variables. It runs before analysis.
+func (e *Executor) rewriteCredentials(req *api.ExecRequest, ev *api.Event) error {
+	deny := func(code, reason string) error {
+		ev.Decision, ev.BlockedBy, ev.Reason = "deny", code, reason
+		return &Denial{Code: code, Reason: reason, Event: ev}
+	}
+	text, _, err := broker.Rewrite(req.Command)
+	if err != nil {
+		return deny(DenyCredUnknown, err.Error()+"; nothing ran")
+	}
+	req.Command = text
+	ev.CommandHash = hashHex([]byte(text))
+	mapped := e.cfg.Exec.Credentials.Env
+	for k := range req.Env {
+		if _, ok := mapped[k]; ok {
+			return &ArgError{"env." + k, "is set from the keychain by exec.credentials.env; agents may not set it"}
+		}
+	}
+	return nil
+}
+
+// planCredentials decides which credentials req gets. It runs after the
+// policy allowed the command.
+func (e *Executor) planCredentials(req *api.ExecRequest, ev *api.Event) (*broker.Plan, error) {
+	p, err := e.cfg.CredentialConfig().Plan(broker.Request{Agent: req.Agent, Command: req.Command, Env: req.Env})
+	if err != nil {
+		return nil, credDenial(err, ev)
+	}
+	return p, nil
+}
+
+// credDenial turns a broker error into a recorded denial.
+func credDenial(err error, ev *api.Event) error {
+	var be *broker.Error
+	if !errors.As(err, &be) {
+		return err
+	}
+	reason := be.Reason
+	if be.Hint != "" {
+		reason += " (" + be.Hint + ")"
+	}
+	ev.Decision, ev.BlockedBy, ev.Reason = "deny", be.Code, reason
+	return &Denial{Code: be.Code, Reason: reason, Event: ev}
+}
+
+// credentialVars returns the variables that carry a credential into a
+// command: every mapped name (whether or not this agent gets it), and the
+// agent's variables that reference one. GATEHOUSE_CRED_* variables carry
+// one by their name.
+func (e *Executor) credentialVars(req *api.ExecRequest) []string {
+	var out []string
+	for k := range e.cfg.Exec.Credentials.Env {
+		out = append(out, k)
+	}
+	for k, v := range req.Env {
+		if ids, err := broker.Refs(v); err == nil && len(ids) > 0 {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// credBroker returns the broker over the configured keychain.
+func (e *Executor) credBroker() *broker.Broker {
+	return &broker.Broker{Store: e.opts.Keyring, Dir: e.opts.CredentialDir}
+}
+
+// leaseCredentials reads the decision's credentials and puts them into
+// spec: variables, and the files' directory bound read-only at
+// CredDirInSandbox (bubblewrap) or named by its host path (no bind
+// mounts). The caller releases the lease when the run ends. A *Denial
+// means nothing may run.
+func (e *Executor) leaseCredentials(d *Decision, spec *sandbox.Spec, backend string, ev *api.Event) (*broker.Lease, error) {
+	p := d.creds
+	if p == nil || len(p.IDs) == 0 {
+		return nil, nil
+	}
+	deny := func(err error) error {
+		ev.Status = string(sandbox.StatusNeverRan)
+		err = credDenial(err, ev)
+		ev.StatusReason = ev.BlockedBy
+		return err
+	}
+	if e.opts.Keyring == nil {
+		return nil, deny(&broker.Error{Code: DenyCredUnavailable, Reason: "no keychain is configured for the governed shell; nothing ran"})
+	}
+	opts := broker.LeaseOptions{ExecID: ev.ID}
+	if backend == "bubblewrap" {
+		opts.DirInSandbox = CredDirInSandbox
+	}
+	l, err := e.credBroker().Lease(p, opts)
+	if err != nil {
+		var be *broker.Error
+		if errors.As(err, &be) {
+			return nil, deny(err)
+		}
+		return nil, fmt.Errorf("credentials: %w", err)
+	}
+	spec.Env = mergeEnv(spec.Env, l.Env)
+	if l.Dir != "" {
+		if backend == "bubblewrap" {
+			spec.ExtraBinds = append(spec.ExtraBinds, sandbox.Bind{Source: l.Dir, Target: CredDirInSandbox})
+		}
+		// Other executions must not see this one's files: the parent is
+		// hidden from them, unless it is on a mount the sandbox replaces
+		// anyway.
+		if parent := filepath.Dir(l.Dir); !within(parent, "/tmp") && !within(parent, "/run") {
+			spec.DenyRead = append(spec.DenyRead, parent)
+		}
+	}
+	ev.Credentials = append([]string{}, l.IDs...)
+	return l, nil
+}
+
+// mergeEnv returns env with each KEY=VALUE of add set, replacing any
+// earlier value of KEY.
+func mergeEnv(env, add []string) []string {
+	keys := map[string]bool{}
+	for _, kv := range add {
+		k, _, _ := strings.Cut(kv, "=")
+		keys[k] = true
+	}
+	out := make([]string, 0, len(env)+len(add))
+	for _, kv := range env {
+		if k, _, _ := strings.Cut(kv, "="); !keys[k] {
+			out = append(out, kv)
+		}
+	}
+	return append(out, add...)
+}
+
+// redaction is the output stage of one run: each stream goes through the
+// redactor, then the cap, then to where it was going.
+type redaction struct {
+	out, err       *dlp.Writer
+	capOut, capErr *sandbox.CapWriter
+	red            *dlp.Redactor
+}
+
+// redactOutput puts the redactor in front of streams, and takes the output
+// caps over from the backend so that they apply to what the agent sees.
+func (e *Executor) redactOutput(lease *broker.Lease, spec *sandbox.Spec, streams sandbox.Streams) (*redaction, sandbox.Streams, error) {
+	var secrets []dlp.Secret
+	if lease != nil {
+		secrets = lease.Secrets
+	}
+	red, err := dlp.New(secrets, e.cfg.DLP())
+	if err != nil {
+		return nil, streams, fmt.Errorf("output redaction: %w", err)
+	}
+	r := &redaction{
+		red:    red,
+		capOut: &sandbox.CapWriter{W: streams.Stdout, Max: spec.OutputMax},
+		capErr: &sandbox.CapWriter{W: streams.Stderr, Max: spec.OutputMax},
+	}
+	r.out, r.err = red.Writer(r.capOut), red.Writer(r.capErr)
+	spec.OutputMax = 0
+	return r, sandbox.Streams{Stdout: r.out, Stderr: r.err}, nil
+}
+
+// finish flushes what the redactor held back, ends the capped streams
+// (truncation markers) and reports the redacted streams in raw, whose
+// error text is redacted too. It returns the number of redactions.
+func (r *redaction) finish(raw *sandbox.Result) int {
+	r.out.Close()
+	r.err.Close()
+	r.capOut.Finish()
+	r.capErr.Finish()
+	raw.Stdout, raw.Stderr = r.capOut.Stats(), r.capErr.Stats()
+	n := r.out.Count() + r.err.Count()
+	if raw.Error != "" {
+		var m int
+		raw.Error, m = r.red.RedactString(raw.Error)
+		n += m
+	}
+	return n
+}
