@@ -56,6 +56,10 @@ type Options struct {
 	// roots). A PATH entry the text adds inside one of them (or in /tmp)
 	// can hold anything by the time it is searched.
 	Writable []string
+	// Unknown are variables set at run time whose values analysis must not
+	// assume (credentials the broker injects): they are never taken as
+	// unset. Names starting with GATEHOUSE_ always are.
+	Unknown []string
 	// Stdin is the call's stdin, parsed as a script when a shell reads it.
 	Stdin string
 	// LookPath finds an executable name in the directory dir; nil checks

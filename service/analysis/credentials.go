@@ -189,11 +189,11 @@ func (c *credChecker) add(src, text string, depth int) {
 		if !ok || len(call.Args) == 0 {
 			return true
 		}
-		name := cmdName(call.Args[0])
+		name := credCmdName(call.Args[0])
 		if name == "eval" {
 			var parts []string
 			for _, a := range call.Args[1:] {
-				s, ok := staticWord(a)
+				s, ok := credStaticWord(a)
 				if !ok {
 					return true
 				}
@@ -203,23 +203,23 @@ func (c *credChecker) add(src, text string, depth int) {
 			return true
 		}
 		// sh -c CODE, also behind wrappers (sudo sh -c, find -exec sh -c).
-		shell := isShell(name)
+		shell := credIsShell(name)
 		for i, a := range call.Args {
-			s, _ := staticWord(a)
+			s, _ := credStaticWord(a)
 			if i > 0 && shell && i+1 < len(call.Args) && (s == "-c" || strings.HasPrefix(s, "-") && !strings.HasPrefix(s, "--") && strings.Contains(s, "c")) {
-				if code, ok := staticWord(call.Args[i+1]); ok {
-					c.add(baseName(name)+" -c", code, depth+1)
+				if code, ok := credStaticWord(call.Args[i+1]); ok {
+					c.add(credBaseName(name)+" -c", code, depth+1)
 				}
 			}
-			if isShell(baseName(s)) {
+			if credIsShell(credBaseName(s)) {
 				shell = true
 			}
 		}
 		// A shell reading a quoted here-document runs it as code.
-		if isShell(name) {
+		if credIsShell(name) {
 			for _, r := range st.Redirs {
 				if (r.Op == syntax.Hdoc || r.Op == syntax.DashHdoc) && r.Hdoc != nil {
-					if code, ok := staticWord(r.Hdoc); ok {
+					if code, ok := credStaticWord(r.Hdoc); ok {
 						c.add("here-document", code, depth+1)
 					}
 				}
@@ -295,7 +295,7 @@ func (c *credChecker) propagate() bool {
 				c.propagateStmt(n, set)
 				// while read X; do ...; done < "$GATEHOUSE_CRED_DIR/f"
 				if _, simple := n.Cmd.(*syntax.CallExpr); !simple && c.inputVal(n) != "" {
-					for _, name := range readsIn(n) {
+					for _, name := range credReadsIn(n) {
 						set(c.val, name)
 					}
 				}
@@ -303,7 +303,7 @@ func (c *credChecker) propagate() bool {
 				// printf %s "$T" | read X, ... | while read X: the input
 				// of the reads is tainted.
 				if (n.Op == syntax.Pipe || n.Op == syntax.PipeAll) && c.stmtVal(n.X) != "" {
-					for _, name := range readsIn(n.Y) {
+					for _, name := range credReadsIn(n.Y) {
 						set(c.val, name)
 					}
 				}
@@ -322,11 +322,11 @@ func (c *credChecker) propagateStmt(st *syntax.Stmt, set func(map[string]bool, s
 	if !ok || len(call.Args) == 0 {
 		return
 	}
-	name := cmdName(call.Args[0])
+	name := credCmdName(call.Args[0])
 	switch {
 	case name == "read" || name == "mapfile" || name == "readarray":
 		if c.inputVal(st) != "" {
-			for _, v := range readNames(call) {
+			for _, v := range credReadNames(call) {
 				set(c.val, v)
 			}
 		}
@@ -352,25 +352,25 @@ func (c *credChecker) propagateStmt(st *syntax.Stmt, set func(map[string]bool, s
 	}
 }
 
-// readsIn returns the variables the reads in n assign.
-func readsIn(n syntax.Node) []string {
+// credReadsIn returns the variables the reads in n assign.
+func credReadsIn(n syntax.Node) []string {
 	var out []string
 	syntax.Walk(n, func(n syntax.Node) bool {
 		if call, ok := n.(*syntax.CallExpr); ok {
-			out = append(out, readNames(call)...)
+			out = append(out, credReadNames(call)...)
 		}
 		return true
 	})
 	return out
 }
 
-// readNames returns the variables read or mapfile assign.
-func readNames(call *syntax.CallExpr) []string {
+// credReadNames returns the variables read or mapfile assign.
+func credReadNames(call *syntax.CallExpr) []string {
 	if len(call.Args) == 0 {
 		return nil
 	}
 	withValue := "pdnNtui" // read's options that take a value
-	switch cmdName(call.Args[0]) {
+	switch credCmdName(call.Args[0]) {
 	case "read":
 	case "mapfile", "readarray":
 		withValue = "dnOsuCc"
@@ -391,7 +391,7 @@ func readNames(call *syntax.CallExpr) []string {
 			if strings.HasPrefix(s, "-a") && len(s) > 2 {
 				out = append(out, s[2:])
 			}
-		case varNameRE.MatchString(s):
+		case credVarRE.MatchString(s):
 			out = append(out, s)
 		}
 	}
@@ -401,7 +401,7 @@ func readNames(call *syntax.CallExpr) []string {
 	return out
 }
 
-var varNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var credVarRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // inputVal returns a tainted variable that reaches st's standard input
 // through a here-string, a here-document, or a file: a process
@@ -579,11 +579,11 @@ func (c *credChecker) check(u *credUnit) *CredentialUse {
 			}
 			// echo "$T" | xargs curl, echo "curl $T" | sh
 			if call, ok := n.Y.Cmd.(*syntax.CallExpr); ok && len(call.Args) > 0 {
-				name := cmdName(call.Args[0])
-				if codeReader(name) {
+				name := credCmdName(call.Args[0])
+				if credCodeReader(name) {
 					if v := c.stmtVal(n.X); v != "" {
 						how := "xargs"
-						if isShell(name) {
+						if credIsShell(name) {
 							how = "shell code"
 						}
 						at(call.Args[0], v, name, how)
@@ -598,7 +598,7 @@ func (c *credChecker) check(u *credUnit) *CredentialUse {
 
 // checkCall checks one simple command's words.
 func (c *credChecker) checkCall(st *syntax.Stmt, args []*syntax.Word, at func(syntax.Node, string, string, string)) {
-	name := cmdName(args[0])
+	name := credCmdName(args[0])
 	switch {
 	case name == "exec" || name == "command":
 		// The rest is a command of its own.
@@ -637,11 +637,11 @@ func (c *credChecker) checkCall(st *syntax.Stmt, args []*syntax.Word, at func(sy
 			}
 		}
 		return
-	case name != "" && !strings.Contains(name, "/") && (c.funcs[name] || shellBuiltins[name]):
+	case name != "" && !strings.Contains(name, "/") && (c.funcs[name] || credBuiltins[name]):
 		return
 	}
 	if name == "" {
-		name = wordText(args[0])
+		name = credWordText(args[0])
 	}
 	// Words of an external command: a parameter expansion, or a command
 	// substitution whose output may hold a credential. A process
@@ -657,10 +657,10 @@ func (c *credChecker) checkCall(st *syntax.Stmt, args []*syntax.Word, at func(sy
 		}
 	}
 	// xargs <<<"$T", sh <<<"curl $T", sh <<EOF ... $T ... EOF
-	if codeReader(name) {
+	if credCodeReader(name) {
 		if v := c.inputVal(st); v != "" {
 			how := "xargs"
-			if isShell(name) {
+			if credIsShell(name) {
 				how = "shell code"
 			}
 			at(args[0], v, name, how)
@@ -690,32 +690,32 @@ func (c *credChecker) viaSubst(w *syntax.Word) bool {
 	return direct(w.Parts) == ""
 }
 
-// cmdName returns the command name a word holds, as written (a path for
+// credCmdName returns the command name a word holds, as written (a path for
 // /usr/bin/curl); "" when it is only known at run time.
-func cmdName(w *syntax.Word) string {
-	s, ok := staticWord(w)
+func credCmdName(w *syntax.Word) string {
+	s, ok := credStaticWord(w)
 	if !ok {
 		return ""
 	}
 	return s
 }
 
-func baseName(s string) string {
+func credBaseName(s string) string {
 	if i := strings.LastIndexByte(s, '/'); i >= 0 {
 		return s[i+1:]
 	}
 	return s
 }
 
-// staticWord returns the value of a word without expansions.
-func staticWord(w *syntax.Word) (string, bool) {
+// credStaticWord returns the value of a word without expansions.
+func credStaticWord(w *syntax.Word) (string, bool) {
 	var b strings.Builder
 	var add func(parts []syntax.WordPart) bool
 	add = func(parts []syntax.WordPart) bool {
 		for _, p := range parts {
 			switch p := p.(type) {
 			case *syntax.Lit:
-				b.WriteString(unescape(strings.ReplaceAll(p.Value, "\\\n", "")))
+				b.WriteString(credUnescape(strings.ReplaceAll(p.Value, "\\\n", "")))
 			case *syntax.SglQuoted:
 				if p.Dollar {
 					return false
@@ -737,7 +737,7 @@ func staticWord(w *syntax.Word) (string, bool) {
 	return b.String(), true
 }
 
-func unescape(s string) string {
+func credUnescape(s string) string {
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
 		if s[i] == '\\' && i+1 < len(s) {
@@ -748,27 +748,27 @@ func unescape(s string) string {
 	return b.String()
 }
 
-// wordText is the word as written, for messages.
-func wordText(w *syntax.Word) string {
+// credWordText is the word as written, for messages.
+func credWordText(w *syntax.Word) string {
 	var b strings.Builder
 	syntax.NewPrinter().Print(&b, w)
 	return b.String()
 }
 
-var shellNames = []string{"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "rbash", "busybox"}
+var credShellNames = []string{"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "rbash", "busybox"}
 
-func isShell(name string) bool { return slices.Contains(shellNames, baseName(name)) }
+func credIsShell(name string) bool { return slices.Contains(credShellNames, credBaseName(name)) }
 
-// codeReader reports whether a command turns its input into arguments or
+// credCodeReader reports whether a command turns its input into arguments or
 // code.
-func codeReader(name string) bool {
-	b := baseName(name)
-	return b == "xargs" || b == "parallel" || isShell(b)
+func credCodeReader(name string) bool {
+	b := credBaseName(name)
+	return b == "xargs" || b == "parallel" || credIsShell(b)
 }
 
-// shellBuiltins run inside the shell: their arguments are on no command
+// credBuiltins run inside the shell: their arguments are on no command
 // line. eval, trap, exec and command are handled apart.
-var shellBuiltins = map[string]bool{
+var credBuiltins = map[string]bool{
 	":": true, ".": true, "[": true, "bg": true, "bind": true, "break": true,
 	"builtin": true, "caller": true, "cd": true, "compgen": true, "complete": true, "compopt": true,
 	"continue": true, "declare": true, "dirs": true, "disown": true, "echo": true, "enable": true,

@@ -8,6 +8,7 @@ package analysis
 // never guessed.
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -378,7 +379,7 @@ func (a *analyzer) value(name string, sc *scope) (vals []string, known, nonEmpty
 		}
 		return []string{""}, true, false
 	}
-	if a.taintAll || a.tainted[name] {
+	if a.taintAll || a.tainted[name] || strings.HasPrefix(name, "GATEHOUSE_") || slices.Contains(a.opts.Unknown, name) {
 		return nil, false, false
 	}
 	if v, ok := sc.env.get(name); ok {

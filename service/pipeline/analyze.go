@@ -30,6 +30,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -123,6 +124,13 @@ func (e *Executor) analysisOptions(req *api.ExecRequest, dir string) analysis.Op
 	// These vary: the shell sets PWD, and the id is per execution.
 	delete(env, "PWD")
 	delete(env, "GATEHOUSE_EXECUTION_ID")
+	// Credentials are injected at run time: never known, never shown.
+	var unknown []string
+	for k := range e.cfg.Exec.Credentials.Env {
+		unknown = append(unknown, k)
+		delete(env, k)
+	}
+	slices.Sort(unknown)
 	return analysis.Options{
 		Dialect:     filepath.Base(e.cfg.Exec.Shell),
 		Dir:         dir,
@@ -130,6 +138,7 @@ func (e *Executor) analysisOptions(req *api.ExecRequest, dir string) analysis.Op
 		ScriptRoots: resolveAll(e.cfg.ScriptInspectionRootsEffective(), false),
 		DenyRead:    resolveAll(e.denyRead(), true),
 		Writable:    e.roots(),
+		Unknown:     unknown,
 		Stdin:       req.Stdin,
 	}
 }
