@@ -570,6 +570,9 @@ type execObservers struct {
 	store    *audit.Store
 	notifier *notify.Notifier
 	openErr  error
+	// ready is closed once store and openErr are set: the trail opens
+	// (SQLite, and the key from the keychain) while the command runs.
+	ready chan struct{}
 
 	mu        sync.Mutex
 	appendErr error
@@ -578,7 +581,7 @@ type execObservers struct {
 // openExecObservers opens the user's audit database and a notifier for cfg.
 // It never fails: a trail that cannot be opened is reported by warn.
 func openExecObservers(ctx context.Context, env *Env, home string, cfg *policy.Config) *execObservers {
-	o := &execObservers{}
+	o := &execObservers{ready: make(chan struct{})}
 	logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{
 		Level: slog.LevelWarn,
 		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
@@ -588,26 +591,45 @@ func openExecObservers(ctx context.Context, env *Env, home string, cfg *policy.C
 			return a
 		},
 	}))
-	o.store, o.openErr = audit.Open(ctx, audit.Options{
+	aopts := audit.Options{
 		Path:            auditPath(env, home),
 		Keys:            keyStore(env),
 		RetentionDays:   cfg.Exec.Audit.RetentionDays,
 		RetentionEvents: cfg.Exec.Audit.RetentionEvents,
-	})
+	}
+	go func() {
+		defer close(o.ready)
+		o.store, o.openErr = audit.Open(ctx, aopts)
+	}()
 	nopts := notify.Options{
 		SandboxDegraded: cfg.Exec.Notify.SandboxDegraded,
 		OutputRedacted:  cfg.Exec.Notify.OutputRedacted,
 		Logger:          logger,
-	}
-	if o.store != nil {
-		nopts.Ledger = o.store.Ledger()
+		Ledger:          lazyLedger{o: o, mem: notify.NewMemoryLedger()},
 	}
 	o.notifier = notify.New(nopts)
 	return o
 }
 
+// lazyLedger is the audit trail's notification ledger once the trail is
+// open, and a ledger in memory (dedupe within this process only) when it
+// could not be opened.
+type lazyLedger struct {
+	o   *execObservers
+	mem *notify.MemoryLedger
+}
+
+func (l lazyLedger) Claim(key string, now time.Time, window time.Duration) (bool, error) {
+	<-l.o.ready
+	if l.o.store == nil {
+		return l.mem.Claim(key, now, window)
+	}
+	return l.o.store.Ledger().Claim(key, now, window)
+}
+
 // Append implements pipeline.AuditLog, remembering a failure for warn.
 func (o *execObservers) Append(ctx context.Context, rec audit.Record) error {
+	<-o.ready
 	err := o.openErr
 	if o.store != nil {
 		err = o.store.Append(ctx, rec)
@@ -658,6 +680,7 @@ func (o *execObservers) annotate(m map[string]any) map[string]any {
 }
 
 func (o *execObservers) Close() {
+	<-o.ready
 	if o.store != nil {
 		o.store.Close()
 	}
