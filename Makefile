@@ -69,11 +69,14 @@ cross:
 bench: build
 	$(GO) run ./app/gatehouse-bench -gatehouse $(BIN)
 	$(GO) test -run='^$$' -bench=. -benchtime=200x ./hook/claude/e2e
+	$(GO) test -run='^$$' -bench=Redact -benchtime=3x ./service/dlp
 	$(GO) test -run='^$$' -bench=Analyze -count=5 ./service/analysis
 
 fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzPolicyLoad -fuzztime=$(FUZZTIME) ./service/policy
 	$(GO) test -run='^$$' -fuzz=FuzzHookDecode -fuzztime=$(FUZZTIME) ./hook/claude
+	$(GO) test -run='^$$' -fuzz=FuzzWriter -fuzztime=$(FUZZTIME) -fuzzminimizetime=5s ./service/dlp
+	$(GO) test -run='^$$' -fuzz=FuzzCredentialInArgv -fuzztime=$(FUZZTIME) ./service/analysis
 	$(GO) test -run='^$$' -fuzz=FuzzAnalyze -fuzztime=$(FUZZTIME) ./service/analysis
 
 tidy-check:

@@ -64,7 +64,11 @@ func privatePaths(env *Env, opts policy.LoadOptions) []string {
 	}
 	// The user file is listed unless a directory above already hides it
 	// (bubblewrap cannot bind over a file inside a masked directory).
-	if f := opts.UserFile; f != "" && !strings.HasPrefix(f, paths[0]+string(filepath.Separator)) && !strings.HasPrefix(f, paths[1]+string(filepath.Separator)) {
+	f := opts.UserFile
+	if abs, err := filepath.Abs(f); f != "" && err == nil {
+		f = abs
+	}
+	if f != "" && !strings.HasPrefix(f, paths[0]+string(filepath.Separator)) && !strings.HasPrefix(f, paths[1]+string(filepath.Separator)) {
 		paths = append(paths, f)
 	}
 	return paths

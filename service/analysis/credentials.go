@@ -55,8 +55,8 @@ type CredentialOptions struct {
 	// Vars are the variables filled with a credential, besides
 	// GATEHOUSE_CRED_<ID> (always one).
 	Vars []string
-	// Stdin is the call's standard input; shell code in it is checked
-	// too.
+	// Stdin is the call's standard input; when a shell in the text reads
+	// its code from there (bash, bash -s), it is checked too.
 	Stdin string
 }
 
@@ -125,6 +125,9 @@ type credChecker struct {
 	// pos says the positional parameters may carry one.
 	pos   bool
 	funcs map[string]bool
+	// stdinCode says a shell in the command text reads its code from
+	// standard input.
+	stdinCode bool
 }
 
 // CredentialInArgv returns the first credential that text, or a pinned
@@ -145,7 +148,7 @@ func CredentialInArgv(text string, scripts []*Script, opts CredentialOptions) *C
 			c.add(s.Path, string(s.Data()), 0)
 		}
 	}
-	if opts.Stdin != "" {
+	if opts.Stdin != "" && c.stdinCode {
 		c.add("stdin", opts.Stdin, 0)
 	}
 	for _, u := range c.units {
@@ -213,6 +216,18 @@ func (c *credChecker) add(src, text string, depth int) {
 			}
 			if credIsShell(credBaseName(s)) {
 				shell = true
+			}
+		}
+		// A shell without operands reads its code from standard input.
+		if src == "" && credIsShell(name) && len(st.Redirs) == 0 {
+			operands := false
+			for _, a := range call.Args[1:] {
+				if s, _ := credStaticWord(a); !strings.HasPrefix(s, "-") || s == "-c" {
+					operands = true // a script, or -c CODE
+				}
+			}
+			if !operands {
+				c.stdinCode = true
 			}
 		}
 		// A shell reading a quoted here-document runs it as code.

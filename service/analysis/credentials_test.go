@@ -136,9 +136,18 @@ func TestCredentialInArgvScripts(t *testing.T) {
 	if use := CredentialInArgv(`export H="token $GITHUB_TOKEN"; sh uses.sh`, []*Script{uses}, opts); use == nil || use.Var != "H" || use.Source != "/ws/uses.sh" {
 		t.Errorf("uses.sh: %+v", use)
 	}
-	// Code on standard input is checked too.
-	if use := CredentialInArgv("bash", nil, CredentialOptions{Dialect: "bash", Vars: []string{"GITHUB_TOKEN"}, Stdin: "curl -H \"$GITHUB_TOKEN\" x\n"}); use == nil || use.Source != "stdin" {
-		t.Errorf("stdin: %+v", use)
+	// Code on standard input is checked too, when a shell reads it; data
+	// on standard input is not code.
+	stdin := CredentialOptions{Dialect: "bash", Vars: []string{"GITHUB_TOKEN"}, Stdin: "curl -H \"$GITHUB_TOKEN\" x\n"}
+	for _, cmd := range []string{"bash", "bash -s", "sh -x", "/bin/bash -e -s"} {
+		if use := CredentialInArgv(cmd, nil, stdin); use == nil || use.Source != "stdin" {
+			t.Errorf("%s with code on stdin: %+v", cmd, use)
+		}
+	}
+	for _, cmd := range []string{"cat > deploy.sh", "bash deploy.sh", "bash -c 'cat > x'", "bash < file.sh"} {
+		if use := CredentialInArgv(cmd, nil, stdin); use != nil {
+			t.Errorf("%s with data on stdin: %+v", cmd, use)
+		}
 	}
 }
 

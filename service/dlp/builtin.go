@@ -75,13 +75,13 @@ var Builtin = []Def{
 		Name:    "private_key",
 		Regexp:  `BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]*?-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=\s:,-]*)`,
 		Anchors: []string{"BEGI"},
-		MaxLen:  64 << 10,
+		MaxLen:  16 << 10, // an 8192-bit RSA key is about 6.5 KiB
 	},
 	{
 		Name:     "jwt",
 		Regexp:   `eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*`,
 		Anchors:  []string{"eyJ"},
-		MaxLen:   16 << 10,
+		MaxLen:   8 << 10,
 		Boundary: true,
 	},
 	{

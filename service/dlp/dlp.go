@@ -105,8 +105,8 @@ func New(secrets []Secret, custom []Pattern) (*Redactor, error) {
 		}
 		b.secret(s)
 	}
-	for _, p := range Builtin {
-		b.regex(p)
+	for i, re := range builtinRegexps() {
+		b.regex(Builtin[i], re)
 	}
 	for _, p := range custom {
 		if err := b.custom(p); err != nil {

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"strings"
+	"sync"
 )
 
 type builder struct {
@@ -113,7 +114,6 @@ func (b *builder) secret(s Secret) {
 			b.anchor(strings.ToUpper(t), id)
 		}
 	}
-	b.t.maxPat = max(b.t.maxPat, 2*len(v))
 	b.t.ctx = 10 // a blank, an od word and two blanks before a match
 }
 
@@ -175,9 +175,18 @@ func jsonEscape(v []byte) string {
 	return sb.String()
 }
 
-// regex adds a built-in pattern.
-func (b *builder) regex(d Def) {
-	re := regexp.MustCompile(`\A(?:` + d.Regexp + `)`)
+// builtinRegexps are the built-in patterns compiled, anchored at the
+// start; regular expressions are safe for concurrent use.
+var builtinRegexps = sync.OnceValue(func() []*regexp.Regexp {
+	out := make([]*regexp.Regexp, len(Builtin))
+	for i, d := range Builtin {
+		out[i] = regexp.MustCompile(`\A(?:` + d.Regexp + `)`)
+	}
+	return out
+})
+
+// regex adds a built-in pattern, compiled as re.
+func (b *builder) regex(d Def, re *regexp.Regexp) {
 	id := b.add(pat{kind: kindRegex, label: []byte(PatternLabel(d.Name)), re: re, maxLen: d.MaxLen, boundary: d.Boundary, valid: d.Valid})
 	for _, a := range d.Anchors {
 		for _, k := range expandAnchor(a, d.FoldAnchors) {

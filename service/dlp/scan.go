@@ -139,15 +139,14 @@ type fullPat struct {
 }
 
 type table struct {
-	pats   []pat
-	main   anchorTable
-	wrap   anchorTable // units anchors with whitespace removed
-	pre    prefixSet   // prefixes of main anchors
-	wpre   prefixSet   // prefixes of wrap anchors
-	hasWr  bool
-	ctx    int // context a match may take before its start
-	full   []fullPat
-	maxPat int // longest raw or units pattern, for buffer sizing
+	pats  []pat
+	main  anchorTable
+	wrap  anchorTable // units anchors with whitespace removed
+	pre   prefixSet   // prefixes of main anchors
+	wpre  prefixSet   // prefixes of wrap anchors
+	hasWr bool
+	ctx   int // context a match may take before its start
+	full  []fullPat
 }
 
 // isGap reports whether c may separate units of an encoding.
@@ -164,10 +163,21 @@ func (t *table) scan(buf []byte, prev byte, final bool, spans []span) ([]span, i
 	n := len(buf)
 	hold := n
 	if len(t.main.m) > 0 {
+		// A pattern's anchors inside a pattern's match are not tried again:
+		// text built of overlapping anchors costs one window, not one per
+		// anchor.
+		regexEnd := 0
 		for i := t.main.next(buf, 0); i >= 0 && i-t.ctx < hold; i = t.main.next(buf, i+1) {
 			k := binary.LittleEndian.Uint32(buf[i : i+4])
 			for _, id := range t.main.m[k] {
+				regex := t.pats[id].kind == kindRegex
+				if regex && i < regexEnd {
+					continue
+				}
 				s, e, st := t.verify(id, buf, i, prev, final)
+				if regex && st == match {
+					regexEnd = max(regexEnd, e)
+				}
 				switch st {
 				case match:
 					spans = append(spans, span{s, e, min(s, i), id})

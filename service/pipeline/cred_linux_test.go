@@ -342,3 +342,42 @@ func TestCredBuiltinPatterns(t *testing.T) {
 		t.Errorf("redaction_count %d, credentials %v", o.Result.RedactionCount, o.Event.Credentials)
 	}
 }
+
+// A credential on a command line is denied before anything runs, in the
+// text and in pinned scripts; the sanctioned forms run.
+func TestCredInArgv(t *testing.T) {
+	f, _ := credFixture(t, nil)
+	marker := filepath.Join(f.ws, "ran")
+	f.write("home/src/call.sh", "#!/bin/bash\ntouch ran\ncurl -fsS -H \"Authorization: Bearer $T\" https://api.github.com/user\n")
+	for _, tc := range []struct{ cmd, reason string }{
+		{`touch ran; curl -H "Authorization: Bearer $T" https://api.github.com/user`,
+			"$T would be an argument of curl, where other processes can read it"},
+		{`touch ran; curl -H "Authorization: Bearer ${credential:token}" https://api.github.com/user`,
+			"$GATEHOUSE_CRED_TOKEN would be an argument of curl"},
+		{`touch ran; X=$T; grep -c "$X" /dev/null`, "$X would be an argument of grep"},
+		{`bash call.sh`, "$T would be an argument of curl (" + filepath.Join(f.ws, "call.sh") + ")"},
+	} {
+		_, err := f.try(tc.cmd)
+		d := denial(err)
+		if d == nil || d.Code != DenyCredInArgv || !strings.Contains(d.Reason, tc.reason) ||
+			!strings.Contains(d.Reason, "GH_TOKEN=$") || !strings.Contains(d.Reason, "printf") {
+			t.Errorf("%q: %v, want %s %q", tc.cmd, err, DenyCredInArgv, tc.reason)
+			continue
+		}
+		if d.Event.Decision != "deny" || d.Event.BlockedBy != DenyCredInArgv || d.Event.Status != "" {
+			t.Errorf("%q: event %+v", tc.cmd, d.Event)
+		}
+		if _, err := os.Stat(marker); err == nil {
+			t.Errorf("%q: the command ran", tc.cmd)
+			os.Remove(marker)
+		}
+	}
+	// The sanctioned forms: a process substitution fed by printf, an
+	// assignment before the command, a here-string.
+	o := f.run(`cat <(printf 'Authorization: Bearer %s' "$T") | sha256sum; GH_TOKEN=$T printenv GH_TOKEN | tr -d '\n' | sha256sum; tr -d '\n' <<<"$T" | sha256sum`)
+	for _, want := range []string{sha("Authorization: Bearer " + credToken), sha(credToken)} {
+		if !strings.Contains(o.Result.Stdout, want) {
+			t.Errorf("stdout %q lacks %s (stderr %q)", o.Result.Stdout, want, o.Result.Stderr)
+		}
+	}
+}

@@ -5,8 +5,11 @@ package pipeline
 //  1. decide, before analysis: ${credential:ID} in the command becomes
 //     ${GATEHOUSE_CRED_<ID>}, so the judged text never holds a value, and
 //     the agent's variables are checked (rewriteCredentials);
-//  2. decide, after policy: which credentials the request gets, under the
-//     grants (planCredentials): an ungranted one is denied, naming it;
+//  2. decide, after policy: a credential-bearing variable on a command
+//     line, in the judged text or a pinned script, is the hard denial
+//     credential_in_argv (analysis.CredentialInArgv); then which
+//     credentials the request gets, under the grants (planCredentials): an
+//     ungranted one is denied, naming it;
 //  3. run, before the start: the values are read from the keychain, the
 //     variables set, the files written 0400 into a directory bound at
 //     /run/gatehouse/cred (leaseCredentials); the directory is removed
@@ -25,6 +28,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/sandbox"
 	"github.com/gatehouse-dev/gatehouse/sandbox/bwrap"
+	"github.com/gatehouse-dev/gatehouse/service/analysis"
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/broker"
 	"github.com/gatehouse-dev/gatehouse/service/dlp"
@@ -35,7 +39,9 @@ import (
 const CredDirInSandbox = bwrap.RunDir + "/cred"
 
 // Denials of the credential stage; each names the credential.
+// credential_in_argv is a hard denial no knob relaxes.
 const (
+	DenyCredInArgv      = analysis.CodeCredentialInArgv
 	DenyCredNotGranted  = broker.CodeNotGranted
 	DenyCredUnknown     = broker.CodeUnknown
 	DenyCredInvalid     = broker.CodeInvalid
@@ -64,9 +70,23 @@ func (e *Executor) rewriteCredentials(req *api.ExecRequest, ev *api.Event) error
 	return nil
 }
 
-// planCredentials decides which credentials req gets. It runs after the
-// policy allowed the command.
-func (e *Executor) planCredentials(req *api.ExecRequest, ev *api.Event) (*broker.Plan, error) {
+// planCredentials denies a credential on a command line
+// (credential_in_argv, in the judged text or a pinned script), then
+// decides which credentials req gets. It runs after the policy allowed
+// the command.
+func (e *Executor) planCredentials(req *api.ExecRequest, plan *execPlan, ev *api.Event) (*broker.Plan, error) {
+	var scripts []*analysis.Script
+	if plan != nil {
+		scripts = plan.scripts
+	}
+	use := analysis.CredentialInArgv(req.Command, scripts, analysis.CredentialOptions{
+		Dialect: ev.Dialect, Vars: e.credentialVars(req), Stdin: req.Stdin,
+	})
+	if use != nil {
+		reason := use.Reason()
+		ev.Decision, ev.BlockedBy, ev.Reason = "deny", DenyCredInArgv, reason
+		return nil, &Denial{Code: DenyCredInArgv, Reason: reason, Event: ev}
+	}
 	p, err := e.cfg.CredentialConfig().Plan(broker.Request{Agent: req.Agent, Command: req.Command, Env: req.Env})
 	if err != nil {
 		return nil, credDenial(err, ev)

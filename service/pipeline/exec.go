@@ -217,8 +217,9 @@ func (e *Executor) decide(ctx context.Context, req api.ExecRequest) (*Decision, 
 		return nil, err
 	}
 	e.commands.put(ev.ID, req.Command) // the judged text
-	// The credentials it gets, under the grants (credentials.go).
-	creds, err := e.planCredentials(&req, &ev)
+	// credential_in_argv, then the credentials it gets under the grants
+	// (credentials.go).
+	creds, err := e.planCredentials(&req, plan, &ev)
 	if err != nil {
 		return nil, err
 	}
