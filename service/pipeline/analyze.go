@@ -36,6 +36,7 @@ import (
 	"sync"
 
 	"github.com/gatehouse-dev/gatehouse/sandbox"
+	"github.com/gatehouse-dev/gatehouse/sandbox/bwrap"
 	"github.com/gatehouse-dev/gatehouse/service/analysis"
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/policy"
@@ -395,7 +396,7 @@ func pinBase(roots []string) (string, error) {
 		}
 		inside := false
 		for _, r := range roots {
-			if within(real, r) {
+			if bwrap.Within(real, r) {
 				inside = true
 			}
 		}

@@ -169,7 +169,7 @@ func (e *Executor) leaseCredentials(d *Decision, spec *sandbox.Spec, backend str
 		// Other executions must not see this one's files: the parent is
 		// hidden from them, unless it is on a mount the sandbox replaces
 		// anyway.
-		if parent := filepath.Dir(l.Dir); !within(parent, "/tmp") && !within(parent, "/run") {
+		if parent := filepath.Dir(l.Dir); !bwrap.Within(parent, "/tmp") && !bwrap.Within(parent, "/run") {
 			spec.DenyRead = append(spec.DenyRead, parent)
 		}
 	}

@@ -17,12 +17,14 @@ import (
 	"os/user"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/gatehouse-dev/gatehouse/keyring"
 	"github.com/gatehouse-dev/gatehouse/sandbox"
+	"github.com/gatehouse-dev/gatehouse/sandbox/bwrap"
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/broker"
 	"github.com/gatehouse-dev/gatehouse/service/policy"
@@ -387,7 +389,7 @@ func (e *Executor) checkArgs(req *api.ExecRequest) error {
 		return &ArgError{"env", fmt.Sprintf("has %d keys; the limit is %d", len(req.Env), api.MaxEnvKeys)}
 	}
 	for k, v := range req.Env {
-		if !contains(e.cfg.Exec.Env.AgentSettable, k) {
+		if !slices.Contains(e.cfg.Exec.Env.AgentSettable, k) {
 			return &ArgError{"env." + k, "is not in exec.env.agent_settable"}
 		}
 		if strings.IndexByte(v, 0) >= 0 {
@@ -432,7 +434,7 @@ func (e *Executor) resolveCwd(cwd string) (string, error) {
 		return "", fmt.Errorf("cwd %q is not a directory", cwd)
 	}
 	for _, root := range e.roots() {
-		if within(real, root) {
+		if bwrap.Within(real, root) {
 			return real, nil
 		}
 	}
@@ -515,22 +517,6 @@ func (e *Executor) spec(req *api.ExecRequest, dir, id string, timeout int, c bac
 		InitPath:       e.opts.InitPath,
 		BwrapPath:      c.bwrapPath,
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-func within(path, root string) bool {
-	if path == root || root == "/" {
-		return true
-	}
-	return strings.HasPrefix(path, strings.TrimSuffix(root, "/")+"/")
 }
 
 func hashHex(b []byte) string {
