@@ -134,15 +134,9 @@ func runExec(ctx context.Context, env *Env, args []string) error {
 	var d *pipeline.Denial
 	if errors.As(err, &d) {
 		if *asJSON {
-			writeJSON(env.Stdout, obs.annotate(map[string]any{
-				"error": map[string]string{"blocked_by": d.Code, "reason": d.Reason},
-				"event": d.Event,
-			}))
+			writeJSON(env.Stdout, obs.annotate(denialAnswer(d.Code, d.Reason, d.Event)))
 		} else {
-			fmt.Fprintf(env.Stderr, "gatehouse: denied: %s: %s\n", d.Code, d.Reason)
-			if hint := denialHint(d.Code); hint != "" {
-				fmt.Fprintf(env.Stderr, "gatehouse: hint: %s\n", hint)
-			}
+			printDenial(env, d.Code, d.Reason)
 			obs.warn(env)
 		}
 		return ExitStatus(ExitCannotRun)
@@ -190,6 +184,23 @@ func argFlag(arg string) string {
 		return "--stdin"
 	}
 	return arg
+}
+
+// denialAnswer is the --json answer of a denied request.
+func denialAnswer(code, reason string, event any) map[string]any {
+	return map[string]any{
+		"error": map[string]string{"blocked_by": code, "reason": reason},
+		"event": event,
+	}
+}
+
+// printDenial reports a denied request on stderr, with a hint when there is
+// one.
+func printDenial(env *Env, code, reason string) {
+	fmt.Fprintf(env.Stderr, "gatehouse: denied: %s: %s\n", code, reason)
+	if hint := denialHint(code); hint != "" {
+		fmt.Fprintf(env.Stderr, "gatehouse: hint: %s\n", hint)
+	}
 }
 
 func denialHint(code string) string {

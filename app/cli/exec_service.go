@@ -44,15 +44,9 @@ func execViaService(ctx context.Context, env *Env, req api.ExecRequest, asJSON b
 			return true, usagef("exec: %s: %s", argFlag(e.Arg), e.Message)
 		case api.ErrDenied:
 			if asJSON {
-				writeJSON(env.Stdout, map[string]any{
-					"error": map[string]string{"blocked_by": e.BlockedBy, "reason": e.Message},
-					"event": end.Event,
-				})
+				writeJSON(env.Stdout, denialAnswer(e.BlockedBy, e.Message, end.Event))
 			} else {
-				fmt.Fprintf(env.Stderr, "gatehouse: denied: %s: %s\n", e.BlockedBy, e.Message)
-				if hint := denialHint(e.BlockedBy); hint != "" {
-					fmt.Fprintf(env.Stderr, "gatehouse: hint: %s\n", hint)
-				}
+				printDenial(env, e.BlockedBy, e.Message)
 			}
 			return true, ExitStatus(ExitCannotRun)
 		case api.ErrInternal:
