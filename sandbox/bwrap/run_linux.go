@@ -147,51 +147,14 @@ func Run(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams, opt RunOp
 	waitC := make(chan error, 1)
 	go func() { waitC <- cmd.Wait() }()
 
-	var timeoutC <-chan time.Time
-	if spec.Timeout > 0 {
-		t := time.NewTimer(spec.Timeout)
-		defer t.Stop()
-		timeoutC = t.C
-	}
-	grace := spec.KillGrace
-	if grace <= 0 {
-		grace = 5 * time.Second
-	}
-	var waitErr error
-	var killC <-chan time.Time
-	terminating := false
-	terminate := func() {
-		if terminating {
-			return
-		}
-		terminating = true
-		ctl.send("term")
-		t := time.NewTimer(grace)
-		killC = t.C
-	}
-	done := ctx.Done()
-loop:
-	for {
-		select {
-		case waitErr = <-waitC:
-			break loop
-		case <-timeoutC:
-			res.TimedOut = true
-			terminate()
-		case <-done:
-			done = nil
-			if !res.TimedOut {
-				res.Status = sandbox.StatusKilled
-			}
-			terminate()
-		case <-killC:
-			killC = nil
+	waitErr := sandbox.Supervise(ctx, spec, res, waitC,
+		func() { ctl.send("term") },
+		func() {
 			ctl.send("kill")
 			// Last resort: bwrap's --die-with-parent takes the sandbox
 			// down with it.
 			time.AfterFunc(time.Second, func() { cmd.Process.Kill() })
-		}
-	}
+		})
 	ctlW.Close()
 	// Once the sandbox is gone nothing can hold the pipes, but never wait
 	// long for a writer that somehow survived.

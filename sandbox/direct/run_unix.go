@@ -62,42 +62,9 @@ func Run(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams) *sandbox.
 
 	waitC := make(chan error, 1)
 	go func() { waitC <- cmd.Wait() }()
-	var timeoutC, killC <-chan time.Time
-	if spec.Timeout > 0 {
-		t := time.NewTimer(spec.Timeout)
-		defer t.Stop()
-		timeoutC = t.C
-	}
-	grace := spec.KillGrace
-	if grace <= 0 {
-		grace = 5 * time.Second
-	}
-	terminate := func() {
-		if killC == nil {
-			syscall.Kill(-pgid, syscall.SIGTERM)
-			killC = time.After(grace)
-		}
-	}
-	var waitErr error
-	done := ctx.Done()
-loop:
-	for {
-		select {
-		case waitErr = <-waitC:
-			break loop
-		case <-timeoutC:
-			res.TimedOut = true
-			terminate()
-		case <-done:
-			done = nil
-			if !res.TimedOut {
-				res.Status = sandbox.StatusKilled
-			}
-			terminate()
-		case <-killC:
-			syscall.Kill(-pgid, syscall.SIGKILL)
-		}
-	}
+	waitErr := sandbox.Supervise(ctx, spec, res, waitC,
+		func() { syscall.Kill(-pgid, syscall.SIGTERM) },
+		func() { syscall.Kill(-pgid, syscall.SIGKILL) })
 	// Background jobs in the shell's process group die with it; a daemon
 	// that called setsid escapes, which is why daemon_kill is false here.
 	syscall.Kill(-pgid, syscall.SIGKILL)
