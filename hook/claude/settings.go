@@ -23,6 +23,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // HookTimeoutSeconds is the hook's timeout in the settings: Claude Code
@@ -40,11 +41,11 @@ func HookCommand(exe, routing string) string {
 }
 
 // hookCommandRE matches a command HookCommand produced, for any path.
-var hookCommandRE = regexp.MustCompile(`^'[^']*' hook claude( --routing [a-z_]+)?$`)
+var hookCommandRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^'[^']*' hook claude( --routing [a-z_]+)?$`) })
 
 // IsHookCommand reports whether cmd is Gatehouse's hook command.
 func IsHookCommand(cmd string) bool {
-	m := hookCommandRE.FindString(cmd)
+	m := hookCommandRE().FindString(cmd)
 	if m == "" {
 		return false
 	}

@@ -22,6 +22,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -932,10 +933,10 @@ func cleanJoin(dir, p string) string {
 }
 
 // statNumeric matches stat formats that print only numbers.
-var statNumeric = regexp.MustCompile(`^(%[sbBfhiXYZWUgou]|[ :])+$`)
+var statNumeric = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(%[sbBfhiXYZWUgou]|[ :])+$`) })
 
 // dateNumeric matches date formats that print only digits and separators.
-var dateNumeric = regexp.MustCompile(`^\+(%[sNHMSdmyYjuwVUGgIklezCq]|[-:./ _0-9])*$`)
+var dateNumeric = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\+(%[sNHMSdmyYjuwVUGgIklezCq]|[-:./ _0-9])*$`) })
 
 // numericSubst reports whether a command substitution prints only a number
 // (date +%s, wc -l < f, nproc...): arithmetic on it cannot run code.
@@ -980,7 +981,7 @@ func numericSubst(cs *syntax.CmdSubst) bool {
 	case "id":
 		return operands == 0 && len(args) > 1
 	case "date":
-		return len(args) == 2 && dateNumeric.MatchString(args[1])
+		return len(args) == 2 && dateNumeric().MatchString(args[1])
 	case "wc":
 		// With a file operand wc prints the file's name too.
 		return operands == 0
@@ -991,8 +992,8 @@ func numericSubst(cs *syntax.CmdSubst) bool {
 			return x == "-c" || x == "--count" || strings.HasPrefix(x, "-") && !strings.HasPrefix(x, "--") && strings.Contains(x, "c")
 		})
 	case "stat":
-		return len(args) == 3 && (args[1] == "-c" || args[1] == "--format") && statNumeric.MatchString(args[2]) ||
-			len(args) == 4 && (args[1] == "-c" || args[1] == "--format") && statNumeric.MatchString(args[2])
+		return len(args) == 3 && (args[1] == "-c" || args[1] == "--format") && statNumeric().MatchString(args[2]) ||
+			len(args) == 4 && (args[1] == "-c" || args[1] == "--format") && statNumeric().MatchString(args[2])
 	}
 	return false
 }

@@ -31,6 +31,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -46,7 +47,7 @@ const credDirEnv = "GATEHOUSE_CRED_DIR"
 const credDirPath = "/run/gatehouse/cred"
 
 // credPrefixRE matches the variables that carry referenced credentials.
-var credPrefixRE = regexp.MustCompile(`^GATEHOUSE_CRED_[A-Z0-9_]+$`)
+var credPrefixRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^GATEHOUSE_CRED_[A-Z0-9_]+$`) })
 
 // CredentialOptions describe the credentials a command gets.
 type CredentialOptions struct {
@@ -406,7 +407,7 @@ func credReadNames(call *syntax.CallExpr) []string {
 			if strings.HasPrefix(s, "-a") && len(s) > 2 {
 				out = append(out, s[2:])
 			}
-		case credVarRE.MatchString(s):
+		case credVarRE().MatchString(s):
 			out = append(out, s)
 		}
 	}
@@ -416,7 +417,7 @@ func credReadNames(call *syntax.CallExpr) []string {
 	return out
 }
 
-var credVarRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var credVarRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // inputVal returns a tainted variable that reaches st's standard input
 // through a here-string, a here-document, or a file: a process
@@ -455,7 +456,7 @@ func (c *credChecker) inputVal(st *syntax.Stmt) string {
 
 // isTainted reports whether the parameter name carries a credential.
 func (c *credChecker) isTainted(name string) bool {
-	if c.val[name] || credPrefixRE.MatchString(name) && name != credDirEnv {
+	if c.val[name] || credPrefixRE().MatchString(name) && name != credDirEnv {
 		return true
 	}
 	if c.pos && (name == "@" || name == "*" || len(name) == 1 && name[0] >= '1' && name[0] <= '9') {

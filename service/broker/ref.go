@@ -5,17 +5,18 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // IDPattern is the form of a credential id.
 const IDPattern = `[a-z0-9_]{1,64}`
 
-var idRE = regexp.MustCompile(`^` + IDPattern + `$`)
+var idRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^` + IDPattern + `$`) })
 
 // ValidID reports whether id is a credential id: 1 to 64 lower-case
 // letters, digits and underscores, and not "dir" (whose variable would be
 // GATEHOUSE_CRED_DIR).
-func ValidID(id string) bool { return idRE.MatchString(id) && id != "dir" }
+func ValidID(id string) bool { return idRE().MatchString(id) && id != "dir" }
 
 // IDRule describes a valid id, for messages.
 const IDRule = `1 to 64 lower-case letters, digits and underscores (not "dir")`
@@ -34,15 +35,15 @@ func EnvName(id string) string { return EnvPrefix + strings.ToUpper(id) }
 
 // refRE matches a reference as written: ${credential:ID}. The id part is
 // matched loosely so that a bad id is reported, not ignored.
-var refRE = regexp.MustCompile(`\$\{credential:([^}\s]*)\}`)
+var refRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{credential:([^}\s]*)\}`) })
 
 // envRefRE matches the variables that carry referenced credentials.
-var envRefRE = regexp.MustCompile(`GATEHOUSE_CRED_([A-Z0-9_]{1,64})\b`)
+var envRefRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`GATEHOUSE_CRED_([A-Z0-9_]{1,64})\b`) })
 
 // ParseRef returns the id of s when s is exactly one reference,
 // "${credential:ID}".
 func ParseRef(s string) (id string, ok bool) {
-	m := refRE.FindStringSubmatch(s)
+	m := refRE().FindStringSubmatch(s)
 	if m == nil || m[0] != s || !ValidID(m[1]) {
 		return "", false
 	}
@@ -66,8 +67,8 @@ func (e *RefError) Error() string {
 // to an invalid id is a *RefError.
 func Rewrite(text string) (string, []string, error) {
 	var bad error
-	out := refRE.ReplaceAllStringFunc(text, func(m string) string {
-		id := refRE.FindStringSubmatch(m)[1]
+	out := refRE().ReplaceAllStringFunc(text, func(m string) string {
+		id := refRE().FindStringSubmatch(m)[1]
 		if !ValidID(id) {
 			if bad == nil {
 				bad = &RefError{Ref: m}
@@ -86,7 +87,7 @@ func Rewrite(text string) (string, []string, error) {
 // sorted and without duplicates. GATEHOUSE_CRED_DIR is not one.
 func Named(text string) []string {
 	var ids []string
-	for _, m := range envRefRE.FindAllStringSubmatch(text, -1) {
+	for _, m := range envRefRE().FindAllStringSubmatch(text, -1) {
 		id := strings.ToLower(m[1])
 		if m[0] == DirEnv || !ValidID(id) || slices.Contains(ids, id) {
 			continue
@@ -101,8 +102,8 @@ func Named(text string) []string {
 // returns for ID. It is for the values of agent-set variables, which no
 // shell expands.
 func Expand(s string, lookup func(id string) string) string {
-	return refRE.ReplaceAllStringFunc(s, func(m string) string {
-		return lookup(refRE.FindStringSubmatch(m)[1])
+	return refRE().ReplaceAllStringFunc(s, func(m string) string {
+		return lookup(refRE().FindStringSubmatch(m)[1])
 	})
 }
 
@@ -110,7 +111,7 @@ func Expand(s string, lookup func(id string) string) string {
 // first appearance; a reference to an invalid id is a *RefError.
 func Refs(s string) ([]string, error) {
 	var ids []string
-	for _, m := range refRE.FindAllStringSubmatch(s, -1) {
+	for _, m := range refRE().FindAllStringSubmatch(s, -1) {
 		if !ValidID(m[1]) {
 			return nil, &RefError{Ref: m[0]}
 		}

@@ -18,6 +18,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 
@@ -61,9 +62,9 @@ var credentialReservedEnv = []string{
 }
 
 var (
-	fileNameRE    = regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`)
-	patternNameRE = regexp.MustCompile(`^[a-z0-9_]{1,64}$`)
-	agentRE       = regexp.MustCompile(`^[A-Za-z0-9._:@/+-]{1,128}$`)
+	fileNameRE    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`) })
+	patternNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9_]{1,64}$`) })
+	agentRE       = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9._:@/+-]{1,128}$`) })
 )
 
 // A mapProblem is one bad entry of a map field.
@@ -82,7 +83,7 @@ func (m CredentialEnv) problems() []mapProblem {
 	var out []mapProblem
 	for _, k := range sortedKeys(m) {
 		switch {
-		case !envName.MatchString(k):
+		case !envName().MatchString(k):
 			out = append(out, mapProblem{k, "not an environment variable name; want letters, digits and _, not starting with a digit"})
 		case isReservedEnv(k) || slices.Contains(credentialReservedEnv, strings.ToUpper(k)):
 			out = append(out, mapProblem{k, "is reserved: Gatehouse sets it, or it changes how the shell starts or programs load"})
@@ -100,7 +101,7 @@ func (m CredentialEnv) problems() []mapProblem {
 func (m CredentialFiles) problems() []mapProblem {
 	var out []mapProblem
 	for _, k := range sortedKeys(m) {
-		if !fileNameRE.MatchString(k) || k == "." || k == ".." {
+		if !fileNameRE().MatchString(k) || k == "." || k == ".." {
 			out = append(out, mapProblem{k, "not a plain file name; want letters, digits, '.', '_' and '-' (no '/'), like gcloud.json"})
 		}
 		if msg := refProblem(m[k]); msg != "" {
@@ -128,7 +129,7 @@ func (m CredentialGrants) problems() []mapProblem {
 		}
 		for i, a := range agents {
 			switch {
-			case !agentRE.MatchString(a):
+			case !agentRE().MatchString(a):
 				out = append(out, mapProblem{fmt.Sprintf("%s[%d]", k, i), fmt.Sprintf("%q is not an agent name, like claude-code, cli or an MCP client's name", a)})
 			case slices.Contains(agents[:i], a):
 				out = append(out, mapProblem{fmt.Sprintf("%s[%d]", k, i), fmt.Sprintf("%q is listed twice; remove one", a)})
@@ -141,7 +142,7 @@ func (m CredentialGrants) problems() []mapProblem {
 func (m DLPPatterns) problems() []mapProblem {
 	var out []mapProblem
 	for _, k := range sortedKeys(m) {
-		if !patternNameRE.MatchString(k) {
+		if !patternNameRE().MatchString(k) {
 			out = append(out, mapProblem{k, "not a pattern name; want 1 to 64 lower-case letters, digits and underscores"})
 			continue
 		}

@@ -14,6 +14,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -35,16 +36,16 @@ type leaf struct {
 
 // leaves lists every leaf of Config in declaration order, the order Show
 // prints them in.
-var leaves = collectLeaves(reflect.TypeFor[Config](), "", nil)
+var leaves = sync.OnceValue(func() []leaf { return collectLeaves(reflect.TypeFor[Config](), "", nil) })
 
 // leafIndex maps a leaf's path to its position in leaves.
-var leafIndex = func() map[string]int {
-	m := make(map[string]int, len(leaves))
-	for i, l := range leaves {
+var leafIndex = sync.OnceValue(func() map[string]int {
+	m := make(map[string]int, len(leaves()))
+	for i, l := range leaves() {
 		m[l.path] = i
 	}
 	return m
-}()
+})
 
 func collectLeaves(t reflect.Type, prefix string, index []int) []leaf {
 	var out []leaf

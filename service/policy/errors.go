@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // A FieldError reports an invalid value in a configuration file. Load and
@@ -51,14 +52,14 @@ func errAt(src Source, field string, format string, args ...any) *FieldError {
 
 // yamlLineError matches the syntax errors of go.yaml.in/yaml/v3, which
 // carry the line in their text.
-var yamlLineError = regexp.MustCompile(`(?s)^yaml: line (\d+): (.*)$`)
+var yamlLineError = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?s)^yaml: line (\d+): (.*)$`) })
 
 // syntaxError turns a YAML parser error into a FieldError naming file and,
 // when the parser gave one, the line.
 func syntaxError(file string, err error) *FieldError {
 	msg := err.Error()
 	line := 0
-	if m := yamlLineError.FindStringSubmatch(msg); m != nil {
+	if m := yamlLineError().FindStringSubmatch(msg); m != nil {
 		line, _ = strconv.Atoi(m[1])
 		msg = m[2]
 	} else {

@@ -42,7 +42,7 @@ func FuzzPolicyLoad(f *testing.F) {
 		if err := l.Validate(); err != nil {
 			t.Fatalf("loaded without error but Validate: %v", err)
 		}
-		for _, lf := range leaves {
+		for _, lf := range leaves() {
 			if _, ok := l.Sources[lf.path]; !ok {
 				t.Fatalf("no source for %s", lf.path)
 			}

@@ -222,7 +222,7 @@ func (l *Loaded) apply(ly, managed *layer) (errs []error, rejected map[string]bo
 	rejected = map[string]bool{}
 	eff := reflect.ValueOf(&l.Config).Elem()
 	vals := reflect.ValueOf(&ly.vals).Elem()
-	for _, lf := range leaves {
+	for _, lf := range leaves() {
 		p := lf.path
 		if !ly.has(p) {
 			continue
@@ -296,5 +296,5 @@ func (l *Loaded) Validate() error {
 
 // leafValue returns the value of the leaf field p of c.
 func leafValue(c *Config, p string) any {
-	return reflect.ValueOf(c).Elem().FieldByIndex(leaves[leafIndex[p]].index).Interface()
+	return reflect.ValueOf(c).Elem().FieldByIndex(leaves()[leafIndex()[p]].index).Interface()
 }

@@ -109,10 +109,10 @@ func TestLoadDefaults(t *testing.T) {
 		t.Errorf("Files: got %q, want none", l.Files)
 	}
 	// The defaults set every leaf, so every leaf has a source.
-	if len(l.Sources) != len(leaves) {
-		t.Errorf("got %d sources, want %d", len(l.Sources), len(leaves))
+	if len(l.Sources) != len(leaves()) {
+		t.Errorf("got %d sources, want %d", len(l.Sources), len(leaves()))
 	}
-	for _, lf := range leaves {
+	for _, lf := range leaves() {
 		src, ok := l.Sources[lf.path]
 		if !ok || !src.IsDefault() || src.String() != "default" {
 			t.Errorf("Sources[%q]: got %+v (%v), want the default", lf.path, src, ok)
@@ -433,7 +433,7 @@ func TestDefaultsAreDocumented(t *testing.T) {
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	for _, lf := range leaves {
+	for _, lf := range leaves() {
 		if !def.has(lf.path) {
 			t.Errorf("assets/defaults.yaml does not set %s", lf.path)
 		}

@@ -29,6 +29,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 	"mvdan.cc/sh/v3/pattern"
@@ -68,7 +69,7 @@ const (
 )
 
 // ruleName is the shape of a rule's name: safe to print in a reason.
-var ruleName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$`)
+var ruleName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$`) })
 
 // A Rule is one entry of policy.rules. A node of a command tree matches
 // when every matcher that is set holds; a rule without matchers matches
@@ -386,7 +387,7 @@ func (r *Rule) problems() []ruleProblem {
 	add := func(key, format string, args ...any) {
 		out = append(out, ruleProblem{key, fmt.Sprintf(format, args...)})
 	}
-	if !ruleName.MatchString(r.Name) {
+	if !ruleName().MatchString(r.Name) {
 		add("name", "%q is not a rule name; want letters, digits and _.:- (at most 64), starting with a letter or digit", r.Name)
 	}
 	if !slices.Contains(actions, r.Action) {

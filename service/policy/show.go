@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"text/tabwriter"
 )
 
@@ -22,8 +23,8 @@ type Entry struct {
 // Entries returns every leaf field of the effective configuration, in the
 // order the fields are declared.
 func (l *Loaded) Entries() []Entry {
-	out := make([]Entry, len(leaves))
-	for i, lf := range leaves {
+	out := make([]Entry, len(leaves()))
+	for i, lf := range leaves() {
 		out[i] = Entry{Field: lf.path, Value: leafValue(&l.Config, lf.path), Source: l.Sources[lf.path]}
 	}
 	return out
@@ -68,7 +69,7 @@ func formatValue(v any) string {
 }
 
 // plainYAML matches strings YAML reads back unquoted as the same string.
-var plainYAML = regexp.MustCompile(`^[A-Za-z/~_.][A-Za-z0-9/~_.+-]*$`)
+var plainYAML = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z/~_.][A-Za-z0-9/~_.+-]*$`) })
 
 // yamlString returns s unquoted when YAML reads it back as that string, and
 // double-quoted otherwise.
@@ -77,7 +78,7 @@ func yamlString(s string) string {
 	case "true", "false", "null", "True", "False", "Null", "TRUE", "FALSE", "NULL", "~", ".inf", ".nan", ".Inf", ".NaN", ".INF", ".NAN":
 		return strconv.Quote(s)
 	}
-	if plainYAML.MatchString(s) {
+	if plainYAML().MatchString(s) {
 		return s
 	}
 	return strconv.Quote(s)

@@ -77,8 +77,8 @@ func TestEntriesJSON(t *testing.T) {
 		t.Fatal(errText)
 	}
 	entries := l.Entries()
-	if len(entries) != len(leaves) {
-		t.Fatalf("got %d entries, want %d", len(entries), len(leaves))
+	if len(entries) != len(leaves()) {
+		t.Fatalf("got %d entries, want %d", len(entries), len(leaves()))
 	}
 	byField := map[string]Entry{}
 	for _, e := range entries {

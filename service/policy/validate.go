@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/gatehouse-dev/gatehouse/sandbox/egress"
 )
@@ -61,7 +62,7 @@ var (
 )
 
 // envName is a portable environment variable name.
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // reservedEnv are variables an agent may never set: they decide what the
 // shell runs before the command, where programs and libraries are found,
@@ -117,7 +118,7 @@ func (v *validator) failItemf(p string, i int, format string, args ...any) {
 // field order.
 func validate(c *Config, src func(string) Source, itemSrc func(string, int) Source, include func(string) bool) []error {
 	v := &validator{src: src, itemSrc: itemSrc}
-	for _, lf := range leaves {
+	for _, lf := range leaves() {
 		if include(lf.path) {
 			v.check(lf.path, leafValue(c, lf.path))
 		}
@@ -225,7 +226,7 @@ func (v *validator) check(p string, val any) {
 	case "exec.env.agent_settable":
 		for i, s := range val.([]string) {
 			switch {
-			case !envName.MatchString(s):
+			case !envName().MatchString(s):
 				v.failItemf(p, i, "%q is not an environment variable name; want letters, digits and _, not starting with a digit", s)
 			case isReservedEnv(s):
 				v.failItemf(p, i, "%q is reserved: it changes how the shell starts or programs load, so agents may never set it", s)
