@@ -37,7 +37,9 @@ func TestMain(m *testing.M) {
 	}
 	os.Chmod(dir, 0o755)
 	gatehouseBin = filepath.Join(dir, "gatehouse")
-	out, err := exec.Command("go", "build", "-o", gatehouseBin, "github.com/gatehouse-dev/gatehouse/app/gatehouse").CombinedOutput()
+	build := exec.Command("go", "build", "-o", gatehouseBin, "github.com/gatehouse-dev/gatehouse/app/gatehouse")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0") // as make build does
+	out, err := build.CombinedOutput()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "building gatehouse: %v\n%s", err, out)
 		os.RemoveAll(dir)
