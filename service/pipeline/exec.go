@@ -27,6 +27,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/sandbox/bwrap"
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/broker"
+	"github.com/gatehouse-dev/gatehouse/service/dlp"
 	"github.com/gatehouse-dev/gatehouse/service/policy"
 )
 
@@ -111,6 +112,10 @@ func New(cfg *policy.Config, opts Options) (*Executor, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	// The redactor's built-in patterns are compiled once per process (on
+	// first use); starting that now overlaps it with the analysis and the
+	// sandbox's set-up instead of delaying the start of the first command.
+	go dlp.New(nil, nil)
 	return &Executor{cfg: cfg, opts: opts}, nil
 }
 
@@ -300,7 +305,9 @@ func (e *Executor) run(ctx context.Context, d *Decision, out sandbox.Streams, ev
 	// Output goes to the caller's writers as it arrives; a stream without
 	// a writer is captured (up to the cap) into the result instead.
 	var so, se bytes.Buffer
-	sumOut, sumErr := sha256.New(), sha256.New()
+	sumOut, sumErr := newDigest(), newDigest()
+	defer sumOut.Close()
+	defer sumErr.Close()
 	// The audit keeps its own bounded copy of what was delivered: like the
 	// hashes, it must see the output after redaction, never before.
 	keepOut, keepErr := e.keeper(), e.keeper()
@@ -335,8 +342,8 @@ func (e *Executor) run(ctx context.Context, d *Decision, out sandbox.Streams, ev
 		DiscardedBytes: raw.Stdout.Discarded + raw.Stderr.Discarded,
 		Truncated:      raw.Truncated() || raw.TimedOut,
 		RedactionCount: redactions,
-		SHA256:         hex.EncodeToString(sumOut.Sum(nil)),
-		StderrSHA256:   hex.EncodeToString(sumErr.Sum(nil)),
+		SHA256:         sumOut.Hex(),
+		StderrSHA256:   sumErr.Hex(),
 	}
 	if raw.Status == sandbox.StatusCompleted {
 		code := raw.ExitCode
