@@ -4,6 +4,7 @@
 //   - gatehouse exec -- true
 //   - bare bwrap with the same arguments running bash -c true
 //   - bash -c true
+//   - the binary's own start (gatehouse help), which a command pays twice
 //   - 1 GiB of stdout through gatehouse exec against plain bash
 //
 // With -egress it measures the egress path instead (egress.go): a 1 GiB
@@ -97,6 +98,7 @@ func run(gh string, nbytes int64, rounds, n int) error {
 		{"gatehouse exec -- true", []string{gh, "exec", "--", "true"}},
 		{"bwrap (same binds) bash -c true", append([]string{bwrapPath}, bargs...)},
 		{"bash -c true", []string{"/bin/bash", "--noprofile", "--norc", "-c", "true"}},
+		{"gatehouse help (binary start)", []string{gh, "help"}},
 	}
 	med := make([]time.Duration, len(cases))
 	// Interleave the cases so that drift on the machine hits all alike.
@@ -121,6 +123,11 @@ func run(gh string, nbytes int64, rounds, n int) error {
 	}
 	fmt.Printf("  ratio gatehouse / bare bwrap: %.2fx (target <= 1.5x)\n", float64(med[0])/float64(med[1]))
 	fmt.Printf("  ratio bare bwrap / bash:      %.2fx\n", float64(med[1])/float64(med[2]))
+	// In process, a command starts the binary twice (the CLI, and the init
+	// inside the sandbox) on top of what bare bwrap does: no work at all
+	// could be faster than this.
+	floor := med[1] + 2*med[3]
+	fmt.Printf("  floor, bare bwrap + 2 binary starts: %.2f ms (%.2fx bare bwrap)\n", ms(floor), float64(floor)/float64(med[1]))
 
 	gen := fmt.Sprintf("head -c %d /dev/zero", nbytes)
 	tput := []struct {
