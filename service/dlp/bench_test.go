@@ -68,15 +68,28 @@ func benchSecrets() []Secret {
 // built-in patterns) with a plain copy of the same bytes, 256 MiB per
 // operation. The target is 300 MB/s.
 func BenchmarkRedact(b *testing.B) {
+	benchChunks(b, benchText(16<<20, benchSecrets()), 256<<20)
+}
+
+// copyWriter copies into a reused buffer, as the redactor does.
+type copyWriter struct{ b *bytes.Buffer }
+
+func (c *copyWriter) Write(p []byte) (int, error) {
+	c.b.Reset()
+	return c.b.Write(p)
+}
+
+// benchChunks writes total bytes of chunk, 256 KiB at a time, to the
+// writers mk makes: a plain copy and the redactor (ten credentials and the
+// built-in patterns).
+func benchChunks(b *testing.B, chunk []byte, total int) {
 	secrets := benchSecrets()
-	chunk := benchText(16<<20, secrets)
-	const total = 256 << 20
 	r, err := New(secrets, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
 	run := func(b *testing.B, mk func() (io.Writer, func())) {
-		b.SetBytes(total)
+		b.SetBytes(int64(total))
 		for b.Loop() {
 			w, done := mk()
 			for n := 0; n < total; n += 256 << 10 {
@@ -101,10 +114,34 @@ func BenchmarkRedact(b *testing.B) {
 	})
 }
 
-// copyWriter copies into a reused buffer, as the redactor does.
-type copyWriter struct{ b *bytes.Buffer }
+// BenchmarkRedactZeros is output with nothing to find: NUL bytes, as
+// head -c 1G /dev/zero prints them, 256 MiB per operation.
+func BenchmarkRedactZeros(b *testing.B) {
+	benchChunks(b, make([]byte, 1<<20), 256<<20)
+}
 
-func (c *copyWriter) Write(p []byte) (int, error) {
-	c.b.Reset()
-	return c.b.Write(p)
+// BenchmarkRedactBinary is random bytes, 256 MiB per operation.
+func BenchmarkRedactBinary(b *testing.B) {
+	chunk := make([]byte, 4<<20)
+	rng := rand.New(rand.NewPCG(5, 6))
+	for i := range chunk {
+		chunk[i] = byte(rng.Uint32())
+	}
+	benchChunks(b, chunk, 256<<20)
+}
+
+// BenchmarkRedactSpaces is text made mostly of blanks and newlines, as
+// aligned tables and indented listings are, 256 MiB per operation.
+func BenchmarkRedactSpaces(b *testing.B) {
+	var sb strings.Builder
+	rng := rand.New(rand.NewPCG(7, 8))
+	for sb.Len() < 4<<20 {
+		sb.WriteString(strings.Repeat(" ", rng.IntN(40)))
+		sb.WriteString(strings.Repeat("\t", rng.IntN(3)))
+		if rng.IntN(4) == 0 {
+			sb.WriteString("| - |")
+		}
+		sb.WriteByte('\n')
+	}
+	benchChunks(b, []byte(sb.String()), 256<<20)
 }

@@ -37,8 +37,14 @@ func (w *Writer) Write(p []byte) (int, error) {
 	if w.closed {
 		return 0, io.ErrClosedPipe
 	}
-	w.buf = append(w.buf, p...)
-	w.flush(false)
+	if len(w.buf) == 0 {
+		// Nothing is held back: p is scanned where it is, and only what
+		// is held back of it is copied.
+		w.flush(p, false)
+	} else {
+		w.buf = append(w.buf, p...)
+		w.flush(w.buf, false)
+	}
 	return len(p), nil
 }
 
@@ -48,7 +54,7 @@ func (w *Writer) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if !w.closed {
-		w.flush(true)
+		w.flush(w.buf, true)
 		w.closed = true
 		w.buf = nil
 	}
@@ -62,26 +68,41 @@ func (w *Writer) Count() int {
 	return w.count
 }
 
-func (w *Writer) flush(final bool) {
-	spans, hold := w.t.scan(w.buf, w.prev, final, w.spans[:0])
+// flush passes on what is decided of buf, which is w.buf or, when nothing
+// was held back, the bytes just written, and keeps the rest in w.buf.
+func (w *Writer) flush(buf []byte, final bool) {
+	spans, hold := w.t.scan(buf, w.prev, final, w.spans[:0])
 	spans = merge(spans)
 	limit := w.t.cut(spans, hold)
+	w.spans = spans[:0]
 	if limit == 0 {
-		w.spans = spans[:0]
+		w.keep(buf, 0)
 		return
 	}
-	out, n := w.t.render(w.out[:0], w.buf, spans, limit)
-	w.count += n
+	out := buf[:limit]
+	if len(spans) > 0 && spans[0].start < limit {
+		var n int
+		out, n = w.t.render(w.out[:0], buf, spans, limit)
+		w.count += n
+		if cap(out) > 1<<20 {
+			w.out = nil // do not keep a huge scratch buffer around
+		} else {
+			w.out = out
+		}
+	}
 	if w.err == nil && len(out) > 0 {
 		_, w.err = w.w.Write(out)
 	}
-	w.prev = w.buf[limit-1]
-	// Keep what is held back, reusing the buffer.
-	rest := copy(w.buf, w.buf[limit:])
-	w.buf = w.buf[:rest]
-	if cap(out) > 1<<20 {
-		out = nil // do not keep a huge scratch buffer around
+	w.prev = buf[limit-1]
+	w.keep(buf, limit)
+}
+
+// keep makes buf[limit:] what is held back.
+func (w *Writer) keep(buf []byte, limit int) {
+	if len(w.buf) > 0 && &buf[0] == &w.buf[0] {
+		// Reuse the buffer.
+		w.buf = w.buf[:copy(w.buf, buf[limit:])]
+		return
 	}
-	w.out = out
-	w.spans = spans[:0]
+	w.buf = append(w.buf[:0], buf[limit:]...)
 }
