@@ -105,7 +105,7 @@ func New(secrets []Secret, custom []Pattern) (*Redactor, error) {
 		}
 		b.secret(s)
 	}
-	for i, re := range builtinRegexps() {
+	for i, re := range builtinRegexps {
 		b.regex(Builtin[i], re)
 	}
 	for _, p := range custom {

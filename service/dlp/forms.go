@@ -175,18 +175,20 @@ func jsonEscape(v []byte) string {
 	return sb.String()
 }
 
-// builtinRegexps are the built-in patterns compiled, anchored at the
-// start; regular expressions are safe for concurrent use.
-var builtinRegexps = sync.OnceValue(func() []*regexp.Regexp {
-	out := make([]*regexp.Regexp, len(Builtin))
+// builtinRegexps are the built-in patterns, each compiled (anchored at
+// the start) the first time an anchor of it is found: most output never
+// needs one, and compiling them all would delay every command's start.
+// Regular expressions are safe for concurrent use.
+var builtinRegexps = func() []func() *regexp.Regexp {
+	out := make([]func() *regexp.Regexp, len(Builtin))
 	for i, d := range Builtin {
-		out[i] = regexp.MustCompile(`\A(?:` + d.Regexp + `)`)
+		out[i] = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\A(?:` + d.Regexp + `)`) })
 	}
 	return out
-})
+}()
 
-// regex adds a built-in pattern, compiled as re.
-func (b *builder) regex(d Def, re *regexp.Regexp) {
+// regex adds a built-in pattern, compiled by re on first use.
+func (b *builder) regex(d Def, re func() *regexp.Regexp) {
 	id := b.add(pat{kind: kindRegex, label: []byte(PatternLabel(d.Name)), re: re, maxLen: d.MaxLen, boundary: d.Boundary, valid: d.Valid})
 	for _, a := range d.Anchors {
 		for _, k := range expandAnchor(a, d.FoldAnchors) {
@@ -242,14 +244,14 @@ func (b *builder) custom(p Pattern) error {
 	prefix, foldPrefix := literalPrefix(p.Regexp)
 	if len(prefix) >= 4 {
 		re := regexp.MustCompile(`\A(?:` + p.Regexp + `)`)
-		id := b.add(pat{kind: kindRegex, label: label, re: re, maxLen: CustomMaxLen})
+		id := b.add(pat{kind: kindRegex, label: label, re: func() *regexp.Regexp { return re }, maxLen: CustomMaxLen})
 		for _, k := range expandAnchor(prefix[:4], foldPrefix) {
 			b.anchor(k, id)
 		}
 		return nil
 	}
 	re := regexp.MustCompile(p.Regexp)
-	id := b.add(pat{kind: kindRegex, label: label, re: re, maxLen: CustomMaxLen})
+	id := b.add(pat{kind: kindRegex, label: label, re: func() *regexp.Regexp { return re }, maxLen: CustomMaxLen})
 	b.t.full = append(b.t.full, fullPat{re: re, pat: id})
 	return nil
 }

@@ -63,7 +63,7 @@ type pat struct {
 	pad    bool
 
 	// regex
-	re       *regexp.Regexp
+	re       func() *regexp.Regexp // compiled on first use
 	maxLen   int
 	boundary bool // the match may not follow a letter, digit or '_'
 	valid    func([]byte) bool
@@ -742,7 +742,7 @@ func (p *pat) matchRegex(buf []byte, i int, prev byte, final bool) (s, e int, st
 	n := len(buf)
 	lim := min(n, i+p.maxLen)
 	truncated := !final && i+p.maxLen > n
-	loc := p.re.FindSubmatchIndex(buf[i:lim])
+	loc := p.re().FindSubmatchIndex(buf[i:lim])
 	if loc == nil {
 		if truncated {
 			return i, i, more

@@ -27,7 +27,6 @@ import (
 	"github.com/gatehouse-dev/gatehouse/sandbox/bwrap"
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/broker"
-	"github.com/gatehouse-dev/gatehouse/service/dlp"
 	"github.com/gatehouse-dev/gatehouse/service/policy"
 )
 
@@ -112,10 +111,6 @@ func New(cfg *policy.Config, opts Options) (*Executor, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	// The redactor's built-in patterns are compiled once per process (on
-	// first use); starting that now overlaps it with the analysis and the
-	// sandbox's set-up instead of delaying the start of the first command.
-	go dlp.New(nil, nil)
 	return &Executor{cfg: cfg, opts: opts}, nil
 }
 
