@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 
 	"github.com/gatehouse-dev/gatehouse/sandbox"
@@ -17,6 +18,11 @@ import (
 func execViaService(ctx context.Context, env *Env, req api.ExecRequest, asJSON bool) (handled bool, err error) {
 	c, err := serviceClient(env)
 	if err != nil {
+		return false, nil
+	}
+	// Without its socket no service is running; that answer costs a stat
+	// instead of an HTTP client's first request.
+	if _, err := os.Stat(c.Socket()); errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
 	ctx, stop := signalContext(ctx)
