@@ -55,21 +55,22 @@ func (p *Proxy) decide(ctx context.Context, t *target) ([]netip.AddrPort, *refus
 	if t.err != nil {
 		return nil, refuse("invalid_destination", "%v", t.err), nil
 	}
+	field := p.opts.AllowlistField
 	if p.allow.Empty() {
-		return nil, refuse("no_egress", "policy.egress_allowlist is empty: no egress"), nil
+		return nil, refuse("no_egress", "%s is empty: no egress", field), nil
 	}
 	e, hostOnly := p.allow.match(t)
 	if e == nil {
 		switch {
 		case hostOnly != nil:
-			return nil, refuse("port_not_allowed", "port %d is not allowed for %s by policy.egress_allowlist entry %q (%s)",
-				t.port, t.host, hostOnly.String(), p.portsNote(*hostOnly)), nil
+			return nil, refuse("port_not_allowed", "port %d is not allowed for %s by %s entry %q (%s)",
+				t.port, t.host, field, hostOnly.String(), p.portsNote(*hostOnly)), nil
 		case t.ip.IsValid():
-			return nil, refuse("ip_literal", "the IP address %s is not itself an entry of policy.egress_allowlist", t.host), nil
+			return nil, refuse("ip_literal", "the IP address %s is not itself an entry of %s", t.host, field), nil
 		case t.host == "localhost":
-			return nil, refuse("ip_literal", "localhost is not itself an entry of policy.egress_allowlist"), nil
+			return nil, refuse("ip_literal", "localhost is not itself an entry of %s", field), nil
 		}
-		return nil, refuse("not_allowlisted", "%s is not on policy.egress_allowlist", t.host), nil
+		return nil, refuse("not_allowlisted", "%s is not on %s", t.host, field), nil
 	}
 	if t.ip.IsValid() || t.host == "localhost" {
 		ip := t.ip

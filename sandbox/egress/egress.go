@@ -54,6 +54,9 @@ type Resolver interface {
 type Options struct {
 	// Allowlist decides the destinations; nil allows nothing.
 	Allowlist *Allowlist
+	// AllowlistField names the configuration field the allowlist came
+	// from in refusals (default policy.egress_allowlist).
+	AllowlistField string
 	// DeniedCIDRs are never dialed, whatever the allowlist says.
 	DeniedCIDRs []netip.Prefix
 
@@ -125,6 +128,9 @@ func New(opts Options) (*Proxy, error) {
 	def(&opts.ResolveTimeout, 5*time.Second)
 	if opts.MaxConns <= 0 {
 		opts.MaxConns = 128
+	}
+	if opts.AllowlistField == "" {
+		opts.AllowlistField = "policy.egress_allowlist"
 	}
 	p := &Proxy{
 		opts:     opts,

@@ -33,9 +33,10 @@ type egressTestOptions struct {
 // spec and points the proxy variables at the bridge. The returned stop
 // function ends the proxy and fills ev.Egress; it is safe to call twice.
 func (e *Executor) startEgress(ctx context.Context, req *api.ExecRequest, spec *sandbox.Spec, ev *api.Event) (stop func(), err error) {
-	allow, err := egress.ParseAllowlist(e.cfg.Policy.EgressAllowlist, e.cfg.Exec.Egress.AllowedPorts)
+	list, field := e.cfg.Policy.EgressAllowlistFor(req.Agent)
+	allow, err := egress.ParseAllowlist(list, e.cfg.Exec.Egress.AllowedPorts)
 	if err != nil {
-		return nil, fmt.Errorf("policy.egress_allowlist: %w", err)
+		return nil, fmt.Errorf("%s: %w", field, err)
 	}
 	var cidrs []netip.Prefix
 	for i, s := range e.cfg.Exec.Egress.DeniedCIDRs {
@@ -46,10 +47,11 @@ func (e *Executor) startEgress(ctx context.Context, req *api.ExecRequest, spec *
 		cidrs = append(cidrs, c.Masked())
 	}
 	opts := egress.Options{
-		Allowlist:   allow,
-		DeniedCIDRs: cidrs,
-		MaxLifetime: spec.Timeout,
-		Logger:      e.opts.Logger.With("execution", ev.ID),
+		Allowlist:      allow,
+		AllowlistField: field,
+		DeniedCIDRs:    cidrs,
+		MaxLifetime:    spec.Timeout,
+		Logger:         e.opts.Logger.With("execution", ev.ID),
 	}
 	if t, ok := egressTest.Load(e); ok {
 		t := t.(*egressTestOptions)

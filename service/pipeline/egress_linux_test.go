@@ -40,6 +40,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/sandbox/bwrap"
 	"github.com/gatehouse-dev/gatehouse/sandbox/egress"
+	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/policy"
 )
 
@@ -515,5 +516,35 @@ func TestEgressFirstInstruction(t *testing.T) {
 		if o.Event.Egress.Allowed != 1 {
 			t.Fatalf("run %d: egress %+v", i, o.Event.Egress)
 		}
+	}
+}
+
+// An agent named in policy.egress_allowlist_by_agent gets its own list;
+// the others get policy.egress_allowlist.
+func TestEgressPerAgent(t *testing.T) {
+	t.Parallel()
+	f := egressFixture(t, nil, nil)
+	s := startServers(t, f)
+	f.cfg.Policy.EgressAllowlist = []string{"127.0.0.1:" + s.port}
+	f.cfg.Policy.EgressAllowlistByAgent = policy.EgressByAgent{"claude-code": {}}
+	cmd := `curl -sS http://127.0.0.1:` + s.port + `/agent 2>&1`
+	asAgent := func(agent string) func(*api.ExecRequest) {
+		return func(r *api.ExecRequest) { r.Agent = agent }
+	}
+
+	o := f.run(cmd, asAgent("cli"))
+	if o.Result.Stdout != "hello host=127.0.0.1:"+s.port+" uri=/agent\n" || o.Event.Egress.Allowed != 1 {
+		t.Errorf("cli: stdout %q, egress %+v; want the request through", o.Result.Stdout, o.Event.Egress)
+	}
+	o = f.run(cmd, asAgent("claude-code"))
+	if !strings.Contains(o.Result.Stdout, "policy.egress_allowlist_by_agent.claude-code is empty: no egress") ||
+		o.Event.Egress.Denied != 1 || o.Event.Egress.Allowed != 0 {
+		t.Errorf("claude-code: stdout %q, egress %+v; want the per-agent refusal", o.Result.Stdout, o.Event.Egress)
+	}
+	s.seen.mu.Lock()
+	got := s.seen.m["127.0.0.1:"+s.port]
+	s.seen.mu.Unlock()
+	if got != 1 {
+		t.Errorf("the server saw %d requests, want 1 (cli's only)", got)
 	}
 }

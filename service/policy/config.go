@@ -98,6 +98,9 @@ type Policy struct {
 	// EgressAllowlist are the destinations commands may reach; empty means
 	// no egress.
 	EgressAllowlist []string `yaml:"egress_allowlist" json:"egress_allowlist"`
+	// EgressAllowlistByAgent gives the agents it names their own allowlist
+	// in place of EgressAllowlist (egress.go).
+	EgressAllowlistByAgent EgressByAgent `yaml:"egress_allowlist_by_agent" json:"egress_allowlist_by_agent"`
 	// CredentialGrants names the agents each credential may reach; a
 	// mapped credential it does not list reaches every agent
 	// (credentials.go).

@@ -185,15 +185,25 @@ func (m *DLPPatterns) DecodeNode(n *yaml.Node, errf func(line int, format string
 
 // DecodeNode decodes a mapping of credential ids to lists of agents.
 func (m *CredentialGrants) DecodeNode(n *yaml.Node, errf func(line int, format string, args ...any)) error {
-	const want = "a mapping like {github_token: [claude-code, cli]}"
+	out, err := decodeListMap(n, errf, "a mapping like {github_token: [claude-code, cli]}", "a credential id", "a list of agents like [claude-code, cli]", "an agent name",
+		func(s map[string][]string) []mapProblem { return CredentialGrants(s).problems() })
+	if err == nil {
+		*m = out
+	}
+	return err
+}
+
+// decodeListMap decodes a mapping of strings (keyWhat) to lists
+// (listWant) of strings (itemWhat), then reports the problems check finds, each on the
+// line of its key.
+func decodeListMap(n *yaml.Node, errf func(line int, format string, args ...any), want, keyWhat, listWant, itemWhat string, check func(map[string][]string) []mapProblem) (map[string][]string, error) {
 	if n.Kind == yaml.ScalarNode && n.ShortTag() == nullTag {
-		*m = CredentialGrants{}
-		return nil
+		return map[string][]string{}, nil
 	}
 	if n.Kind != yaml.MappingNode {
-		return fmt.Errorf("want %s, got %s", want, describe(n))
+		return nil, fmt.Errorf("want %s, got %s", want, describe(n))
 	}
-	out := CredentialGrants{}
+	out := map[string][]string{}
 	lines := map[string]int{}
 	ok := true
 	for i := 0; i+1 < len(n.Content); i += 2 {
@@ -202,7 +212,7 @@ func (m *CredentialGrants) DecodeNode(n *yaml.Node, errf func(line int, format s
 		v = resolve(v)
 		key, isStr := scalarString(k)
 		if !isStr {
-			errf(k.Line, "want a credential id as key, got %s", describe(k))
+			errf(k.Line, "want %s as key, got %s", keyWhat, describe(k))
 			ok = false
 			continue
 		}
@@ -213,34 +223,33 @@ func (m *CredentialGrants) DecodeNode(n *yaml.Node, errf func(line int, format s
 		}
 		lines[key] = k.Line
 		if v.Kind != yaml.SequenceNode {
-			errf(line, "%s: want a list of agents like [claude-code, cli], got %s", key, describe(v))
+			errf(line, "%s: want %s, got %s", key, listWant, describe(v))
 			ok = false
 			continue
 		}
-		agents := []string{}
+		items := []string{}
 		for _, item := range v.Content {
 			item = resolve(item)
 			s, isStr := scalarString(item)
 			if !isStr {
-				errf(item.Line, "%s: want an agent name, got %s", key, describe(item))
+				errf(item.Line, "%s: want %s, got %s", key, itemWhat, describe(item))
 				ok = false
 				continue
 			}
-			agents = append(agents, s)
+			items = append(items, s)
 		}
-		out[key] = agents
+		out[key] = items
 	}
 	if ok {
-		for _, pr := range out.problems() {
+		for _, pr := range check(out) {
 			errf(lineOf(lines, pr.key, n.Line), "%s", pr.String())
 			ok = false
 		}
 	}
 	if !ok {
-		return errSkip
+		return nil, errSkip
 	}
-	*m = out
-	return nil
+	return out, nil
 }
 
 func (pr mapProblem) String() string {
@@ -316,7 +325,10 @@ func (m CredentialFiles) String() string { return flowMap(m) }
 func (m DLPPatterns) String() string { return flowMap(m) }
 
 // String writes m as a YAML flow mapping, sorted by key.
-func (m CredentialGrants) String() string {
+func (m CredentialGrants) String() string { return flowListMap(m) }
+
+// flowListMap writes m as a YAML flow mapping of flow lists, sorted by key.
+func flowListMap(m map[string][]string) string {
 	parts := make([]string, 0, len(m))
 	for _, k := range sortedKeys(m) {
 		q := make([]string, len(m[k]))

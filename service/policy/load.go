@@ -229,7 +229,10 @@ func (l *Loaded) apply(ly, managed *layer) (errs []error, rejected map[string]bo
 		}
 		// The user's rules are checked against the managed file even when
 		// it sets none: its default_action bounds what they may allow.
-		managedSets := managed != nil && (managed.has(p) || p == "policy.rules")
+		// Per-agent egress lists are bounded by the managed global list
+		// too: it is what those agents would get otherwise.
+		managedSets := managed != nil && (managed.has(p) || p == "policy.rules" ||
+			p == "policy.egress_allowlist_by_agent" && managed.has("policy.egress_allowlist"))
 		if managedSets {
 			if e := narrow(p, ly, managed); len(e) > 0 {
 				errs = append(errs, e...)
@@ -261,6 +264,9 @@ func (l *Loaded) apply(ly, managed *layer) (errs []error, rejected map[string]bo
 			if _, ok := l.Sources[p]; ok && len(add) == 0 {
 				continue // an empty list adds nothing; keep the source
 			}
+		case p == "policy.egress_allowlist_by_agent":
+			// Agents the user does not name keep the lists they have.
+			dst.Set(reflect.ValueOf(mergeEgressByAgent(dst.Interface().(EgressByAgent), src.Interface().(EgressByAgent))))
 		case managedListHolds(p) && managedSets && src.Len() == 0:
 			continue
 		default:

@@ -26,6 +26,10 @@ package policy
 //	policy.dlp_patterns             the user may add entries
 //	policy.credential_grants        every managed grant kept, to a subset
 //	                                of its agents; the user may add grants
+//	policy.egress_allowlist         each entry covered by a managed entry
+//	policy.egress_allowlist_by_agent every managed agent's list kept; each
+//	                                entry covered by the managed list the
+//	                                agent would otherwise get (egress.go)
 //
 // Fields the managed file does not set are free. Values that are invalid in
 // themselves (an unknown backend, a relative path) are left to validation.
@@ -93,6 +97,8 @@ func narrow(p string, user, managed *layer) []error {
 			}
 		}
 		return errs
+	case "policy.egress_allowlist_by_agent":
+		return narrowEgressByAgent(p, user, managed)
 	case "policy.egress_allowlist":
 		m := mv.([]string)
 		var errs []error

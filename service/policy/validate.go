@@ -175,6 +175,8 @@ func (v *validator) check(p string, val any) {
 		v.validateMap(p, val.(CredentialFiles).problems())
 	case "policy.credential_grants":
 		v.validateMap(p, val.(CredentialGrants).problems())
+	case "policy.egress_allowlist_by_agent":
+		v.validateMap(p, val.(EgressByAgent).problems())
 	case "policy.dlp_patterns":
 		v.validateMap(p, val.(DLPPatterns).problems())
 	case "policy.disabled_builtin_rules":
