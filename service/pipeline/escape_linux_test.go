@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -261,9 +262,23 @@ func TestSeccomp(t *testing.T) {
 	if o := f.run("unshare -U true && echo unshared"); strings.Contains(o.Result.Stdout, "unshared") {
 		t.Errorf("unshare -U succeeded in the sandbox")
 	}
-	// A syscall through a foreign ABI kills the process (SIGSYS).
+	// A syscall through a foreign ABI kills the process (SIGSYS). A kernel
+	// without the i386 ABI (ia32_emulation off) faults int 0x80 before the
+	// filter sees it; there the call must still not get through.
+	i386 := false
+	if runtime.GOARCH == "amd64" {
+		out, _ := exec.Command(os.Args[0], "escape-probe", "int80").Output()
+		i386 = strings.TrimSpace(string(out)) == "int80: allowed"
+	}
 	for _, name := range []string{"int80", "x32"} {
 		o := f.run(bwrap.InitPath + " escape-probe " + name + "; echo status=$?")
+		if name == "int80" && !i386 {
+			if strings.Contains(o.Result.Stdout, "allowed") || strings.Contains(o.Result.Stdout, "status=0") {
+				t.Errorf("int80: got %q, want the probe to die", o.Result.Stdout)
+			}
+			t.Log("this kernel has no i386 syscall ABI; int80 checked as unreachable, not as filtered")
+			continue
+		}
 		if !strings.Contains(o.Result.Stdout, "status=159") {
 			t.Errorf("%s: got %q, want the probe killed by SIGSYS (status 159)", name, o.Result.Stdout)
 		}
