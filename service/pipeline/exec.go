@@ -300,9 +300,7 @@ func (e *Executor) run(ctx context.Context, d *Decision, out sandbox.Streams, ev
 	// Output goes to the caller's writers as it arrives; a stream without
 	// a writer is captured (up to the cap) into the result instead.
 	var so, se bytes.Buffer
-	sumOut, sumErr := newDigest(), newDigest()
-	defer sumOut.Close()
-	defer sumErr.Close()
+	sumOut, sumErr := sha256.New(), sha256.New()
 	// The audit keeps its own bounded copy of what was delivered: like the
 	// hashes, it must see the output after redaction, never before.
 	keepOut, keepErr := e.keeper(), e.keeper()
@@ -337,8 +335,8 @@ func (e *Executor) run(ctx context.Context, d *Decision, out sandbox.Streams, ev
 		DiscardedBytes: raw.Stdout.Discarded + raw.Stderr.Discarded,
 		Truncated:      raw.Truncated() || raw.TimedOut,
 		RedactionCount: redactions,
-		SHA256:         sumOut.Hex(),
-		StderrSHA256:   sumErr.Hex(),
+		SHA256:         hex.EncodeToString(sumOut.Sum(nil)),
+		StderrSHA256:   hex.EncodeToString(sumErr.Sum(nil)),
 	}
 	if raw.Status == sandbox.StatusCompleted {
 		code := raw.ExitCode
