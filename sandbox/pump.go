@@ -8,8 +8,11 @@ import (
 )
 
 // pumpBufSize is the read size for command output: large reads keep the
-// per-byte cost of the copy low when a command writes a lot.
-const pumpBufSize = 256 << 10
+// per-byte cost of the copy low when a command writes a lot. It matches
+// the pipe's size (pump_linux.go), so one read can drain a full pipe:
+// 1 GiB delivered went from 603 to 676 MiB/s against 256 KiB reads
+// (medians of 5, 2-core machine).
+const pumpBufSize = 1 << 20
 
 // A Pump copies what a command writes to one end of a pipe into a writer.
 // The command gets W, a real file, so its output reaches the pipe with no
