@@ -9,7 +9,7 @@ SANDBOX_PKGS := ./sandbox/... ./service ./service/pipeline/... ./app/cli/...
 TEST_USER ?= gatehouse-test
 FUZZTIME  ?= 30s
 
-.PHONY: all build run test test-root test-user deps lint vet fmt-check cross bench fuzz tidy-check clean
+.PHONY: all build run run-deps test test-root test-user deps lint vet fmt-check cross bench fuzz tidy-check clean
 
 all: build
 
@@ -19,12 +19,13 @@ all: build
 build:
 	CGO_ENABLED=0 $(GO) build -o $(BIN) ./app/gatehouse
 
-# run: the main job on embedded defaults — check the host, then run one
-# command through the governed shell (its attempts to read ~/.ssh and to
-# write /etc fail inside the sandbox).
+# run: the main job on embedded defaults — install bubblewrap when it is
+# missing (apt-get as root; otherwise it names the command), check the host,
+# then run one command through the governed shell (its attempts to read
+# ~/.ssh and to write /etc fail inside the sandbox).
 # With no user configuration the default workspace is ~/src; it is created
 # when missing.
-run: build
+run: run-deps build
 	@mkdir -p "$$HOME/src"
 	./$(BIN) doctor || true
 	./$(BIN) exec -- 'echo "hello from $$(id -un) in $$PWD"; ls ~/.ssh; touch /etc/gatehouse-demo; exit 0'
@@ -36,6 +37,9 @@ test: deps lint test-root test-user
 
 deps:
 	@.ci/test-deps.sh
+
+run-deps:
+	@.ci/test-deps.sh run
 
 # The suite runs inside a private desktop session (.ci/with-desktop-session.sh:
 # D-Bus session bus, Xvfb, dunst, an unlocked GNOME Keyring), so that the

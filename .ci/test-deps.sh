@@ -1,41 +1,54 @@
 #!/usr/bin/env bash
 # Installs what the tests need when it is missing. Debian/Ubuntu via apt-get;
 # elsewhere it names what to install and fails.
+#
+#   .ci/test-deps.sh         everything make test needs
+#   .ci/test-deps.sh run     only what make run needs: bubblewrap
 set -euo pipefail
 
-need=()
-command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
-command -v unshare >/dev/null 2>&1 || need+=(util-linux)
-command -v runuser >/dev/null 2>&1 || need+=(util-linux)
-command -v git >/dev/null 2>&1 || need+=(git)
-command -v setsid >/dev/null 2>&1 || need+=(util-linux)
-command -v curl >/dev/null 2>&1 || need+=(curl)
-# The egress tests run python3 inside the sandbox, whose PATH is the
-# system's, and git ls-remote over smart http (git-http-backend, in git).
-[ -x /usr/bin/python3 ] || [ -x /usr/local/bin/python3 ] || need+=(python3)
-# Claude Code's own sandbox on Linux (the routing end-to-end test).
-command -v socat >/dev/null 2>&1 || need+=(socat)
-# The desktop session of the keychain and notification tests
-# (.ci/with-desktop-session.sh): a session bus, an X display, dunst, and
-# GNOME Keyring's Secret Service.
-command -v dbus-run-session >/dev/null 2>&1 || need+=(dbus-daemon)
-command -v dbus-daemon >/dev/null 2>&1 || need+=(dbus-daemon)
-command -v dbus-send >/dev/null 2>&1 || need+=(dbus-bin)
-command -v Xvfb >/dev/null 2>&1 || need+=(xvfb)
-command -v dunst >/dev/null 2>&1 || need+=(dunst)
-command -v busctl >/dev/null 2>&1 || need+=(systemd)
-command -v gnome-keyring-daemon >/dev/null 2>&1 || need+=(gnome-keyring)
-command -v secret-tool >/dev/null 2>&1 || need+=(libsecret-tools)
+mode=${1:-test}
+case $mode in
+test | run) ;;
+*) echo "test-deps: unknown mode \"$mode\"; want test or run" >&2; exit 2 ;;
+esac
 
-# The real Claude Code for the routing end-to-end test (hook/claude/e2e),
-# pinned; npm installs its native binary as /usr/bin/claude (or under the
-# npm prefix).
-CLAUDE_CODE_VERSION=2.1.332
+need=()
 need_claude=
-if [ "$(claude --version 2>/dev/null | cut -d' ' -f1)" != "$CLAUDE_CODE_VERSION" ]; then
-	need_claude=1
-	command -v npm >/dev/null 2>&1 || need+=(nodejs npm)
-fi
+command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
+
+test_needs() {
+	command -v unshare >/dev/null 2>&1 || need+=(util-linux)
+	command -v runuser >/dev/null 2>&1 || need+=(util-linux)
+	command -v git >/dev/null 2>&1 || need+=(git)
+	command -v setsid >/dev/null 2>&1 || need+=(util-linux)
+	command -v curl >/dev/null 2>&1 || need+=(curl)
+	# The egress tests run python3 inside the sandbox, whose PATH is the
+	# system's, and git ls-remote over smart http (git-http-backend, in git).
+	[ -x /usr/bin/python3 ] || [ -x /usr/local/bin/python3 ] || need+=(python3)
+	# Claude Code's own sandbox on Linux (the routing end-to-end test).
+	command -v socat >/dev/null 2>&1 || need+=(socat)
+	# The desktop session of the keychain and notification tests
+	# (.ci/with-desktop-session.sh): a session bus, an X display, dunst, and
+	# GNOME Keyring's Secret Service.
+	command -v dbus-run-session >/dev/null 2>&1 || need+=(dbus-daemon)
+	command -v dbus-daemon >/dev/null 2>&1 || need+=(dbus-daemon)
+	command -v dbus-send >/dev/null 2>&1 || need+=(dbus-bin)
+	command -v Xvfb >/dev/null 2>&1 || need+=(xvfb)
+	command -v dunst >/dev/null 2>&1 || need+=(dunst)
+	command -v busctl >/dev/null 2>&1 || need+=(systemd)
+	command -v gnome-keyring-daemon >/dev/null 2>&1 || need+=(gnome-keyring)
+	command -v secret-tool >/dev/null 2>&1 || need+=(libsecret-tools)
+
+	# The real Claude Code for the routing end-to-end test (hook/claude/e2e),
+	# pinned; npm installs its native binary as /usr/bin/claude (or under the
+	# npm prefix).
+	if [ "$(claude --version 2>/dev/null | cut -d' ' -f1)" != "$CLAUDE_CODE_VERSION" ]; then
+		need_claude=1
+		command -v npm >/dev/null 2>&1 || need+=(nodejs npm)
+	fi
+}
+CLAUDE_CODE_VERSION=2.1.332
+[ "$mode" = run ] || test_needs
 
 install_claude() {
 	[ -n "$need_claude" ] || return 0
@@ -57,7 +70,7 @@ if [ ${#need[@]} -eq 0 ]; then
 	exit 0
 fi
 if [ "$(id -u)" -ne 0 ]; then
-	echo "test-deps: missing ${need[*]}; install them (Debian: sudo apt-get install -y ${need[*]})" >&2
+	echo "test-deps: missing ${need[*]}; install them (Debian: sudo apt-get install -y ${need[*]}, or sudo $0 $mode)" >&2
 	exit 1
 fi
 if ! command -v apt-get >/dev/null 2>&1; then
