@@ -20,10 +20,19 @@ var DefaultWriteDeny = []string{
 	".vscode/",
 	".idea/",
 	".claude/",
+	".git/config.worktree",
+	".git/info/attributes",
 	".mcp.json",
 	".envrc",
 	".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
 	".zshrc", ".zshenv", ".zprofile", ".zlogin",
+	// Git obeys these through its configuration: filter and diff drivers,
+	// submodules, hooks under core.hooksPath.
+	".gitattributes", ".gitmodules", ".gitconfig", ".husky/",
+	// Editors, agents and loaders that run what they find on the host.
+	".cursor/", ".zed/", ".devcontainer/", ".devcontainer.json", ".gemini/",
+	".pre-commit-config.yaml", "lefthook.yml", ".lefthook.yml",
+	".mise.toml", "mise.toml", ".yarnrc.yml", ".yarnrc", ".npmrc", ".pnpmfile.cjs",
 }
 
 // repoSearchDepth bounds how far below a workspace root repositories are
@@ -48,6 +57,11 @@ type Plan struct {
 	Watch []string
 	// created are the directory mount points made for this execution.
 	created []string
+	// roots and names are the workspace roots and write-deny names the
+	// plan was made for; git is what the repositories in them held
+	// (gitsweep.go).
+	roots, names []string
+	git          *gitState
 }
 
 // mountpoints counts, per path, the executions in this process that use a
@@ -74,14 +88,15 @@ func Discover(roots, denyRead, writeDeny []string) (*Plan, error) {
 		}
 	}
 	seen := map[string]bool{}
-	for _, root := range roots {
-		for _, base := range findRepos(root) {
-			if err := p.protect(base, roots, writeDeny, seen); err != nil {
-				p.Release()
-				return nil, err
-			}
+	bases := reposIn(roots)
+	for _, base := range bases {
+		if err := p.protect(base, roots, writeDeny, seen); err != nil {
+			p.Release()
+			return nil, err
 		}
 	}
+	p.roots, p.names = roots, writeDeny
+	p.git = snapshotGit(roots, bases)
 	return p, nil
 }
 
@@ -185,7 +200,8 @@ func (p *Plan) Release() {
 }
 
 // Sweep moves aside every watched write-deny file that the execution
-// created, so that nothing runs it later, and returns the new names.
+// created, and what it planted in repositories (sweepGit), so that nothing
+// runs it later, and returns the new names.
 func (p *Plan) Sweep(suffix string) []string {
 	var moved []string
 	for _, path := range p.Watch {
@@ -196,6 +212,9 @@ func (p *Plan) Sweep(suffix string) []string {
 		if err := os.Rename(path, dst); err == nil {
 			moved = append(moved, dst)
 		}
+	}
+	if p.git != nil {
+		moved = append(moved, sweepGit(p.git, p.roots, p.names, suffix)...)
 	}
 	return moved
 }

@@ -1,0 +1,49 @@
+package bwrap
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gatehouse-dev/gatehouse/sandbox"
+)
+
+// docsList returns the `code` spans of the section of docs/executor.md
+// under heading, up to the next paragraph that is not the list.
+func docsList(t *testing.T, heading string) []string {
+	t.Helper()
+	p := filepath.Join("..", "..", "docs", "executor.md")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Skipf("docs/executor.md is not beside this copy of the package: %v", err)
+	}
+	_, rest, ok := strings.Cut(string(b), "\n"+heading+"\n")
+	if !ok {
+		t.Fatalf("docs/executor.md has no %q", heading)
+	}
+	// The list is the second paragraph: the first says what it is.
+	paras := strings.Split(strings.TrimSpace(rest), "\n\n")
+	if len(paras) < 2 {
+		t.Fatalf("docs/executor.md: no list under %q", heading)
+	}
+	var out []string
+	for _, m := range regexp.MustCompile("`([^`]+)`").FindAllStringSubmatch(paras[1], -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
+
+func TestDocsListWriteDeny(t *testing.T) {
+	if got := docsList(t, "### Write-deny names"); !slices.Equal(got, DefaultWriteDeny) {
+		t.Errorf("docs/executor.md lists the write-deny names\n%q\nthe code has\n%q", got, DefaultWriteDeny)
+	}
+}
+
+func TestDocsListSecretStores(t *testing.T) {
+	if got := docsList(t, "### Deny-read set"); !slices.Equal(got, sandbox.SecretStores) {
+		t.Errorf("docs/executor.md lists the credential stores\n%q\nthe code has\n%q", got, sandbox.SecretStores)
+	}
+}

@@ -1,0 +1,126 @@
+package bwrap
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestExecKeys(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		conf string
+		want []string
+	}{
+		{"[core]\n\trepositoryformatversion = 0\n\tbare = false\n[remote \"origin\"]\n\turl = https://example.com/r.git\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n", nil},
+		{"[core]\n\thooksPath = .githooks\n", []string{"core.hookspath"}},
+		{"[CORE]\n  FsMonitor = ./watch.sh\n", []string{"core.fsmonitor"}},
+		{"[core]\n\tfsmonitor = true\n", nil},
+		{"[alias]\n\tst = status\n\tx = \"!sh -c 'id'\"\n", []string{"alias.x"}},
+		{"[filter \"lfs\"]\n\tclean = git-lfs clean -- %f\n\trequired = true\n", []string{"filter.lfs.clean"}},
+		{"[diff \"bin\"]\n\ttextconv = ./conv\n[diff]\n\texternal = ./ext\n", []string{"diff.bin.textconv", "diff.external"}},
+		{"[include]\n\tpath = ../evil.inc\n", []string{"include.path"}},
+		{"[includeIf \"gitdir:~/\"]\n\tpath = x\n", []string{"includeif.gitdir:~/.path"}},
+		{"[credential]\n\thelper = !cat /x\n", []string{"credential.helper"}},
+		{"[core] sshCommand = ssh -oProxyCommand=x\n", []string{"core.sshcommand"}},
+		{"[remote \"o\"]\n\turl = ext::sh -c id\n", []string{"remote.o.url"}},
+		{"[pager]\n\tlog = ./p\n\tdiff = false\n", []string{"pager.log"}},
+		{"[merge \"m\"]\n\tdriver = ./drv %O %A %B\n", []string{"merge.m.driver"}},
+		{"# [core]\n; hooksPath = x\n", nil},
+	} {
+		got := execKeys([]byte(tc.conf))
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("execKeys(%q) = %q, want %q", tc.conf, got, tc.want)
+		}
+	}
+}
+
+// gitTree writes files (path -> content; a trailing / makes a directory)
+// under dir.
+func gitTree(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for p, data := range files {
+		full := filepath.Join(dir, p)
+		if strings.HasSuffix(p, "/") {
+			if err := os.MkdirAll(full, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(data), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestSweepGit(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	gitTree(t, ws, map[string]string{
+		"old/.git/config":                 "[core]\n\tbare = false\n",
+		"old/.git/hooks/pre-commit":       "#!/bin/sh\necho the user's own hook\n",
+		"old/.git/hooks/pre-push.sample":  "#!/bin/sh\n",
+		"old/.vscode/settings.json":       "{}",
+		"old/.git/modules/sub/config":     "[core]\n",
+		"old/.git/modules/sub/hooks/keep": "#!/bin/sh\n",
+	})
+	roots := []string{ws}
+	plan, err := Discover(roots, nil, DefaultWriteDeny)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plan.Release()
+
+	// What a command could do in the workspace.
+	gitTree(t, ws, map[string]string{
+		// A repository created by the command, with a hook, code in its
+		// configuration and an editor task file.
+		"new/.git/config":                          "[core]\n\thooksPath = hooks\n",
+		"new/.git/hooks/post-merge":                "#!/bin/sh\nid\n",
+		"new/.git/hooks/x.sample":                  "#!/bin/sh\n",
+		"new/.vscode/tasks.json":                   `{"tasks":[{"runOptions":{"runOn":"folderOpen"}}]}`,
+		"new/.gitattributes":                       "* filter=lfs\n",
+		"new/ordinary.go":                          "package main\n",
+		"clean/.git/config":                        "[core]\n\tbare = false\n",
+		"clean/.git/hooks/a.sample":                "#!/bin/sh\n",
+		"clean/README":                             "hi",
+		"old/.git/modules/sub/hooks/post-checkout": "#!/bin/sh\nid\n",
+		// A .git file pointing at a git directory kept elsewhere in the
+		// workspace.
+		"linked/.git":                       "gitdir: ../stash/linked.git\n",
+		"stash/linked.git/hooks/pre-commit": "#!/bin/sh\nid\n",
+		"stash/linked.git/config":           "[alias]\n\tco = !id\n",
+	})
+	moved := plan.Sweep("t1")
+	rel := make([]string, len(moved))
+	for i, m := range moved {
+		r, _ := filepath.Rel(ws, m)
+		rel[i] = r
+	}
+	slices.Sort(rel)
+	want := []string{
+		"stash/linked.git/config.gatehouse-blocked-t1",
+		"new/.git/config.gatehouse-blocked-t1",
+		"new/.git/hooks/post-merge.gatehouse-blocked-t1",
+		"new/.vscode.gatehouse-blocked-t1",
+		"old/.git/modules/sub/hooks/post-checkout.gatehouse-blocked-t1",
+		"stash/linked.git/hooks/pre-commit.gatehouse-blocked-t1",
+	}
+	slices.Sort(want)
+	if !slices.Equal(rel, want) {
+		t.Errorf("moved:\n%s\nwant:\n%s", strings.Join(rel, "\n"), strings.Join(want, "\n"))
+	}
+	for _, keep := range []string{
+		"old/.git/hooks/pre-commit", "old/.vscode/settings.json", "old/.git/modules/sub/hooks/keep",
+		"new/.gitattributes", "new/ordinary.go", "new/.git/hooks/x.sample", "clean/.git/config",
+	} {
+		if _, err := os.Stat(filepath.Join(ws, keep)); err != nil {
+			t.Errorf("%s was moved: %v", keep, err)
+		}
+	}
+}
