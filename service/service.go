@@ -172,7 +172,7 @@ func (s *Service) shutdown(srv *http.Server) {
 	s.mu.Unlock()
 	for name, r := range s.tickets.Close() {
 		s.neverRan(r, "service_stopped", "the Gatehouse service stopped before the relay redeemed the ticket")
-		tickets.Wake(s.opts.RelayDir, name)
+		r.in.Release()
 		tickets.Retire(s.opts.RelayDir, name, tickets.GoneExpired)
 	}
 	s.stopRoot() // running executions: SIGTERM, then SIGKILL; recorded killed
