@@ -3,13 +3,17 @@ package service
 import (
 	"bytes"
 	"context"
+	"io"
+	"net"
 	"os"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/policy"
+	"github.com/gatehouse-dev/gatehouse/service/server"
 )
 
 // osThreads is the number of OS threads of this process.
@@ -92,4 +96,104 @@ func TestPendingTicketsBounded(t *testing.T) {
 		t.Errorf("relay of a pending ticket: exit %d %q %q", code, stdout, stderr)
 	}
 	f.decide("true")
+}
+
+// A client trickling its body is cut off by the read timeout; a request
+// that arrives whole is served, and its streamed answer may outlast the
+// timeout.
+func TestSlowBodyCutOff(t *testing.T) {
+	f := startWith(t, nil, func(o *Options) { o.ReadTimeout = 300 * time.Millisecond })
+	c, err := net.Dial("unix", f.svc.opts.SocketPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	closed := make(chan string, 1)
+	go func() {
+		b, _ := io.ReadAll(c)
+		closed <- string(b)
+	}()
+	io.WriteString(c, "POST "+api.PathDecide+" HTTP/1.1\r\nHost: gatehouse\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{")
+	var answer string
+	cut := false
+	for i := 0; i < 200 && !cut; i++ { // up to 10 s, a byte every 50 ms
+		select {
+		case answer = <-closed:
+			cut = true
+		case <-time.After(50 * time.Millisecond):
+			c.Write([]byte(" "))
+		}
+	}
+	if !cut {
+		t.Fatal("a client trickling its body kept its connection")
+	}
+	if !strings.Contains(answer, "400 Bad Request") {
+		t.Errorf("the trickling client was answered %q", answer)
+	}
+	// A command streaming longer than the read timeout is not cut.
+	var out bytes.Buffer
+	end, err := f.c.Execute(context.Background(), api.ExecuteRequest{Request: api.ExecRequest{Command: "sleep 1; echo done", Agent: "cli", Surface: api.SurfaceCLI}}, &out, &out)
+	if err != nil || end.Exit != 0 || out.String() != "done\n" {
+		t.Errorf("a command outlasting the read timeout: %+v %v %q", end, err, out.String())
+	}
+}
+
+// At most MaxConns connections are served at once; the next waits until
+// one closes.
+func TestConnectionCap(t *testing.T) {
+	const max = 4
+	f := startWith(t, nil, func(o *Options) { o.MaxConns = max })
+	var held []net.Conn
+	for i := 0; i < max; i++ {
+		c, err := net.Dial("unix", f.svc.opts.SocketPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, c)
+	}
+	c := server.NewClient(f.svc.opts.SocketPath)
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	_, err := c.Status(ctx)
+	cancel()
+	if err == nil {
+		t.Fatalf("a connection beyond the cap of %d was served", max)
+	}
+	if !strings.Contains(f.log.String(), "connection limit reached") {
+		t.Errorf("the cap was not logged:\n%s", f.log.String())
+	}
+	for _, h := range held {
+		h.Close()
+	}
+	if _, err := c.Status(context.Background()); err != nil {
+		t.Errorf("status once the connections closed: %v", err)
+	}
+}
+
+// GET /v1/status reuses its sandbox probe for ProbeTTL, and probes again
+// for a new configuration.
+func TestStatusProbeCached(t *testing.T) {
+	f := startWith(t, nil, func(o *Options) { o.ProbeTTL = time.Hour })
+	probes := func() int {
+		f.svc.probe.Lock()
+		defer f.svc.probe.Unlock()
+		return f.svc.probe.n
+	}
+	before := probes()
+	for i := 0; i < 20; i++ {
+		st, err := f.c.Status(context.Background())
+		if err != nil || st.Sandbox.Mode == "" {
+			t.Fatalf("status: %+v %v", st, err)
+		}
+	}
+	if n := probes() - before; n > 1 {
+		t.Errorf("20 status calls ran %d sandbox probes", n)
+	}
+	if r, err := f.c.Reload(context.Background()); err != nil || !r.OK {
+		t.Fatalf("reload: %+v %v", r, err)
+	}
+	n := probes()
+	f.c.Status(context.Background())
+	if probes() != n+1 {
+		t.Error("status after a reload did not probe the new configuration")
+	}
 }
