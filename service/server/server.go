@@ -175,6 +175,7 @@ func stream(w http.ResponseWriter, run func(out sandbox.Streams) *api.End) {
 	w.Header().Set("Content-Type", StreamContentType)
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
+	rc.Flush() // the call is taken: a client told so knows a broken stream is a lost service
 	fw := api.NewFrameWriter(w, func() { rc.Flush() })
 	end := run(sandbox.Streams{Stdout: fw.Stdout(), Stderr: fw.Stderr()})
 	fw.End(end)
