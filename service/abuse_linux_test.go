@@ -83,7 +83,7 @@ func TestPendingTicketsBounded(t *testing.T) {
 
 	// Every other client is still served.
 	st, err := f.c.Status(context.Background())
-	if err != nil || st.Pending != max {
+	if err != nil || st.Pending != max || st.Policy.MaxPendingTickets != max {
 		t.Fatalf("status with the tickets pending: %+v %v", st, err)
 	}
 	var out bytes.Buffer

@@ -256,6 +256,7 @@ func (s *Service) Status(ctx context.Context) *api.Status {
 			ExecTimeoutSeconds:  cfg.Policy.ExecTimeoutSeconds,
 			MaxConcurrent:       cfg.Exec.Limits.MaxConcurrent,
 			TicketTTLSeconds:    cfg.Exec.Limits.TicketTTLSeconds,
+			MaxPendingTickets:   cfg.Exec.Limits.MaxPendingTickets,
 			EgressAllowlist:     nonNil(cfg.Policy.EgressAllowlist),
 		},
 		Pending: s.tickets.Pending(),
