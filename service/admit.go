@@ -30,6 +30,8 @@ type routed struct {
 	// recorded is closed once the decision event is on the record: the
 	// execution event comes after it.
 	recorded chan struct{}
+	// in is the ticket's in-FIFO, open from the decision on.
+	in *tickets.In
 }
 
 // Decide runs the pipeline up to the decision. An allowed call with
@@ -67,19 +69,20 @@ func (s *Service) Decide(ctx context.Context, req api.DecideRequest) (*api.Decid
 		}
 		ttl := time.Duration(cfg.Exec.Limits.TicketTTLSeconds) * time.Second
 		r := &routed{ex: g.ex, d: d, recorded: make(chan struct{})}
-		t, name, exp, err := s.tickets.Issue(r, ttl)
-		if err == nil {
-			if err = tickets.MakeFIFOs(s.opts.RelayDir, name); err != nil {
-				s.tickets.Redeem(t) // void it
-				err = fmt.Errorf("preparing the relay: %w", err)
-			}
+		t, name, exp, err := s.tickets.Issue(r, ttl, cfg.Exec.Limits.MaxPendingTickets, func(name string) error {
+			return s.openRelay(r, name)
+		})
+		if errors.Is(err, tickets.ErrFull) {
+			s.wg.Done()
+			s.refusePending(g.ex, d, resp, cfg.Exec.Limits.MaxPendingTickets)
+			return resp, nil
 		}
 		if err != nil {
 			s.wg.Done()
 			return nil, err
 		}
 		resp.Ticket, resp.ExpiresAt = t, exp.UTC()
-		go s.awaitRelay(name)
+		go s.awaitRelay(name, r.in, exp)
 		s.record(g.ex, d.Event, r.recorded)
 		return resp, nil
 	}
@@ -135,7 +138,7 @@ func (s *Service) Redeem(ctx context.Context, t string, out sandbox.Streams) *ap
 		return ticketEnd(err)
 	}
 	name := tickets.Name(t)
-	tickets.Wake(s.opts.RelayDir, name)
+	r.in.Release()
 	tickets.Retire(s.opts.RelayDir, name, tickets.GoneUsed)
 	<-r.recorded
 	return s.run(ctx, r.ex, r.d, r.ex.ExecutionEvent(r.d), out)
@@ -213,7 +216,7 @@ func (s *Service) release() {
 // expired is called when a ticket was not redeemed in time.
 func (s *Service) expired(name string, r *routed) {
 	s.neverRan(r, ReasonTicketExpired, "the ticket expired before its relay redeemed it")
-	tickets.Wake(s.opts.RelayDir, name)
+	r.in.Release()
 	tickets.Retire(s.opts.RelayDir, name, tickets.GoneExpired)
 }
 
@@ -236,22 +239,20 @@ type relayRequest struct {
 // awaitRelay waits for the relay of ticket name, then runs its execution,
 // streaming into the out-FIFO. The relay holds the in-FIFO open until it
 // exits: end of file there means it is gone, and the execution is killed.
-func (s *Service) awaitRelay(name string) {
+func (s *Service) awaitRelay(name string, in *tickets.In, expires time.Time) {
 	defer s.wg.Done()
 	dir := s.opts.RelayDir
-	in, err := tickets.OpenIn(dir, name)
-	if err != nil {
-		s.log.Warn("relay FIFO", "err", err)
-		return
-	}
 	defer in.Close()
-	// Gone from the directory at once: no second opener can share it.
-	os.Remove(dirJoin(dir, tickets.InName(name)))
-	in.SetReadDeadline(time.Now().Add(5 * time.Second))
+	// Release at expiry ends the wait; the deadline is a second bound for
+	// a relay that opened the FIFO and wrote nothing.
+	in.SetReadDeadline(expires.Add(5 * time.Second))
 	br := bufio.NewReaderSize(in, 512)
 	line, err := br.ReadSlice('\n')
+	// Gone from the directory at once: no second opener can share it.
+	os.Remove(dirJoin(dir, tickets.InName(name)))
+	in.Release()
 	if len(line) == 0 {
-		return // woken: the ticket expired or the service is stopping
+		return // released: the ticket expired or the service is stopping
 	}
 	var req relayRequest
 	if err != nil || json.Unmarshal(line, &req) != nil || tickets.Name(req.Ticket) != name {
@@ -292,6 +293,37 @@ func (s *Service) awaitRelay(name string) {
 	<-r.recorded
 	end := s.run(ctx, r.ex, r.d, r.ex.ExecutionEvent(r.d), sandbox.Streams{Stdout: fw.Stdout(), Stderr: fw.Stderr()})
 	fw.End(end)
+}
+
+// openRelay makes the FIFOs of ticket name and opens its in-FIFO, without
+// waiting for the relay.
+func (s *Service) openRelay(r *routed, name string) error {
+	if err := tickets.MakeFIFOs(s.opts.RelayDir, name); err != nil {
+		return fmt.Errorf("preparing the relay: %w", err)
+	}
+	in, err := tickets.OpenIn(s.opts.RelayDir, name)
+	if err != nil {
+		tickets.Retire(s.opts.RelayDir, name, "")
+		return fmt.Errorf("preparing the relay: %w", err)
+	}
+	r.in = in
+	return nil
+}
+
+// refusePending answers a routed decision when as many tickets as
+// exec.limits.max_pending_tickets wait for their relay: the decision is
+// recorded, then an execution that never ran (concurrency_limit).
+func (s *Service) refusePending(ex *pipeline.Executor, d *pipeline.Decision, resp *api.DecideResponse, max int) {
+	reason := fmt.Sprintf("%d routed commands are already waiting for their relay, the limit (exec.limits.max_pending_tickets); try again when one has run or its ticket has expired", max)
+	done := make(chan struct{})
+	s.record(ex, d.Event, done)
+	<-done
+	ev := ex.ExecutionEvent(d)
+	ev.Decision, ev.BlockedBy, ev.Reason = "deny", ReasonConcurrency, reason
+	ev.Status, ev.StatusReason = string(sandbox.StatusNeverRan), ReasonConcurrency
+	ex.Record(&ev)
+	s.ring.add(ev)
+	resp.Decision, resp.BlockedBy, resp.Reason, resp.Ticket = "deny", ReasonConcurrency, reason, ""
 }
 
 func dirJoin(dir, name string) string { return dir + string(os.PathSeparator) + name }

@@ -38,7 +38,26 @@ type Options struct {
 	RelayDir string
 	Version  string
 	Logger   *slog.Logger
+
+	// ReadTimeout bounds the reading of one request, headers and body
+	// (default 30 s); IdleTimeout closes a kept-alive connection with no
+	// request (default 2 min); MaxConns is how many connections are served
+	// at once (default 128): more wait to be accepted.
+	ReadTimeout time.Duration
+	IdleTimeout time.Duration
+	MaxConns    int
+	// ProbeTTL is how long GET /v1/status reuses a sandbox probe (default
+	// 2 s).
+	ProbeTTL time.Duration
 }
+
+// Defaults of Options.
+const (
+	defaultReadTimeout = 30 * time.Second
+	defaultIdleTimeout = 2 * time.Minute
+	defaultMaxConns    = 128
+	defaultProbeTTL    = 2 * time.Second
+)
 
 // generation is one loaded configuration and the pipeline built on it.
 type generation struct {
@@ -64,6 +83,15 @@ type Service struct {
 	root     context.Context
 	stopRoot context.CancelFunc
 
+	// probe is the last sandbox probe GET /v1/status reported.
+	probe struct {
+		sync.Mutex
+		gen *generation
+		at  time.Time
+		st  api.SandboxStatus
+		n   int // probes run, for tests
+	}
+
 	mu      sync.Mutex
 	running int
 	closing bool
@@ -79,6 +107,18 @@ func New(opts Options) (*Service, error) {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.ReadTimeout <= 0 {
+		opts.ReadTimeout = defaultReadTimeout
+	}
+	if opts.IdleTimeout <= 0 {
+		opts.IdleTimeout = defaultIdleTimeout
+	}
+	if opts.MaxConns <= 0 {
+		opts.MaxConns = defaultMaxConns
+	}
+	if opts.ProbeTTL <= 0 {
+		opts.ProbeTTL = defaultProbeTTL
 	}
 	s := &Service{opts: opts, log: opts.Logger, started: time.Now(), ring: newRing(512)}
 	s.root, s.stopRoot = context.WithCancel(context.Background())
@@ -134,13 +174,18 @@ func (s *Service) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// A request must arrive whole within ReadTimeout (the handler lifts
+	// the deadline once the body is in, for streamed answers); no write
+	// timeout, since an execution streams for as long as it runs.
 	srv := &http.Server{
 		Handler:           server.Handler(s, s.log),
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: min(10*time.Second, s.opts.ReadTimeout),
+		ReadTimeout:       s.opts.ReadTimeout,
+		IdleTimeout:       s.opts.IdleTimeout,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(l) }()
+	go func() { errc <- srv.Serve(socket.Limit(l, s.opts.MaxConns, s.log)) }()
 	s.log.Info("gatehouse service started", "socket", s.opts.SocketPath, "relay_dir", s.opts.RelayDir,
 		"files", s.gen.Load().loaded.Files, "pid", os.Getpid())
 
@@ -172,7 +217,7 @@ func (s *Service) shutdown(srv *http.Server) {
 	s.mu.Unlock()
 	for name, r := range s.tickets.Close() {
 		s.neverRan(r, "service_stopped", "the Gatehouse service stopped before the relay redeemed the ticket")
-		tickets.Wake(s.opts.RelayDir, name)
+		r.in.Release()
 		tickets.Retire(s.opts.RelayDir, name, tickets.GoneExpired)
 	}
 	s.stopRoot() // running executions: SIGTERM, then SIGKILL; recorded killed
@@ -211,6 +256,7 @@ func (s *Service) Status(ctx context.Context) *api.Status {
 			ExecTimeoutSeconds:  cfg.Policy.ExecTimeoutSeconds,
 			MaxConcurrent:       cfg.Exec.Limits.MaxConcurrent,
 			TicketTTLSeconds:    cfg.Exec.Limits.TicketTTLSeconds,
+			MaxPendingTickets:   cfg.Exec.Limits.MaxPendingTickets,
 			EgressAllowlist:     nonNil(cfg.Policy.EgressAllowlist),
 		},
 		Pending: s.tickets.Pending(),
@@ -221,18 +267,43 @@ func (s *Service) Status(ctx context.Context) *api.Status {
 	s.mu.Lock()
 	st.Running = s.running
 	s.mu.Unlock()
+	st.Sandbox = s.probeSandbox(ctx, g)
+	return st
+}
+
+// probeSandbox probes the sandbox a command would get, reusing a probe of
+// the same configuration younger than ProbeTTL: status is polled (the
+// tray, scripts), and each probe starts a sandbox. One probe runs at a
+// time.
+func (s *Service) probeSandbox(ctx context.Context, g *generation) api.SandboxStatus {
+	p := &s.probe
+	p.Lock()
+	defer p.Unlock()
+	if p.gen == g && time.Since(p.at) < s.opts.ProbeTTL {
+		return p.st
+	}
 	backend, why, res, err := g.ex.ProbeSandbox(ctx)
-	st.Sandbox = api.SandboxStatus{Backend: backend, Why: why}
+	st := api.SandboxStatus{Backend: backend, Why: why}
 	switch {
 	case err != nil:
-		st.Sandbox.Error = err.Error()
+		st.Error = err.Error()
 	case res != nil:
-		st.Sandbox.Mode = string(res.Mode)
+		st.Mode = string(res.Mode)
 		if res.Error != "" {
-			st.Sandbox.Error = res.Error
+			st.Error = res.Error
 		}
 	}
+	p.n++
+	if ctx.Err() == nil { // a probe cut short by its caller says nothing
+		p.gen, p.at, p.st = g, time.Now(), st
+	}
 	return st
+}
+
+// StdinMaxBytes is the largest stdin a call may pass under the
+// configuration in force.
+func (s *Service) StdinMaxBytes() int64 {
+	return int64(s.gen.Load().ex.Config().Exec.Limits.StdinMaxBytes)
 }
 
 // Events returns up to limit recent events, newest first.

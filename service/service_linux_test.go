@@ -75,6 +75,12 @@ func (l *lockedBuffer) String() string {
 
 func start(t *testing.T, mutate func(*policy.Config)) *fixture {
 	t.Helper()
+	return startWith(t, mutate, nil)
+}
+
+// startWith is start with opt changing the service's options.
+func startWith(t *testing.T, mutate func(*policy.Config), opt func(*Options)) *fixture {
+	t.Helper()
 	sandboxtest.RequireBwrap(t)
 	dir := sandboxtest.Dir(t)
 	f := &fixture{t: t, home: filepath.Join(dir, "home"), relay: filepath.Join(dir, "relay")}
@@ -91,7 +97,7 @@ func start(t *testing.T, mutate func(*policy.Config)) *fixture {
 	}
 	t.Cleanup(func() { os.RemoveAll(sockDir) })
 	exe, _ := os.Executable()
-	svc, err := New(Options{
+	o := Options{
 		Load: func() (*policy.Loaded, error) {
 			if f.broken.Load() {
 				return nil, errors.New("config.yaml:3: exec.limits.max_concurrent: 0 is out of range; want 1 to 256")
@@ -113,7 +119,11 @@ func start(t *testing.T, mutate func(*policy.Config)) *fixture {
 		RelayDir:   f.relay,
 		Version:    "test",
 		Logger:     slog.New(slog.NewTextHandler(&f.log, nil)),
-	})
+	}
+	if opt != nil {
+		opt(&o)
+	}
+	svc, err := New(o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,6 +52,15 @@ func (e *hintError) Unwrap() error { return e.err }
 
 func withHint(err error, hints ...string) error { return &hintError{err: err, hints: hints} }
 
+// A cannotRunError is printed like any error, but exits 126: the command
+// could not run or complete, and no status of its own is known.
+type cannotRunError struct{ err error }
+
+func (e *cannotRunError) Error() string { return e.err.Error() }
+func (e *cannotRunError) Unwrap() error { return e.err }
+
+func cannotRun(err error) error { return &cannotRunError{err: err} }
+
 type command struct {
 	summary string
 	hidden  bool
@@ -105,6 +114,10 @@ func report(stderr io.Writer, err error) int {
 	var ue *usageError
 	if errors.As(err, &ue) {
 		return ExitUsage
+	}
+	var cr *cannotRunError
+	if errors.As(err, &cr) {
+		return ExitCannotRun
 	}
 	return ExitFailure
 }

@@ -32,8 +32,8 @@ const execUsage = `usage: gatehouse exec [--cwd DIR] [--timeout S] [--stdin FILE
 
 Runs COMMAND (the arguments after --, joined by spaces) with the configured
 shell inside the sandbox. Output streams as it arrives. The exit status is the
-command's own, 124 on timeout, 126 when it could not start or was denied, 137
-when it was killed.`
+command's own, 124 on timeout, 126 when it could not start, was denied or the
+service running it was lost, 137 when it was killed.`
 
 // execInitPath lets tests name the binary that implements sandbox-init.
 var execInitPath = ""

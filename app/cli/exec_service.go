@@ -41,8 +41,14 @@ func execViaService(ctx context.Context, env *Env, req api.ExecRequest, asJSON b
 	if errors.Is(err, server.ErrNotRunning) {
 		return false, nil
 	}
+	// The service failed the call, or went away during it: exit 126, never
+	// a status the command could have had. A lost service is one line, as
+	// the relay says it.
+	if errors.Is(err, server.ErrLost) {
+		return true, cannotRun(err)
+	}
 	if err != nil {
-		return true, withHint(err, "'gatehouse status' shows whether the service is healthy")
+		return true, cannotRun(withHint(err, "'gatehouse status' shows whether the service is healthy"))
 	}
 	if e := end.Error; e != nil {
 		switch e.Kind {
@@ -56,7 +62,7 @@ func execViaService(ctx context.Context, env *Env, req api.ExecRequest, asJSON b
 			}
 			return true, ExitStatus(ExitCannotRun)
 		case api.ErrInternal:
-			return true, errors.New(e.Message)
+			return true, cannotRun(errors.New(e.Message))
 		}
 	}
 	switch {

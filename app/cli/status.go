@@ -106,6 +106,6 @@ func runStatus(ctx context.Context, env *Env, args []string) error {
 	fmt.Fprintf(w, "workspace roots: %s\n", strings.Join(p.WorkspaceRoots, ", "))
 	fmt.Fprintf(w, "policy:          sandbox_required=%t analysis=%s default_action=%s timeout=%ds egress=%d entries\n",
 		p.SandboxRequired, p.CommandAnalysisMode, p.DefaultAction, p.ExecTimeoutSeconds, len(p.EgressAllowlist))
-	fmt.Fprintf(w, "executions:      %d running (max %d), %d tickets pending (ttl %ds)\n", st.Running, p.MaxConcurrent, st.Pending, p.TicketTTLSeconds)
+	fmt.Fprintf(w, "executions:      %d running (max %d), %d tickets pending (max %d, ttl %ds)\n", st.Running, p.MaxConcurrent, st.Pending, p.MaxPendingTickets, p.TicketTTLSeconds)
 	return nil
 }

@@ -123,9 +123,12 @@ func Run(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams, opt RunOp
 	if strings.HasSuffix(spec.Shell, "/sh") {
 		p.Argv = []string{spec.Shell, "-c", spec.Command}
 	}
+	// The plan goes first: a "term" or "kill" sent while it is being
+	// written (the execution ended as it started) waits for it, and init
+	// reads the plan, then the signal.
 	ctl := &control{w: ctlW}
+	ctl.mu.Lock()
 	go func() {
-		ctl.mu.Lock()
 		defer ctl.mu.Unlock()
 		sandboxinit.WritePlan(ctl.w, &p)
 	}()

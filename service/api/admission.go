@@ -119,5 +119,6 @@ type PolicySummary struct {
 	ExecTimeoutSeconds  int      `json:"exec_timeout_seconds"`
 	MaxConcurrent       int      `json:"max_concurrent"`
 	TicketTTLSeconds    int      `json:"ticket_ttl_seconds"`
+	MaxPendingTickets   int      `json:"max_pending_tickets"`
 	EgressAllowlist     []string `json:"egress_allowlist"`
 }

@@ -76,6 +76,9 @@ type Limits struct {
 	// TicketTTLSeconds is how long a routed command's ticket may wait for
 	// its relay before it expires (never_ran).
 	TicketTTLSeconds int `yaml:"ticket_ttl_seconds" json:"ticket_ttl_seconds"`
+	// MaxPendingTickets is how many routed commands may wait for their
+	// relay at once; a decision beyond it is refused (concurrency_limit).
+	MaxPendingTickets int `yaml:"max_pending_tickets" json:"max_pending_tickets"`
 }
 
 // Env says what an agent may put in a command's environment.

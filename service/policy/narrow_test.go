@@ -54,6 +54,9 @@ func TestNarrow(t *testing.T) {
 		{name: "concurrency narrowed",
 			managed: "exec:\n  limits:\n    max_concurrent: 2\n", user: "exec:\n  limits:\n    max_concurrent: 1\n",
 			field: "exec.limits.max_concurrent", value: 1},
+		{name: "pending tickets widened",
+			managed: "exec:\n  limits:\n    max_pending_tickets: 16\n", user: "exec:\n  limits:\n    max_pending_tickets: 17\n",
+			want: "config.yaml:3: exec.limits.max_pending_tickets: 17 widens the managed value 16 (managed.yaml:3); use a value from 1 to 16"},
 
 		// Booleans.
 		{name: "enabled locked off",

@@ -40,6 +40,7 @@ exec.limits.tmpfs_size:           256MiB          # config.yaml:3
 exec.limits.file_size_max:        4GiB            # default
 exec.limits.max_concurrent:       8               # default
 exec.limits.ticket_ttl_seconds:   60              # default
+exec.limits.max_pending_tickets:  256             # default
 exec.env.agent_settable:          []              # default
 exec.egress.allowed_ports:        [443, 80]       # default
 exec.egress.denied_cidrs:         []              # default

@@ -43,6 +43,7 @@ var numberRules = map[string]numberRule{
 	"exec.limits.file_size_max":       {min: 1, size: true},
 	"exec.limits.max_concurrent":      {min: 1, max: 256},
 	"exec.limits.ticket_ttl_seconds":  {min: 5, max: 3600},
+	"exec.limits.max_pending_tickets": {min: 1, max: 4096},
 	"policy.exec_timeout_seconds":     {min: 1, max: 3600},
 	"exec.audit.retention_days":       {min: 1, max: 36500},
 	"exec.audit.retention_events":     {min: 100},

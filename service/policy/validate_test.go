@@ -74,6 +74,7 @@ func TestValidate(t *testing.T) {
 		{"file size zero", "exec:\n  limits:\n    file_size_max: 0\n", "config.yaml:3: exec.limits.file_size_max: 0B is too small; want at least 1B"},
 		{"concurrent zero", "exec:\n  limits:\n    max_concurrent: 0\n", "config.yaml:3: exec.limits.max_concurrent: 0 is out of range; want 1 to 256"},
 		{"concurrent max", "exec:\n  limits:\n    max_concurrent: 256\n", ""},
+		{"pending tickets zero", "exec:\n  limits:\n    max_pending_tickets: 0\n", "config.yaml:3: exec.limits.max_pending_tickets: 0 is out of range; want 1 to 4096"},
 		{"concurrent over", "exec:\n  limits:\n    max_concurrent: 257\n", "config.yaml:3: exec.limits.max_concurrent: 257 is out of range; want 1 to 256"},
 
 		// exec.env

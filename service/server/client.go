@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"syscall"
 
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/socket"
@@ -17,6 +18,10 @@ import (
 
 // ErrNotRunning means no service listens on the socket.
 var ErrNotRunning = errors.New("the Gatehouse service is not running")
+
+// ErrLost means the service went away after it took a streamed call: the
+// command may have run, in part, and its result is unknown.
+var ErrLost = errors.New("lost the Gatehouse service mid-command")
 
 // A Client calls the admission API on a unix socket. It is safe for
 // concurrent use.
@@ -79,10 +84,19 @@ func (c *Client) Redeem(ctx context.Context, ticket string, stdout, stderr io.Wr
 func (c *Client) stream(ctx context.Context, path string, in any, stdout, stderr io.Writer) (*api.End, error) {
 	resp, err := c.do(ctx, http.MethodPost, path, in)
 	if err != nil {
+		// The connection closed with the call sent and no answer: the
+		// service died taking it.
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) {
+			return nil, fmt.Errorf("%w: %w", ErrLost, err)
+		}
 		return nil, err
 	}
 	defer resp.Body.Close()
-	return api.ReadStream(resp.Body, stdout, stderr)
+	end, err := api.ReadStream(resp.Body, stdout, stderr)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrLost, err)
+	}
+	return end, nil
 }
 
 func (c *Client) call(ctx context.Context, method, path string, in, out any) error {

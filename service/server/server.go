@@ -4,13 +4,16 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/gatehouse-dev/gatehouse/sandbox"
 	"github.com/gatehouse-dev/gatehouse/service/api"
@@ -29,11 +32,21 @@ type Admission interface {
 	Status(ctx context.Context) *api.Status
 	Events(limit int) []api.Event
 	Reload() api.ReloadResponse
+	// StdinMaxBytes is the largest stdin a call may pass now
+	// (exec.limits.stdin_max_bytes).
+	StdinMaxBytes() int64
 }
 
-// maxBody bounds request bodies: a command (64 KiB) and its stdin, whose
-// own limit the pipeline checks (at most 64 MiB).
-const maxBody = 80 << 20
+// Request bodies are bounded per endpoint, by what the largest legitimate
+// request holds. JSON escapes a byte in at most six (\u00XX), so a call
+// may take six times its command (64 KiB) and stdin limits, plus an
+// envelope for the other fields; the other endpoints take an envelope.
+const (
+	maxCommand = 64 << 10
+	envelope   = 64 << 10
+)
+
+func callLimit(a Admission) int64 { return envelope + 6*(maxCommand+a.StdinMaxBytes()) }
 
 // Handler returns the admission API's handler.
 func Handler(a Admission, logger *slog.Logger) http.Handler {
@@ -43,7 +56,7 @@ func Handler(a Admission, logger *slog.Logger) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST "+api.PathDecide, func(w http.ResponseWriter, r *http.Request) {
 		var req api.DecideRequest
-		if !decode(w, r, &req) {
+		if !decode(w, r, callLimit(a), &req) {
 			return
 		}
 		resp, err := a.Decide(r.Context(), req)
@@ -56,7 +69,7 @@ func Handler(a Admission, logger *slog.Logger) http.Handler {
 	})
 	mux.HandleFunc("POST "+api.PathExecute, func(w http.ResponseWriter, r *http.Request) {
 		var req api.ExecuteRequest
-		if !decode(w, r, &req) {
+		if !decode(w, r, callLimit(a), &req) {
 			return
 		}
 		if req.StdinBytes != nil {
@@ -71,15 +84,21 @@ func Handler(a Admission, logger *slog.Logger) http.Handler {
 	})
 	mux.HandleFunc("POST "+api.PathRedeem, func(w http.ResponseWriter, r *http.Request) {
 		var req api.RedeemRequest
-		if !decode(w, r, &req) {
+		if !decode(w, r, envelope, &req) {
 			return
 		}
 		stream(w, func(out sandbox.Streams) *api.End { return a.Redeem(r.Context(), req.Ticket, out) })
 	})
 	mux.HandleFunc("GET "+api.PathStatus, func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := body(w, r, envelope); !ok {
+			return
+		}
 		reply(w, a.Status(r.Context()))
 	})
 	mux.HandleFunc("GET "+api.PathEvents, func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := body(w, r, envelope); !ok {
+			return
+		}
 		limit := 50
 		if s := r.URL.Query().Get("limit"); s != "" {
 			n, err := strconv.Atoi(s)
@@ -92,16 +111,47 @@ func Handler(a Admission, logger *slog.Logger) http.Handler {
 		reply(w, api.EventsResponse{Events: a.Events(limit)})
 	})
 	mux.HandleFunc("POST "+api.PathReload, func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := body(w, r, envelope); !ok {
+			return
+		}
 		reply(w, a.Reload())
 	})
 	return mux
 }
 
-func decode(w http.ResponseWriter, r *http.Request, v any) bool {
-	dec := json.NewDecoder(io.LimitReader(r.Body, maxBody))
+// body reads r's body, at most limit bytes (413 beyond), then lifts the
+// connection's read deadline: the request is in, and a streamed answer
+// lasts as long as its command, which the server's read timeout would
+// otherwise cut short.
+func body(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, bool) {
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		fail(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is larger than %d bytes, the most %s takes", limit, r.URL.Path))
+		return nil, false
+	case err != nil:
+		fail(w, http.StatusBadRequest, "reading the request: "+err.Error())
+		return nil, false
+	}
+	http.NewResponseController(w).SetReadDeadline(time.Time{})
+	return b, true
+}
+
+// decode reads r's body (see body) as exactly one JSON value into v.
+func decode(w http.ResponseWriter, r *http.Request, limit int64, v any) bool {
+	b, ok := body(w, r, limit)
+	if !ok {
+		return false
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		fail(w, http.StatusBadRequest, "decoding the request: "+err.Error())
+		return false
+	}
+	if rest := b[dec.InputOffset():]; len(bytes.Trim(rest, " \t\r\n")) != 0 {
+		fail(w, http.StatusBadRequest, "decoding the request: data follows the JSON value; send exactly one")
 		return false
 	}
 	return true
@@ -125,6 +175,7 @@ func stream(w http.ResponseWriter, run func(out sandbox.Streams) *api.End) {
 	w.Header().Set("Content-Type", StreamContentType)
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
+	rc.Flush() // the call is taken: a client told so knows a broken stream is a lost service
 	fw := api.NewFrameWriter(w, func() { rc.Flush() })
 	end := run(sandbox.Streams{Stdout: fw.Stdout(), Stderr: fw.Stderr()})
 	fw.End(end)

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
+	"sync"
 	"syscall"
 	"time"
 
@@ -33,28 +35,82 @@ func MakeFIFOs(dir, name string) error {
 	return nil
 }
 
-// OpenIn opens the ticket's in-FIFO for reading. It blocks until a relay
-// (or Wake) opens it for writing.
-func OpenIn(dir, name string) (*os.File, error) {
-	return os.OpenFile(filepath.Join(dir, InName(name)), os.O_RDONLY, 0)
+// An In is the service's end of a ticket's in-FIFO. It is opened when
+// the ticket is issued and never blocks a thread while it waits: the
+// read end is opened non-blocking, on the runtime's poller, and the
+// service holds a write end of its own ("keep") so that a read waits for
+// a relay instead of seeing end of file before any relay came. Release
+// drops that write end: a reader with no relay then sees end of file,
+// and once a relay has written its request, end of file means the relay
+// is gone.
+//
+// On macOS the read end is not put on the poller (kqueue does not report
+// a FIFO's last writer closing) and its reads block a thread; the limit
+// on pending tickets bounds them.
+type In struct {
+	f    *os.File
+	mu   sync.Mutex
+	keep *os.File
 }
 
-// Wake releases an OpenIn waiting for a relay that will not come: the
-// reader then sees end of file with no request. It waits up to a second
-// for that reader to reach its open; a FIFO already gone needs no waking.
-func Wake(dir, name string) {
+// OpenIn opens the ticket's in-FIFO for reading, at once.
+func OpenIn(dir, name string) (*In, error) {
 	path := filepath.Join(dir, InName(name))
-	for i := 0; i < 1000; i++ {
-		f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0)
-		if err == nil {
-			f.Close()
-			return
-		}
-		if !errors.Is(err, syscall.ENXIO) {
-			return
-		}
-		time.Sleep(time.Millisecond)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
 	}
+	if runtime.GOOS == "darwin" {
+		if err := setBlocking(f); err != nil {
+			f.Close()
+			return nil, err
+		}
+	}
+	keep, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &In{f: f, keep: keep}, nil
+}
+
+func setBlocking(f *os.File) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	if err := rc.Control(func(fd uintptr) { serr = syscall.SetNonblock(int(fd), false) }); err != nil {
+		return err
+	}
+	return serr
+}
+
+// Read reads what relays wrote into the FIFO.
+func (in *In) Read(p []byte) (int, error) { return in.f.Read(p) }
+
+// SetReadDeadline bounds reads where the FIFO is on the poller; elsewhere
+// it does nothing.
+func (in *In) SetReadDeadline(t time.Time) { in.f.SetReadDeadline(t) }
+
+// Release drops the service's own write end. A reader waiting with no
+// relay connected then sees end of file (the ticket expired, was
+// redeemed over the socket, or the service is stopping); after a relay's
+// request, it makes end of file mean that the relay is gone. It may be
+// called more than once, from any goroutine.
+func (in *In) Release() {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.keep != nil {
+		in.keep.Close()
+		in.keep = nil
+	}
+}
+
+// Close releases and closes the FIFO.
+func (in *In) Close() error {
+	in.Release()
+	return in.f.Close()
 }
 
 // OpenOut opens the ticket's out-FIFO for writing, waiting until the

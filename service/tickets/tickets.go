@@ -33,6 +33,9 @@ var (
 	ErrUsed      = errors.New("the ticket was already used; a ticket runs its command once")
 	ErrExpired   = errors.New("the ticket expired before the relay redeemed it; the command never ran")
 	ErrClosed    = errors.New("the Gatehouse service is shutting down")
+	// ErrFull is Issue's error when as many tickets as its limit are
+	// pending.
+	ErrFull = errors.New("too many tickets are waiting for their relay")
 )
 
 // New returns a new random ticket.
@@ -93,6 +96,7 @@ type entry[T any] struct {
 type Store[T any] struct {
 	mu       sync.Mutex
 	entries  map[string]*entry[T] // by Name
+	pending  int                  // entries in state pending
 	onExpire func(name string, v T)
 	closed   bool
 	now      func() time.Time
@@ -104,19 +108,32 @@ func NewStore[T any](onExpire func(name string, v T)) *Store[T] {
 	return &Store[T]{entries: map[string]*entry[T]{}, onExpire: onExpire, now: time.Now}
 }
 
-// Issue returns a new ticket for v, its FIFO name, and its expiry.
-func (s *Store[T]) Issue(v T, ttl time.Duration) (ticket, name string, expires time.Time, err error) {
+// Issue returns a new ticket for v, its FIFO name, and its expiry. When
+// max is positive and max tickets are already pending, it is ErrFull.
+// prepare, when not nil, is called with the name before the ticket
+// exists (so before it can be redeemed or expire); its error is Issue's,
+// and no ticket is issued. It must not block: the store is locked.
+func (s *Store[T]) Issue(v T, ttl time.Duration, max int, prepare func(name string) error) (ticket, name string, expires time.Time, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return "", "", time.Time{}, ErrClosed
 	}
+	if max > 0 && s.pending >= max {
+		return "", "", time.Time{}, ErrFull
+	}
 	s.sweepLocked()
 	ticket = New()
 	name = Name(ticket)
+	if prepare != nil {
+		if err := prepare(name); err != nil {
+			return "", "", time.Time{}, err
+		}
+	}
 	e := &entry[T]{ticket: ticket, value: v}
 	e.timer = time.AfterFunc(ttl, func() { s.expire(name, e) })
 	s.entries[name] = e
+	s.pending++
 	return ticket, name, s.now().Add(ttl), nil
 }
 
@@ -127,6 +144,7 @@ func (s *Store[T]) expire(name string, e *entry[T]) {
 		return
 	}
 	e.state, e.until = expired, s.now().Add(remember)
+	s.pending--
 	v := e.value
 	s.mu.Unlock()
 	if s.onExpire != nil {
@@ -158,6 +176,7 @@ func (s *Store[T]) Redeem(t string) (T, error) {
 	}
 	e.timer.Stop()
 	e.state, e.until = used, s.now().Add(remember)
+	s.pending--
 	v := e.value
 	var z T
 	e.value = z
@@ -168,13 +187,7 @@ func (s *Store[T]) Redeem(t string) (T, error) {
 func (s *Store[T]) Pending() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n := 0
-	for _, e := range s.entries {
-		if e.state == pending {
-			n++
-		}
-	}
-	return n
+	return s.pending
 }
 
 // Close expires no more tickets and redeems none; it returns the values
@@ -191,6 +204,7 @@ func (s *Store[T]) Close() map[string]T {
 			out[name] = e.value
 		}
 	}
+	s.pending = 0
 	return out
 }
 

@@ -27,7 +27,7 @@ func TestTicketForm(t *testing.T) {
 func TestRedeemOnce(t *testing.T) {
 	t.Parallel()
 	s := NewStore[int](nil)
-	tk, _, _, err := s.Issue(7, time.Minute)
+	tk, _, _, err := s.Issue(7, time.Minute, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestRedeemOnce(t *testing.T) {
 func TestForgedAndTruncated(t *testing.T) {
 	t.Parallel()
 	s := NewStore[int](nil)
-	tk, _, _, _ := s.Issue(1, time.Minute)
+	tk, _, _, _ := s.Issue(1, time.Minute, 0, nil)
 	if _, err := s.Redeem(tk[:len(tk)-3]); !errors.Is(err, ErrMalformed) {
 		t.Errorf("truncated: %v", err)
 	}
@@ -80,7 +80,7 @@ func TestExpiry(t *testing.T) {
 	t.Parallel()
 	got := make(chan int, 1)
 	s := NewStore(func(name string, v int) { got <- v })
-	tk, name, exp, _ := s.Issue(42, 50*time.Millisecond)
+	tk, name, exp, _ := s.Issue(42, 50*time.Millisecond, 0, nil)
 	if name != Name(tk) || time.Until(exp) > time.Second {
 		t.Errorf("name %q exp %v", name, exp)
 	}
@@ -100,7 +100,7 @@ func TestExpiry(t *testing.T) {
 func TestClose(t *testing.T) {
 	t.Parallel()
 	s := NewStore[int](func(string, int) { t.Error("expired after close") })
-	tk, name, _, _ := s.Issue(5, 20*time.Millisecond)
+	tk, name, _, _ := s.Issue(5, 20*time.Millisecond, 0, nil)
 	left := s.Close()
 	if len(left) != 1 || left[name] != 5 {
 		t.Errorf("Close returned %v", left)
@@ -109,7 +109,34 @@ func TestClose(t *testing.T) {
 	if _, err := s.Redeem(tk); err == nil {
 		t.Error("redeemed after close")
 	}
-	if _, _, _, err := s.Issue(1, time.Minute); !errors.Is(err, ErrClosed) {
+	if _, _, _, err := s.Issue(1, time.Minute, 0, nil); !errors.Is(err, ErrClosed) {
 		t.Errorf("issue after close: %v", err)
+	}
+}
+
+func TestIssueLimit(t *testing.T) {
+	t.Parallel()
+	s := NewStore[int](nil)
+	a, _, _, err := s.Issue(1, time.Minute, 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := s.Issue(2, time.Minute, 2, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := s.Issue(3, time.Minute, 2, nil); !errors.Is(err, ErrFull) {
+		t.Fatalf("third of two: %v", err)
+	}
+	// A failed prepare issues nothing.
+	s.Redeem(a)
+	prepErr := errors.New("no fifo")
+	if _, _, _, err := s.Issue(4, time.Minute, 2, func(string) error { return prepErr }); !errors.Is(err, prepErr) {
+		t.Fatalf("prepare's error: %v", err)
+	}
+	if s.Pending() != 1 {
+		t.Errorf("pending %d, want 1", s.Pending())
+	}
+	if _, _, _, err := s.Issue(5, time.Minute, 2, nil); err != nil {
+		t.Errorf("after a redeem: %v", err)
 	}
 }
