@@ -127,19 +127,34 @@ func narrow(p string, user, managed *layer) []error {
 		return rankNarrow(p, uv.(string), mv.(string), us, ms, seccompRank, []string{"off", "preferred", "required"})
 	case "exec.default_cwd":
 		u, m := uv.(string), mv.(string)
-		if path.IsAbs(u) && !within(u, m) {
-			return []error{errAt(us, p, "%q is outside the managed value %q (%s); use that directory or one inside it", u, m, ms)}
+		if path.IsAbs(u) && path.IsAbs(m) && !within(Resolve(u), Resolve(m)) {
+			return []error{errAt(us, p, "%s is outside the managed value %s (%s); use that directory or one inside it", showPath(u), showPath(m), ms)}
 		}
 	case "policy.workspace_roots", "policy.script_inspection_roots":
-		m := mv.([]string)
+		m, field, ms := managedRootBound(managed)
+		if p == "policy.script_inspection_roots" {
+			// An empty managed list means the workspace roots.
+			if l := managed.vals.Policy.ScriptInspectionRoots; len(l) > 0 {
+				m, field, ms = l, p, managed.source(p)
+			}
+		}
 		if len(m) == 0 {
 			return nil
 		}
+		real := resolveEach(m)
+		what := "the managed list " + quoteList(m)
+		if field != "policy.workspace_roots" && field != p {
+			what = "the managed " + field + " " + showValue(m[0])
+		}
 		var errs []error
 		for i, u := range uv.([]string) {
-			if path.IsAbs(u) && !slices.ContainsFunc(m, func(root string) bool { return within(u, root) }) {
+			if !path.IsAbs(u) {
+				continue // validation reports it
+			}
+			ru := Resolve(u)
+			if !slices.ContainsFunc(real, func(root string) bool { return within(ru, root) }) {
 				errs = append(errs, errAt(user.itemSource(p, i), fmt.Sprintf("%s[%d]", p, i),
-					"%q is outside the managed list %s (%s); use one of those directories or one inside them", u, quoteList(m), ms))
+					"%s is outside %s (%s); use one of those directories or one inside them", showPath(u), what, ms))
 			}
 		}
 		return errs
@@ -205,6 +220,15 @@ func rankNarrow(p, u, m string, us, ms Source, rank map[string]int, order []stri
 // "/app_backup" is not within "/app".
 func within(p, dir string) bool {
 	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
+}
+
+// showPath quotes the path p, with where it resolves when its symlinks
+// lead elsewhere.
+func showPath(p string) string {
+	if r := Resolve(p); r != path.Clean(p) {
+		return fmt.Sprintf("%q (resolves to %q)", p, r)
+	}
+	return fmt.Sprintf("%q", p)
 }
 
 // showValue formats a field value for a message: strings quoted, sizes with
