@@ -241,7 +241,8 @@ func (l *Loaded) apply(ly, managed *layer) (errs []error, rejected map[string]bo
 		// roots, it is the only one.
 		managedSets := managed != nil && (managed.has(p) || p == "policy.rules" ||
 			p == "policy.egress_allowlist_by_agent" && managed.has("policy.egress_allowlist") ||
-			p == "policy.workspace_roots" && managed.has("exec.default_cwd"))
+			p == "policy.workspace_roots" && managed.has("exec.default_cwd") ||
+			p == "exec.egress.allowed_ports" && (managed.has("policy.egress_allowlist") || managed.has("policy.egress_allowlist_by_agent")))
 		if managedSets {
 			if e := narrow(p, ly, managed); len(e) > 0 {
 				errs = append(errs, e...)

@@ -39,6 +39,10 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
+
+	"github.com/gatehouse-dev/gatehouse/assets"
+	"github.com/gatehouse-dev/gatehouse/sandbox/egress"
 )
 
 // Strictness ranks; a higher rank is narrower.
@@ -88,7 +92,10 @@ func narrow(p string, user, managed *layer) []error {
 			return []error{errAt(us, p, "%s differs from the managed value %s (%s); only %s is allowed", showValue(uv), showValue(mv), ms, showValue(mv))}
 		}
 	case "exec.egress.allowed_ports":
-		m := mv.([]int)
+		// The ports a bare managed host allows are the managed file's
+		// (the default when it sets none): a user port outside them would
+		// open every bare managed host on it.
+		m, ms := managedPorts(managed)
 		var errs []error
 		for i, u := range uv.([]int) {
 			if !slices.Contains(m, u) {
@@ -101,9 +108,11 @@ func narrow(p string, user, managed *layer) []error {
 		return narrowEgressByAgent(p, user, managed)
 	case "policy.egress_allowlist":
 		m := mv.([]string)
+		mp, _ := managedPorts(managed)
+		up := userPorts(user, managed)
 		var errs []error
 		for i, u := range uv.([]string) {
-			if !egressCovered(u, m) {
+			if !egressCovered(u, m, up, mp) {
 				errs = append(errs, errAt(user.itemSource(p, i), fmt.Sprintf("%s[%d]", p, i),
 					"%q is not allowed by the managed list %s (%s); use entries that list covers", u, quoteList(m), ms))
 			}
@@ -270,45 +279,92 @@ func toInt64(v any) int64 {
 	panic(fmt.Sprintf("policy: %T is not a number", v))
 }
 
-// egressCovered reports whether the allowlist entry u (host or host:port)
-// allows nothing the managed list m does not: it is in m, m has "*", or a
-// managed "*.example.com" covers its host. A port on u narrows; a port on
-// the managed entry must match.
-func egressCovered(u string, m []string) bool {
-	uh, up := splitHostPort(u)
-	for _, e := range m {
-		eh, ep := splitHostPort(e)
-		if ep != "" && ep != up {
-			continue
-		}
-		switch {
-		case eh == "*":
-			return true
-		case eh == uh:
-			return true
-		case strings.HasPrefix(eh, "*.") && !strings.HasPrefix(uh, "*") &&
-			(uh == eh[2:] || strings.HasSuffix(uh, eh[1:])):
-			return true
-		case strings.HasPrefix(eh, "*.") && strings.HasPrefix(uh, "*.") && strings.HasSuffix(uh, eh[1:]):
-			return true
+// egressCovered reports whether the allowlist entry u allows nothing the
+// managed list m does not, comparing what entries mean (egress.ParseEntry:
+// lower case, canonical addresses, numeric ports), not their text. uPorts
+// are the ports an entry of the user's without ":port" allows, mPorts
+// those of a managed one: every port u allows must be allowed, for u's
+// host, by some managed entry. "*" covers names only, never an IP literal
+// or localhost, as the proxy matches (sandbox/egress). An entry that does
+// not parse is left to validation.
+func egressCovered(u string, m []string, uPorts, mPorts []int) bool {
+	ue, err := egress.ParseEntry(u)
+	if err != nil {
+		return true
+	}
+	ports := uPorts
+	if ue.Port != 0 {
+		ports = []int{int(ue.Port)}
+	}
+	var managed []egress.Entry
+	for _, s := range m {
+		if me, err := egress.ParseEntry(s); err == nil && hostCovered(ue, me) {
+			managed = append(managed, me)
 		}
 	}
-	return false
+	for _, port := range ports {
+		if !slices.ContainsFunc(managed, func(me egress.Entry) bool {
+			return me.Port == 0 && slices.Contains(mPorts, port) || int(me.Port) == port
+		}) {
+			return false
+		}
+	}
+	return true // with no ports, u allows nothing
 }
 
-// splitHostPort splits "host:port" (or "[v6]:port"); a bare host has no
-// port.
-func splitHostPort(s string) (host, port string) {
-	if strings.HasPrefix(s, "[") {
-		if i := strings.Index(s, "]"); i > 0 {
-			host, rest := s[1:i], s[i+1:]
-			return host, strings.TrimPrefix(rest, ":")
+// hostCovered reports whether every host the entry u matches, the entry m
+// matches too, whatever the ports.
+func hostCovered(u, m egress.Entry) bool {
+	switch {
+	case u.IP.IsValid():
+		return m.IP.IsValid() && m.IP == u.IP
+	case u.Host == "localhost":
+		return m.Host == "localhost"
+	case m.Any():
+		return true
+	case u.Any():
+		return false
+	}
+	if d, ok := m.Wildcard(); ok {
+		h, _ := u.Wildcard()
+		if h == "" {
+			h = u.Host
 		}
-		return s, ""
+		return h == d || strings.HasSuffix(h, "."+d)
 	}
-	if strings.Count(s, ":") == 1 {
-		h, p, _ := strings.Cut(s, ":")
-		return h, p
-	}
-	return s, ""
+	_, wild := u.Wildcard()
+	return !wild && !m.IP.IsValid() && u.Host == m.Host
 }
+
+// managedPorts returns the ports a managed entry without ":port" allows:
+// the managed exec.egress.allowed_ports, or the default when it sets
+// none, and where that came from.
+func managedPorts(managed *layer) ([]int, Source) {
+	const p = "exec.egress.allowed_ports"
+	if managed.has(p) {
+		return managed.vals.Exec.Egress.AllowedPorts, managed.source(p)
+	}
+	return defaultPorts(), Source{}
+}
+
+// userPorts returns the ports a user entry without ":port" will allow:
+// the user's exec.egress.allowed_ports when it narrows the managed ones,
+// else the managed ones.
+func userPorts(user, managed *layer) []int {
+	const p = "exec.egress.allowed_ports"
+	m, _ := managedPorts(managed)
+	if u := user.vals.Exec.Egress.AllowedPorts; user.has(p) &&
+		!slices.ContainsFunc(u, func(port int) bool { return !slices.Contains(m, port) }) {
+		return u
+	}
+	return m
+}
+
+// defaultPorts are the embedded defaults' exec.egress.allowed_ports.
+var defaultPorts = sync.OnceValue(func() []int {
+	def, errs := parseLayer("", assets.DefaultConfig, "")
+	if len(errs) > 0 {
+		return egress.DefaultPorts
+	}
+	return def.vals.Exec.Egress.AllowedPorts
+})

@@ -143,6 +143,45 @@ func checkRoots(l *Loaded, home string) []error {
 	return errs
 }
 
+// ResolveWorkspaceRoots resolves the effective workspace roots now, with
+// filepath.EvalSymlinks, and returns them; roots that do not exist are
+// left out (there is nothing to bind). It refuses, with an error naming
+// the root, a root that resolves where no root may be (RootProblem, with
+// private as further paths no root may lie in or above) or outside the
+// managed bound (Config.Managed). Load judged the same paths; this judges
+// them again, as they are now: a symlink may have been planted since.
+func (c *Config) ResolveWorkspaceRoots(home string, private []string) ([]string, error) {
+	resolvedHome := ""
+	if home != "" {
+		resolvedHome = Resolve(filepath.ToSlash(home))
+	}
+	mandatory := resolveEach(append(MandatoryDenyReadFor(home), private...))
+	deny := append(slices.Clone(mandatory), resolveEach(c.Exec.Sandbox.DenyRead)...)
+	var bound []string
+	if c.Managed != nil {
+		bound = resolveEach(c.Managed.WorkspaceRoots)
+	}
+	var out []string
+	for _, r := range c.WorkspaceRootsEffective() {
+		real, err := filepath.EvalSymlinks(filepath.FromSlash(r))
+		if err != nil {
+			continue
+		}
+		real = filepath.ToSlash(real)
+		if problem := RootProblem(real, resolvedHome, deny, mandatory); problem != "" {
+			return nil, fmt.Errorf("workspace root %q now resolves to %q, %s; remove the symlink or change policy.workspace_roots", r, real, problem)
+		}
+		if bound != nil && !slices.ContainsFunc(bound, func(b string) bool { return within(real, b) }) {
+			return nil, fmt.Errorf("workspace root %q now resolves to %q, outside the managed %s %s; remove the symlink or change policy.workspace_roots",
+				r, real, c.Managed.Field, quoteList(c.Managed.WorkspaceRoots))
+		}
+		if !slices.Contains(out, real) {
+			out = append(out, real)
+		}
+	}
+	return out, nil
+}
+
 // managedPaths returns the managed file's bounds on paths, or nil when it
 // sets none.
 func managedPaths(managed *layer) *ManagedPaths {
@@ -174,7 +213,7 @@ func managedRootBound(managed *layer) (roots []string, field string, src Source)
 func resolveEach(paths []string) []string {
 	out := make([]string, len(paths))
 	for i, p := range paths {
-		out[i] = Resolve(p)
+		out[i] = Resolve(filepath.ToSlash(p))
 	}
 	return out
 }

@@ -194,3 +194,68 @@ func TestResolve(t *testing.T) {
 		}
 	}
 }
+
+func TestResolveWorkspaceRootsAfterLoad(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, managed, user string
+		plant               string // where ~/src/proj/sub points after load
+		want                string // the error, with home as "~"; "" for none
+	}{
+		{name: "planted to home",
+			managed: "policy:\n  workspace_roots: [~/src/proj]\n", user: "policy:\n  workspace_roots: [~/src/proj/sub]\n",
+			plant: ".", want: `workspace root "~/src/proj/sub" now resolves to "~", the home directory; remove the symlink or change policy.workspace_roots`},
+		{name: "planted out of the managed roots",
+			managed: "policy:\n  workspace_roots: [~/src/proj]\n", user: "policy:\n  workspace_roots: [~/src/proj/sub]\n",
+			plant: "src/other", want: `workspace root "~/src/proj/sub" now resolves to "~/src/other", outside the managed policy.workspace_roots ["~/src/proj"]; remove the symlink or change policy.workspace_roots`},
+		{name: "planted into a deny-read path",
+			user:  "policy:\n  workspace_roots: [~/src/proj/sub]\n",
+			plant: ".ssh", want: `workspace root "~/src/proj/sub" now resolves to "~/.ssh", inside the deny-read path "~/.ssh"; remove the symlink or change policy.workspace_roots`},
+		{name: "planted above a private path",
+			user:  "policy:\n  workspace_roots: [~/src/proj/sub]\n",
+			plant: ".local", want: `workspace root "~/src/proj/sub" now resolves to "~/.local", above the deny-read path "~/.local/state/gatehouse"; remove the symlink or change policy.workspace_roots`},
+		{name: "default_cwd alone planted to home",
+			user:  "exec:\n  default_cwd: ~/src/proj/sub\n",
+			plant: ".", want: `workspace root "~/src/proj/sub" now resolves to "~", the home directory; remove the symlink or change policy.workspace_roots`},
+		{name: "planted inside stays allowed",
+			managed: "policy:\n  workspace_roots: [~/src/proj]\n", user: "policy:\n  workspace_roots: [~/src/proj/sub]\n",
+			plant: "src/proj/real"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			home := symlinkHome(t)
+			for _, d := range []string{"src/proj/sub", "src/proj/real", ".local/state/gatehouse"} {
+				if err := os.MkdirAll(filepath.Join(home, d), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			l, got := loadIn(t, home, tt.managed, tt.user)
+			if got != "" {
+				t.Fatalf("load: %s", got)
+			}
+			private := []string{filepath.Join(home, ".local/state/gatehouse")}
+			if _, err := l.Config.ResolveWorkspaceRoots(home, private); err != nil {
+				t.Fatalf("before the symlink: %v", err)
+			}
+			sub := filepath.Join(home, "src/proj/sub")
+			if err := os.Remove(sub); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(filepath.Join(home, tt.plant), sub); err != nil {
+				t.Fatal(err)
+			}
+			roots, err := l.Config.ResolveWorkspaceRoots(home, private)
+			got = ""
+			if err != nil {
+				got = strings.ReplaceAll(err.Error(), home, "~")
+			}
+			if got != tt.want {
+				t.Errorf("got  %q\nwant %q", got, tt.want)
+			}
+			if err == nil && !reflect.DeepEqual(roots, []string{filepath.Join(home, tt.plant)}) {
+				t.Errorf("roots = %q, want the resolved %s", roots, tt.plant)
+			}
+		})
+	}
+}
