@@ -126,7 +126,16 @@ func narrow(p string, user, managed *layer) []error {
 		if mv.(bool) && !uv.(bool) {
 			return widens("only true is allowed")
 		}
-	case "exec.shell", "exec.sandbox.bwrap_path":
+	case "exec.sandbox.bwrap_path":
+		if f := managedSandboxField(managed); !managed.has(p) && uv != "" && f != "" {
+			// Another binary would run under the managed sandbox settings'
+			// name: the event would say bubblewrap whatever it did.
+			return []error{errAt(us, p, "%q may not replace bubblewrap under the managed %s (%s); only the managed file may set %s", uv, f, managed.source(f), p)}
+		}
+		if managed.has(p) && uv != mv {
+			return []error{errAt(us, p, "%q differs from the managed value %q (%s); only %q is allowed", uv, mv, ms, mv)}
+		}
+	case "exec.shell":
 		if uv != mv {
 			return []error{errAt(us, p, "%q differs from the managed value %q (%s); only %q is allowed", uv, mv, ms, mv)}
 		}
@@ -194,6 +203,18 @@ func narrow(p string, user, managed *layer) []error {
 		}
 	}
 	return nil
+}
+
+// managedSandboxField returns the first of the managed sandbox settings
+// the managed file sets (the bubblewrap binary is what they are about),
+// or "".
+func managedSandboxField(managed *layer) string {
+	for _, f := range []string{"exec.sandbox.backend", "exec.sandbox.seccomp", "policy.sandbox_required"} {
+		if managed.has(f) {
+			return f
+		}
+	}
+	return ""
 }
 
 // rankNarrow checks an enumerated value against a strictness ranking. The

@@ -41,6 +41,20 @@ func TestNarrowPolicyKnobs(t *testing.T) {
 		{"bare user host under managed ports", "policy:\n  egress_allowlist: [\"x.example.com:443\", \"x.example.com:80\"]\n", "policy:\n  egress_allowlist: [x.example.com]\n", ""},
 		{"bare user host narrowed to a managed port", "policy:\n  egress_allowlist: [\"x.example.com:443\"]\n", "exec:\n  egress:\n    allowed_ports: [443]\npolicy:\n  egress_allowlist: [x.example.com]\n", ""},
 
+		// A rule about dynamic commands decides them in place of a managed
+		// dynamic_action.
+		{"dynamic rule under a managed dynamic_action", "policy:\n  dynamic_action: deny\n", "policy:\n  rules:\n    - {name: dyn, action: allow, flags: [dynamic]}\n",
+			`config.yaml:2: policy.rules: [0].action: allow widens the managed dynamic_action "deny" (managed.yaml:2): a rule with flags [dynamic] decides dynamic commands in its place; use deny`},
+		{"dynamic ask rule under a managed ask", "policy:\n  dynamic_action: ask\n", "policy:\n  rules:\n    - {name: dyn, action: ask, flags: [dynamic]}\n", ""},
+		{"other rule under a managed dynamic_action", "policy:\n  dynamic_action: deny\n", "policy:\n  rules:\n    - {name: ls, action: allow, command: [ls]}\n", ""},
+
+		// The bubblewrap binary is what the managed sandbox settings are about.
+		{"bwrap_path under a managed backend", "exec:\n  sandbox:\n    backend: bubblewrap\n", "exec:\n  sandbox:\n    bwrap_path: /home/u/bin/bwrap\n",
+			`config.yaml:3: exec.sandbox.bwrap_path: "/home/u/bin/bwrap" may not replace bubblewrap under the managed exec.sandbox.backend (managed.yaml:3); only the managed file may set exec.sandbox.bwrap_path`},
+		{"bwrap_path under managed sandbox_required", "policy:\n  sandbox_required: true\n", "exec:\n  sandbox:\n    bwrap_path: /opt/bwrap\n", "exec.sandbox.bwrap_path"},
+		{"bwrap_path left empty", "policy:\n  sandbox_required: true\n", "exec:\n  sandbox:\n    bwrap_path: \"\"\n", ""},
+		{"bwrap_path free without managed sandbox settings", "policy:\n  exec_timeout_seconds: 60\n", "exec:\n  sandbox:\n    bwrap_path: /opt/bwrap\n", ""},
+
 		// Entries compared by meaning, as the proxy matches them.
 		{"star does not cover an IP literal", "policy:\n  egress_allowlist: [\"*\"]\n", "policy:\n  egress_allowlist: [127.0.0.1]\n", "policy.egress_allowlist[0]"},
 		{"star does not cover localhost", "policy:\n  egress_allowlist: [\"*\"]\n", "policy:\n  egress_allowlist: [localhost]\n", "policy.egress_allowlist[0]"},
