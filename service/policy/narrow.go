@@ -1,38 +1,65 @@
 package policy
 
 // This file enforces the managed file's authority: a value it sets may be
-// narrowed by the user file, never widened.
+// narrowed by the user file, never widened. Values are compared by what
+// they mean, not by their text: paths where their symlinks lead
+// (resolve.go), egress entries as the proxy parses them, ports as numbers.
 //
 //	numbers (timeouts, limits)      user ≤ managed
 //	exec.enabled                    managed false locks it false
 //	exec.sandbox.allow_ptrace       managed false locks it false
 //	policy.sandbox_required         managed true locks it true
-//	exec.shell, sandbox.bwrap_path  managed value locks it
+//	exec.shell                      managed value locks it
+//	exec.sandbox.bwrap_path         managed value locks it; under a managed
+//	                                backend, seccomp or sandbox_required
+//	                                only the managed file may set it
 //	exec.sandbox.backend            none < auto < bubblewrap, seatbelt; a
 //	                                managed concrete backend locks it
 //	exec.sandbox.seccomp            off < preferred < required
-//	exec.default_cwd                inside the managed directory
-//	workspace_roots,                each entry inside a managed entry (when
-//	script_inspection_roots         the managed list is not empty); an
+//	exec.default_cwd                resolves inside the managed directory
+//	policy.workspace_roots          each entry resolves inside a managed
+//	                                entry, or inside the managed default_cwd
+//	                                when the managed file sets that and no
+//	                                roots (it is then the only root); an
 //	                                empty user list keeps the managed one
+//	policy.script_inspection_roots  each entry resolves inside a managed
+//	                                entry; a managed empty list means the
+//	                                workspace roots and bounds as they do
 //	exec.env.agent_settable         a subset of the managed list
-//	deny_read, write_deny           unioned, so nothing to check
+//	deny_read, write_deny,          unioned, so nothing to check
+//	exec.egress.denied_cidrs
 //	policy.rules                    unioned; managed rules are their own
 //	                                tier; no user allow rule under a
-//	                                managed default_action ask or deny
+//	                                managed default_action ask or deny; a
+//	                                user rule with flags [dynamic] no less
+//	                                strict than a managed dynamic_action
 //	disabled_builtin_rules          a subset of the managed list
-//	policy.dynamic_action           allow < ask < deny
+//	policy.default_action,          allow < ask < deny
+//	policy.dynamic_action
+//	policy.builtin_exec_routing     framework < governed_shell
+//	policy.command_analysis_mode    off < enforce
+//	exec.notify.*                   managed true locks it true
+//	exec.audit.*                    managed value locks it
 //	exec.credentials.env, .files,   every managed entry kept unchanged;
 //	policy.dlp_patterns             the user may add entries
 //	policy.credential_grants        every managed grant kept, to a subset
 //	                                of its agents; the user may add grants
-//	policy.egress_allowlist         each entry covered by a managed entry
+//	exec.egress.allowed_ports       a subset of the managed ports (the
+//	                                default 443 and 80 when the managed file
+//	                                sets an allowlist but no ports): they
+//	                                are what a bare managed host allows
+//	policy.egress_allowlist         every host and port an entry allows is
+//	                                allowed by a managed entry; "*" covers
+//	                                names, never an IP literal or localhost
 //	policy.egress_allowlist_by_agent every managed agent's list kept; each
 //	                                entry covered by the managed list the
 //	                                agent would otherwise get (egress.go)
 //
-// Fields the managed file does not set are free. Values that are invalid in
-// themselves (an unknown backend, a relative path) are left to validation.
+// Fields the managed file does not set are free, except where the table
+// says a managed field bounds them: a free field must not change what a
+// managed one means. Values that are invalid in themselves (an unknown
+// backend, a relative path) are left to validation. The workspace roots
+// are judged again where they resolve at each execution (resolve.go).
 
 import (
 	"fmt"
