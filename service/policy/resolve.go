@@ -20,6 +20,7 @@ package policy
 
 import (
 	"fmt"
+	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -146,17 +147,29 @@ func checkRoots(l *Loaded, home string) []error {
 // ResolveWorkspaceRoots resolves the effective workspace roots now, with
 // filepath.EvalSymlinks, and returns them; roots that do not exist are
 // left out (there is nothing to bind). It refuses, with an error naming
-// the root, a root that resolves where no root may be (RootProblem, with
-// private as further paths no root may lie in or above) or outside the
-// managed bound (Config.Managed). Load judged the same paths; this judges
-// them again, as they are now: a symlink may have been planted since.
+// the root, a root that resolves where no root may be (RootProblem) or
+// outside the managed bound (Config.Managed). private are Gatehouse's own
+// paths: a root may lie in none of them, nor above a private directory.
+// Load judged the same paths; this judges them again, as they are now: a
+// symlink may have been planted since.
 func (c *Config) ResolveWorkspaceRoots(home string, private []string) ([]string, error) {
 	resolvedHome := ""
 	if home != "" {
 		resolvedHome = Resolve(filepath.ToSlash(home))
 	}
-	mandatory := resolveEach(append(MandatoryDenyReadFor(home), private...))
-	deny := append(slices.Clone(mandatory), resolveEach(c.Exec.Sandbox.DenyRead)...)
+	// A private file (a user file named with --config) is hidden where it
+	// is, read-only, so a root may hold it; a private directory may be
+	// missing, and then a root above it could create it.
+	var privateFiles, privateDirs []string
+	for _, p := range private {
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+			privateFiles = append(privateFiles, p)
+		} else {
+			privateDirs = append(privateDirs, p)
+		}
+	}
+	mandatory := resolveEach(append(MandatoryDenyReadFor(home), privateDirs...))
+	deny := append(slices.Clone(mandatory), resolveEach(append(privateFiles, c.Exec.Sandbox.DenyRead...))...)
 	var bound []string
 	if c.Managed != nil {
 		bound = resolveEach(c.Managed.WorkspaceRoots)

@@ -259,3 +259,25 @@ func TestResolveWorkspaceRootsAfterLoad(t *testing.T) {
 		})
 	}
 }
+
+func TestResolveWorkspaceRootsPrivateFile(t *testing.T) {
+	t.Parallel()
+	home := symlinkHome(t)
+	l, got := loadIn(t, home, "", "policy:\n  workspace_roots: [~/src/proj]\n")
+	if got != "" {
+		t.Fatal(got)
+	}
+	// A user file named with --config inside a root is hidden there, so
+	// the root stays; a private directory below a root refuses it.
+	file := filepath.Join(home, "src/proj/gatehouse.yaml")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Config.ResolveWorkspaceRoots(home, []string{file}); err != nil {
+		t.Errorf("private file inside a root: %v", err)
+	}
+	dir := filepath.Join(home, "src/proj/state")
+	if _, err := l.Config.ResolveWorkspaceRoots(home, []string{dir}); err == nil || !strings.Contains(err.Error(), "above the deny-read path") {
+		t.Errorf("private directory below a root: got %v, want it refused", err)
+	}
+}
