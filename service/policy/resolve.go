@@ -23,6 +23,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"slices"
 )
 
@@ -110,7 +111,10 @@ func checkRoots(l *Loaded, home string) []error {
 	}
 	var deny, mandatory []string
 	if resolvedHome != "" {
-		mandatory = resolveEach(MandatoryDenyReadFor(home))
+		// Gatehouse's own directories, where they are by default: the
+		// executor knows where they really are and checks again.
+		own := []string{ConfigDir(runtime.GOOS, home, ""), StateDir(runtime.GOOS, home, "")}
+		mandatory = resolveEach(append(MandatoryDenyReadFor(home), own...))
 	}
 	deny = append(deny, mandatory...)
 	for _, d := range c.Exec.Sandbox.DenyRead {
