@@ -7,13 +7,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/gatehouse-dev/gatehouse/service/policy"
 )
 
 func init() {
 	register("config", command{
-		summary: "check, show or reload the configuration (config check [FILE], config show [--json], config reload)",
+		summary: "check, show or reload the configuration (config check [--managed FILE] [FILE], config show [--json], config reload)",
 		run:     runConfig,
 	})
 }
@@ -34,16 +35,30 @@ func runConfig(ctx context.Context, env *Env, args []string) error {
 }
 
 func configCheck(env *Env, args []string) error {
-	if len(args) > 1 {
-		return usagef("config check: too many arguments; usage: gatehouse config check [FILE]")
+	fl := flag.NewFlagSet("config check", flag.ContinueOnError)
+	fl.SetOutput(io.Discard)
+	managed := fl.String("managed", "", "")
+	if err := fl.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(env.Stdout, "usage: gatehouse config check [--managed FILE] [FILE]")
+			return nil
+		}
+		return usagef("config check: %v", err)
 	}
-	file := ""
-	if len(args) == 1 {
-		file = args[0]
+	if fl.NArg() > 1 {
+		return usagef("config check: too many arguments; usage: gatehouse config check [--managed FILE] [FILE]")
 	}
-	opts, err := loadOptions(env, file)
+	opts, err := loadOptions(env, fl.Arg(0))
 	if err != nil {
 		return err
+	}
+	// --managed checks a managed file IT is about to roll out, in place of
+	// the installed one; it changes this check only, never what runs.
+	if *managed != "" {
+		if _, err := os.Stat(*managed); err != nil {
+			return fmt.Errorf("managed file %s: %w", *managed, errors.Unwrap(err))
+		}
+		opts.ManagedFile = *managed
 	}
 	l, err := policy.Load(opts)
 	if err != nil {

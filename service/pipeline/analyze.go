@@ -137,7 +137,7 @@ func (e *Executor) analysisOptions(req *api.ExecRequest, dir string) analysis.Op
 		Dir:         dir,
 		Env:         env,
 		ScriptRoots: resolveAll(e.cfg.ScriptInspectionRootsEffective(), false),
-		DenyRead:    resolveAll(e.denyRead(), true),
+		DenyRead:    resolveAll(e.denyReadAsWritten(), true),
 		Writable:    e.roots(),
 		Unknown:     unknown,
 		Stdin:       req.Stdin,
@@ -360,7 +360,12 @@ func (e *Executor) Explain(ctx context.Context, req api.ExecRequest) (*Explanati
 		x.BlockedBy, x.Reason = DenyExecDisabled, "the governed shell is turned off (exec.enabled: false)"
 		return x, nil
 	}
-	dir, err := e.resolveCwd(req.Cwd)
+	roots, err := e.workspaceRoots()
+	if err != nil {
+		x.BlockedBy, x.Reason = DenyWorkspaceRoot, err.Error()
+		return x, nil
+	}
+	dir, err := e.resolveCwd(req.Cwd, roots)
 	if err != nil {
 		x.BlockedBy, x.Reason = DenyCwdOutside, err.Error()
 		return x, nil

@@ -55,12 +55,16 @@ func (e *Executor) BwrapArgs(req api.ExecRequest) ([]string, error) {
 	if err := e.checkArgs(&req); err != nil {
 		return nil, err
 	}
-	dir, err := e.resolveCwd(req.Cwd)
+	roots, err := e.workspaceRoots()
+	if err != nil {
+		return nil, &Denial{Code: DenyWorkspaceRoot, Reason: err.Error()}
+	}
+	dir, err := e.resolveCwd(req.Cwd, roots)
 	if err != nil {
 		return nil, &Denial{Code: DenyCwdOutside, Reason: err.Error()}
 	}
 	c := e.chooseBackend()
-	spec := e.spec(&req, dir, NewID(), e.timeout(req.TimeoutSeconds), c)
+	spec := e.spec(&req, dir, roots, NewID(), e.timeout(req.TimeoutSeconds), c)
 	plan, err := bwrap.Discover(spec.WorkspaceRoots, spec.DenyRead, spec.WriteDeny)
 	if err != nil {
 		return nil, err

@@ -36,6 +36,11 @@ const (
 	DenySandboxUnavailable = "sandbox_unavailable"
 	DenyCwdOutside         = "cwd_outside_workspace"
 	DenyExecDisabled       = "exec_disabled"
+	// DenyWorkspaceRoot: a workspace root resolves, now, to a place no
+	// root may be (/, the home directory or above it, a deny-read path) or
+	// outside the managed roots; a symlink planted after the configuration
+	// was loaded is the usual cause.
+	DenyWorkspaceRoot = "workspace_root_invalid"
 )
 
 // An ArgError is a bad argument of a request: nothing ran.
@@ -56,10 +61,7 @@ type Denial struct {
 func (d *Denial) Error() string { return "denied " + d.Code + ": " + d.Reason }
 
 // MandatoryDenyRead are the home-relative paths no command may read.
-var MandatoryDenyRead = []string{
-	".ssh", ".aws", ".config/gcloud", ".kube", ".netrc", ".claude",
-	".docker", ".gnupg",
-}
+var MandatoryDenyRead = policy.MandatoryDenyRead
 
 // Options configure an Executor.
 type Options struct {
@@ -207,7 +209,11 @@ func (e *Executor) decide(ctx context.Context, req api.ExecRequest) (*Decision, 
 	if !e.cfg.Exec.Enabled {
 		return nil, deny(DenyExecDisabled, "the governed shell is turned off (exec.enabled: false)")
 	}
-	dir, err := e.resolveCwd(req.Cwd)
+	roots, err := e.workspaceRoots()
+	if err != nil {
+		return nil, deny(DenyWorkspaceRoot, err.Error())
+	}
+	dir, err := e.resolveCwd(req.Cwd, roots)
 	if err != nil {
 		return nil, deny(DenyCwdOutside, err.Error())
 	}
@@ -277,7 +283,17 @@ func (e *Executor) run(ctx context.Context, d *Decision, out sandbox.Streams, ev
 		return nil, deny(DenySandboxUnavailable, reason)
 	}
 
-	spec := e.spec(req, dir, ev.ID, timeout, choice)
+	// The roots and the working directory are resolved again: a symlink
+	// planted since the decision (or since the configuration was loaded)
+	// must not change what is bound writable.
+	roots, err := e.recheckWorkspace(dir)
+	if err != nil {
+		var den *Denial
+		errors.As(err, &den)
+		ev.Status, ev.StatusReason = string(sandbox.StatusNeverRan), den.Code
+		return nil, deny(den.Code, den.Reason)
+	}
+	spec := e.spec(req, dir, roots, ev.ID, timeout, choice)
 	spec.Pins = plan.pins
 
 	// Credentials (credentials.go): they live for this run only.
@@ -292,10 +308,21 @@ func (e *Executor) run(ctx context.Context, d *Decision, out sandbox.Streams, ev
 	if err != nil {
 		return nil, err
 	}
-	// The pinned bytes are checked once more right before the start.
+	// The pinned bytes are checked once more right before the start, and
+	// the roots must still resolve to what the plan binds.
 	if err := e.recheckPins(plan, spec, choice.backend, ev); err != nil {
 		stopEgress()
 		return nil, err
+	}
+	if now, err := e.recheckWorkspace(dir); err != nil || !slices.Equal(now, spec.WorkspaceRoots) {
+		stopEgress()
+		code, reason := DenyWorkspaceRoot, "a workspace root changed where it resolves while the command was being prepared; run it again"
+		var den *Denial
+		if errors.As(err, &den) {
+			code, reason = den.Code, den.Reason
+		}
+		ev.Status, ev.StatusReason = string(sandbox.StatusNeverRan), code
+		return nil, deny(code, reason)
 	}
 	// Output goes to the caller's writers as it arrives; a stream without
 	// a writer is captured (up to the cap) into the result instead.
@@ -417,8 +444,8 @@ func (e *Executor) timeout(requested int) int {
 }
 
 // resolveCwd returns the working directory after symlink resolution; it
-// must be a directory inside a workspace root.
-func (e *Executor) resolveCwd(cwd string) (string, error) {
+// must be a directory inside one of roots, the resolved workspace roots.
+func (e *Executor) resolveCwd(cwd string, roots []string) (string, error) {
 	base := e.cfg.Exec.DefaultCWD
 	if cwd == "" {
 		cwd = base
@@ -433,36 +460,72 @@ func (e *Executor) resolveCwd(cwd string) (string, error) {
 	if err != nil || !fi.IsDir() {
 		return "", fmt.Errorf("cwd %q is not a directory", cwd)
 	}
-	for _, root := range e.roots() {
+	for _, root := range roots {
 		if bwrap.Within(real, root) {
 			return real, nil
 		}
 	}
-	return "", fmt.Errorf("cwd %q resolves to %q, outside the workspace roots (%s)", cwd, real, strings.Join(e.roots(), ", "))
+	return "", fmt.Errorf("cwd %q resolves to %q, outside the workspace roots (%s)", cwd, real, strings.Join(roots, ", "))
 }
 
-// roots returns the workspace roots with symlinks resolved; roots that do
-// not exist are dropped.
+// roots returns the workspace roots as workspaceRoots judges them now, or
+// none when one is refused (the decision has been denied then).
 func (e *Executor) roots() []string {
-	var out []string
-	for _, r := range e.cfg.WorkspaceRootsEffective() {
-		real, err := filepath.EvalSymlinks(r)
-		if err == nil {
-			out = append(out, real)
-		}
+	roots, err := e.workspaceRoots()
+	if err != nil {
+		return nil
 	}
-	return out
+	return roots
+}
+
+// workspaceRoots resolves the workspace roots now and judges them
+// (policy.Config.ResolveWorkspaceRoots), Gatehouse's private paths among
+// the places no root may lie in or above. A root is bound at the resolved
+// path returned here, never through its symlinks.
+func (e *Executor) workspaceRoots() ([]string, error) {
+	return e.cfg.ResolveWorkspaceRoots(e.opts.Home, e.opts.PrivatePaths)
+}
+
+// recheckWorkspace resolves the workspace roots and the decided working
+// directory dir again, and returns the roots; a *Denial when a root is
+// refused now or dir no longer resolves to itself inside one.
+func (e *Executor) recheckWorkspace(dir string) ([]string, error) {
+	roots, err := e.workspaceRoots()
+	if err != nil {
+		return nil, &Denial{Code: DenyWorkspaceRoot, Reason: err.Error()}
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil || real != dir || !slices.ContainsFunc(roots, func(r string) bool { return bwrap.Within(dir, r) }) {
+		return nil, &Denial{Code: DenyCwdOutside, Reason: fmt.Sprintf("cwd %q no longer resolves to itself inside a workspace root; run the command again", dir)}
+	}
+	return roots, nil
 }
 
 // denyRead returns the mandatory deny-read set for this user plus the
-// configured additions and Gatehouse's private paths.
-func (e *Executor) denyRead() []string {
+// configured additions and Gatehouse's private paths, each resolved
+// (policy.Resolve), so that a deny-read path that is a symlink hides
+// what it points at.
+func (e *Executor) denyRead() []string { return resolveEach(e.denyReadAsWritten()) }
+
+// denyReadAsWritten is the deny-read set before symlinks are resolved.
+func (e *Executor) denyReadAsWritten() []string {
 	var out []string
 	for _, p := range MandatoryDenyRead {
 		out = append(out, filepath.Join(e.opts.Home, p))
 	}
 	out = append(out, e.opts.PrivatePaths...)
 	return append(out, e.cfg.Exec.Sandbox.DenyRead...)
+}
+
+// resolveEach returns paths resolved by policy.Resolve, deduplicated.
+func resolveEach(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		if r := policy.Resolve(filepath.ToSlash(p)); !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // env constructs the command's environment: nothing of the launcher's but
@@ -494,7 +557,7 @@ func (e *Executor) env(req *api.ExecRequest, dir, id string) []string {
 	return env
 }
 
-func (e *Executor) spec(req *api.ExecRequest, dir, id string, timeout int, c backendChoice) *sandbox.Spec {
+func (e *Executor) spec(req *api.ExecRequest, dir string, roots []string, id string, timeout int, c backendChoice) *sandbox.Spec {
 	l := e.cfg.Exec.Limits
 	writeDeny := append(append([]string{}, defaultWriteDeny...), e.cfg.Exec.Sandbox.WriteDeny...)
 	return &sandbox.Spec{
@@ -503,7 +566,7 @@ func (e *Executor) spec(req *api.ExecRequest, dir, id string, timeout int, c bac
 		Dir:            dir,
 		Env:            e.env(req, dir, id),
 		Stdin:          []byte(req.Stdin),
-		WorkspaceRoots: e.roots(),
+		WorkspaceRoots: roots,
 		DenyRead:       e.denyRead(),
 		WriteDeny:      writeDeny,
 		Seccomp:        sandbox.SeccompLevel(e.cfg.Exec.Sandbox.Seccomp),

@@ -8,6 +8,10 @@ package policy
 type Config struct {
 	Exec   Exec   `yaml:"exec" json:"exec"`
 	Policy Policy `yaml:"policy" json:"policy"`
+	// Managed holds the managed file's bounds on paths, which the
+	// executor checks again at each execution (resolve.go); nil when the
+	// managed file sets none. It is not a configuration field.
+	Managed *ManagedPaths `yaml:"-" json:"-"`
 }
 
 // Exec says how this machine executes commands.

@@ -51,6 +51,9 @@ func collectLeaves(t reflect.Type, prefix string, index []int) []leaf {
 	var out []leaf
 	for i := range t.NumField() {
 		f := t.Field(i)
+		if yamlName(f) == "-" {
+			continue // not a configuration field
+		}
 		p := joinPath(prefix, yamlName(f))
 		idx := append(append([]int(nil), index...), i)
 		if isSection(f.Type) {
@@ -204,7 +207,7 @@ func (d *decoder) section(n *yaml.Node, v reflect.Value, prefix string) {
 
 func fieldByName(t reflect.Type, name string) (reflect.StructField, bool) {
 	for i := range t.NumField() {
-		if f := t.Field(i); yamlName(f) == name {
+		if f := t.Field(i); yamlName(f) == name && name != "-" {
 			return f, true
 		}
 	}
@@ -212,9 +215,11 @@ func fieldByName(t reflect.Type, name string) (reflect.StructField, bool) {
 }
 
 func fieldNames(t reflect.Type) []string {
-	names := make([]string, t.NumField())
-	for i := range names {
-		names[i] = yamlName(t.Field(i))
+	var names []string
+	for i := range t.NumField() {
+		if n := yamlName(t.Field(i)); n != "-" {
+			names = append(names, n)
+		}
 	}
 	return names
 }

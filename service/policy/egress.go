@@ -82,6 +82,8 @@ func narrowEgressByAgent(p string, user, managed *layer) []error {
 		m = managed.vals.Policy.EgressAllowlistByAgent
 	}
 	global, hasGlobal := managed.vals.Policy.EgressAllowlist, managed.has("policy.egress_allowlist")
+	mp, _ := managedPorts(managed)
+	up := userPorts(user, managed)
 	us := user.source(p)
 	var errs []error
 	for _, agent := range sortedKeys(m) {
@@ -98,7 +100,7 @@ func narrowEgressByAgent(p string, user, managed *layer) []error {
 			continue // the managed file says nothing about this agent
 		}
 		for i, e := range u[agent] {
-			if !egressCovered(e, bound) {
+			if !egressCovered(e, bound, up, mp) {
 				errs = append(errs, errAt(us, p, "%s[%d]: %q is not allowed by the managed list %s (%s); use entries that list covers",
 					agent, i, e, quoteList(bound), ms))
 			}

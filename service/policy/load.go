@@ -141,6 +141,11 @@ func build(managed, user *layer, home string, errs []error) (*Loaded, error) {
 			})...)
 		}
 	}
+	// The workspace roots are judged where they resolve, once the values
+	// themselves are sound (resolve.go).
+	if len(errs) == 0 {
+		errs = checkRoots(l, home)
+	}
 	if len(errs) > 0 {
 		managedFile := ""
 		if managed != nil {
@@ -149,6 +154,7 @@ func build(managed, user *layer, home string, errs []error) (*Loaded, error) {
 		sortErrors(errs, managedFile)
 		return nil, errors.Join(errs...)
 	}
+	l.Config.Managed = managedPaths(managed)
 	return l, nil
 }
 
@@ -231,8 +237,13 @@ func (l *Loaded) apply(ly, managed *layer) (errs []error, rejected map[string]bo
 		// it sets none: its default_action bounds what they may allow.
 		// Per-agent egress lists are bounded by the managed global list
 		// too: it is what those agents would get otherwise.
+		// Workspace roots are bounded by a managed default_cwd too: with no
+		// roots, it is the only one.
 		managedSets := managed != nil && (managed.has(p) || p == "policy.rules" ||
-			p == "policy.egress_allowlist_by_agent" && managed.has("policy.egress_allowlist"))
+			p == "policy.egress_allowlist_by_agent" && managed.has("policy.egress_allowlist") ||
+			p == "policy.workspace_roots" && managed.has("exec.default_cwd") ||
+			p == "exec.egress.allowed_ports" && (managed.has("policy.egress_allowlist") || managed.has("policy.egress_allowlist_by_agent")) ||
+			p == "exec.sandbox.bwrap_path" && managedSandboxField(managed) != "")
 		if managedSets {
 			if e := narrow(p, ly, managed); len(e) > 0 {
 				errs = append(errs, e...)

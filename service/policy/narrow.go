@@ -1,44 +1,75 @@
 package policy
 
 // This file enforces the managed file's authority: a value it sets may be
-// narrowed by the user file, never widened.
+// narrowed by the user file, never widened. Values are compared by what
+// they mean, not by their text: paths where their symlinks lead
+// (resolve.go), egress entries as the proxy parses them, ports as numbers.
 //
 //	numbers (timeouts, limits)      user ≤ managed
 //	exec.enabled                    managed false locks it false
 //	exec.sandbox.allow_ptrace       managed false locks it false
 //	policy.sandbox_required         managed true locks it true
-//	exec.shell, sandbox.bwrap_path  managed value locks it
+//	exec.shell                      managed value locks it
+//	exec.sandbox.bwrap_path         managed value locks it; under a managed
+//	                                backend, seccomp or sandbox_required
+//	                                only the managed file may set it
 //	exec.sandbox.backend            none < auto < bubblewrap, seatbelt; a
 //	                                managed concrete backend locks it
 //	exec.sandbox.seccomp            off < preferred < required
-//	exec.default_cwd                inside the managed directory
-//	workspace_roots,                each entry inside a managed entry (when
-//	script_inspection_roots         the managed list is not empty); an
+//	exec.default_cwd                resolves inside the managed directory
+//	policy.workspace_roots          each entry resolves inside a managed
+//	                                entry, or inside the managed default_cwd
+//	                                when the managed file sets that and no
+//	                                roots (it is then the only root); an
 //	                                empty user list keeps the managed one
+//	policy.script_inspection_roots  each entry resolves inside a managed
+//	                                entry; a managed empty list means the
+//	                                workspace roots and bounds as they do
 //	exec.env.agent_settable         a subset of the managed list
-//	deny_read, write_deny           unioned, so nothing to check
+//	deny_read, write_deny,          unioned, so nothing to check
+//	exec.egress.denied_cidrs
 //	policy.rules                    unioned; managed rules are their own
 //	                                tier; no user allow rule under a
-//	                                managed default_action ask or deny
+//	                                managed default_action ask or deny; a
+//	                                user rule with flags [dynamic] no less
+//	                                strict than a managed dynamic_action
 //	disabled_builtin_rules          a subset of the managed list
-//	policy.dynamic_action           allow < ask < deny
+//	policy.default_action,          allow < ask < deny
+//	policy.dynamic_action
+//	policy.builtin_exec_routing     framework < governed_shell
+//	policy.command_analysis_mode    off < enforce
+//	exec.notify.*                   managed true locks it true
+//	exec.audit.*                    managed value locks it
 //	exec.credentials.env, .files,   every managed entry kept unchanged;
 //	policy.dlp_patterns             the user may add entries
 //	policy.credential_grants        every managed grant kept, to a subset
 //	                                of its agents; the user may add grants
-//	policy.egress_allowlist         each entry covered by a managed entry
+//	exec.egress.allowed_ports       a subset of the managed ports (the
+//	                                default 443 and 80 when the managed file
+//	                                sets an allowlist but no ports): they
+//	                                are what a bare managed host allows
+//	policy.egress_allowlist         every host and port an entry allows is
+//	                                allowed by a managed entry; "*" covers
+//	                                names, never an IP literal or localhost
 //	policy.egress_allowlist_by_agent every managed agent's list kept; each
 //	                                entry covered by the managed list the
 //	                                agent would otherwise get (egress.go)
 //
-// Fields the managed file does not set are free. Values that are invalid in
-// themselves (an unknown backend, a relative path) are left to validation.
+// Fields the managed file does not set are free, except where the table
+// says a managed field bounds them: a free field must not change what a
+// managed one means. Values that are invalid in themselves (an unknown
+// backend, a relative path) are left to validation. The workspace roots
+// are judged again where they resolve at each execution (resolve.go).
 
 import (
 	"fmt"
 	"path"
 	"slices"
 	"strings"
+	"sync"
+
+	"github.com/gatehouse-dev/gatehouse/assets"
+	"github.com/gatehouse-dev/gatehouse/sandbox/egress"
 )
 
 // Strictness ranks; a higher rank is narrower.
@@ -88,7 +119,10 @@ func narrow(p string, user, managed *layer) []error {
 			return []error{errAt(us, p, "%s differs from the managed value %s (%s); only %s is allowed", showValue(uv), showValue(mv), ms, showValue(mv))}
 		}
 	case "exec.egress.allowed_ports":
-		m := mv.([]int)
+		// The ports a bare managed host allows are the managed file's
+		// (the default when it sets none): a user port outside them would
+		// open every bare managed host on it.
+		m, ms := managedPorts(managed)
 		var errs []error
 		for i, u := range uv.([]int) {
 			if !slices.Contains(m, u) {
@@ -101,9 +135,11 @@ func narrow(p string, user, managed *layer) []error {
 		return narrowEgressByAgent(p, user, managed)
 	case "policy.egress_allowlist":
 		m := mv.([]string)
+		mp, _ := managedPorts(managed)
+		up := userPorts(user, managed)
 		var errs []error
 		for i, u := range uv.([]string) {
-			if !egressCovered(u, m) {
+			if !egressCovered(u, m, up, mp) {
 				errs = append(errs, errAt(user.itemSource(p, i), fmt.Sprintf("%s[%d]", p, i),
 					"%q is not allowed by the managed list %s (%s); use entries that list covers", u, quoteList(m), ms))
 			}
@@ -117,7 +153,16 @@ func narrow(p string, user, managed *layer) []error {
 		if mv.(bool) && !uv.(bool) {
 			return widens("only true is allowed")
 		}
-	case "exec.shell", "exec.sandbox.bwrap_path":
+	case "exec.sandbox.bwrap_path":
+		if f := managedSandboxField(managed); !managed.has(p) && uv != "" && f != "" {
+			// Another binary would run under the managed sandbox settings'
+			// name: the event would say bubblewrap whatever it did.
+			return []error{errAt(us, p, "%q may not replace bubblewrap under the managed %s (%s); only the managed file may set %s", uv, f, managed.source(f), p)}
+		}
+		if managed.has(p) && uv != mv {
+			return []error{errAt(us, p, "%q differs from the managed value %q (%s); only %q is allowed", uv, mv, ms, mv)}
+		}
+	case "exec.shell":
 		if uv != mv {
 			return []error{errAt(us, p, "%q differs from the managed value %q (%s); only %q is allowed", uv, mv, ms, mv)}
 		}
@@ -127,19 +172,34 @@ func narrow(p string, user, managed *layer) []error {
 		return rankNarrow(p, uv.(string), mv.(string), us, ms, seccompRank, []string{"off", "preferred", "required"})
 	case "exec.default_cwd":
 		u, m := uv.(string), mv.(string)
-		if path.IsAbs(u) && !within(u, m) {
-			return []error{errAt(us, p, "%q is outside the managed value %q (%s); use that directory or one inside it", u, m, ms)}
+		if path.IsAbs(u) && path.IsAbs(m) && !within(Resolve(u), Resolve(m)) {
+			return []error{errAt(us, p, "%s is outside the managed value %s (%s); use that directory or one inside it", showPath(u), showPath(m), ms)}
 		}
 	case "policy.workspace_roots", "policy.script_inspection_roots":
-		m := mv.([]string)
+		m, field, ms := managedRootBound(managed)
+		if p == "policy.script_inspection_roots" {
+			// An empty managed list means the workspace roots.
+			if l := managed.vals.Policy.ScriptInspectionRoots; len(l) > 0 {
+				m, field, ms = l, p, managed.source(p)
+			}
+		}
 		if len(m) == 0 {
 			return nil
 		}
+		real := resolveEach(m)
+		what := "the managed list " + quoteList(m)
+		if field != "policy.workspace_roots" && field != p {
+			what = "the managed " + field + " " + showValue(m[0])
+		}
 		var errs []error
 		for i, u := range uv.([]string) {
-			if path.IsAbs(u) && !slices.ContainsFunc(m, func(root string) bool { return within(u, root) }) {
+			if !path.IsAbs(u) {
+				continue // validation reports it
+			}
+			ru := Resolve(u)
+			if !slices.ContainsFunc(real, func(root string) bool { return within(ru, root) }) {
 				errs = append(errs, errAt(user.itemSource(p, i), fmt.Sprintf("%s[%d]", p, i),
-					"%q is outside the managed list %s (%s); use one of those directories or one inside them", u, quoteList(m), ms))
+					"%s is outside %s (%s); use one of those directories or one inside them", showPath(u), what, ms))
 			}
 		}
 		return errs
@@ -170,6 +230,18 @@ func narrow(p string, user, managed *layer) []error {
 		}
 	}
 	return nil
+}
+
+// managedSandboxField returns the first of the managed sandbox settings
+// the managed file sets (the bubblewrap binary is what they are about),
+// or "".
+func managedSandboxField(managed *layer) string {
+	for _, f := range []string{"exec.sandbox.backend", "exec.sandbox.seccomp", "policy.sandbox_required"} {
+		if managed.has(f) {
+			return f
+		}
+	}
+	return ""
 }
 
 // rankNarrow checks an enumerated value against a strictness ranking. The
@@ -205,6 +277,15 @@ func rankNarrow(p, u, m string, us, ms Source, rank map[string]int, order []stri
 // "/app_backup" is not within "/app".
 func within(p, dir string) bool {
 	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
+}
+
+// showPath quotes the path p, with where it resolves when its symlinks
+// lead elsewhere.
+func showPath(p string) string {
+	if r := Resolve(p); r != path.Clean(p) {
+		return fmt.Sprintf("%q (resolves to %q)", p, r)
+	}
+	return fmt.Sprintf("%q", p)
 }
 
 // showValue formats a field value for a message: strings quoted, sizes with
@@ -246,45 +327,92 @@ func toInt64(v any) int64 {
 	panic(fmt.Sprintf("policy: %T is not a number", v))
 }
 
-// egressCovered reports whether the allowlist entry u (host or host:port)
-// allows nothing the managed list m does not: it is in m, m has "*", or a
-// managed "*.example.com" covers its host. A port on u narrows; a port on
-// the managed entry must match.
-func egressCovered(u string, m []string) bool {
-	uh, up := splitHostPort(u)
-	for _, e := range m {
-		eh, ep := splitHostPort(e)
-		if ep != "" && ep != up {
-			continue
-		}
-		switch {
-		case eh == "*":
-			return true
-		case eh == uh:
-			return true
-		case strings.HasPrefix(eh, "*.") && !strings.HasPrefix(uh, "*") &&
-			(uh == eh[2:] || strings.HasSuffix(uh, eh[1:])):
-			return true
-		case strings.HasPrefix(eh, "*.") && strings.HasPrefix(uh, "*.") && strings.HasSuffix(uh, eh[1:]):
-			return true
+// egressCovered reports whether the allowlist entry u allows nothing the
+// managed list m does not, comparing what entries mean (egress.ParseEntry:
+// lower case, canonical addresses, numeric ports), not their text. uPorts
+// are the ports an entry of the user's without ":port" allows, mPorts
+// those of a managed one: every port u allows must be allowed, for u's
+// host, by some managed entry. "*" covers names only, never an IP literal
+// or localhost, as the proxy matches (sandbox/egress). An entry that does
+// not parse is left to validation.
+func egressCovered(u string, m []string, uPorts, mPorts []int) bool {
+	ue, err := egress.ParseEntry(u)
+	if err != nil {
+		return true
+	}
+	ports := uPorts
+	if ue.Port != 0 {
+		ports = []int{int(ue.Port)}
+	}
+	var managed []egress.Entry
+	for _, s := range m {
+		if me, err := egress.ParseEntry(s); err == nil && hostCovered(ue, me) {
+			managed = append(managed, me)
 		}
 	}
-	return false
+	for _, port := range ports {
+		if !slices.ContainsFunc(managed, func(me egress.Entry) bool {
+			return me.Port == 0 && slices.Contains(mPorts, port) || int(me.Port) == port
+		}) {
+			return false
+		}
+	}
+	return true // with no ports, u allows nothing
 }
 
-// splitHostPort splits "host:port" (or "[v6]:port"); a bare host has no
-// port.
-func splitHostPort(s string) (host, port string) {
-	if strings.HasPrefix(s, "[") {
-		if i := strings.Index(s, "]"); i > 0 {
-			host, rest := s[1:i], s[i+1:]
-			return host, strings.TrimPrefix(rest, ":")
+// hostCovered reports whether every host the entry u matches, the entry m
+// matches too, whatever the ports.
+func hostCovered(u, m egress.Entry) bool {
+	switch {
+	case u.IP.IsValid():
+		return m.IP.IsValid() && m.IP == u.IP
+	case u.Host == "localhost":
+		return m.Host == "localhost"
+	case m.Any():
+		return true
+	case u.Any():
+		return false
+	}
+	if d, ok := m.Wildcard(); ok {
+		h, _ := u.Wildcard()
+		if h == "" {
+			h = u.Host
 		}
-		return s, ""
+		return h == d || strings.HasSuffix(h, "."+d)
 	}
-	if strings.Count(s, ":") == 1 {
-		h, p, _ := strings.Cut(s, ":")
-		return h, p
-	}
-	return s, ""
+	_, wild := u.Wildcard()
+	return !wild && !m.IP.IsValid() && u.Host == m.Host
 }
+
+// managedPorts returns the ports a managed entry without ":port" allows:
+// the managed exec.egress.allowed_ports, or the default when it sets
+// none, and where that came from.
+func managedPorts(managed *layer) ([]int, Source) {
+	const p = "exec.egress.allowed_ports"
+	if managed.has(p) {
+		return managed.vals.Exec.Egress.AllowedPorts, managed.source(p)
+	}
+	return defaultPorts(), Source{}
+}
+
+// userPorts returns the ports a user entry without ":port" will allow:
+// the user's exec.egress.allowed_ports when it narrows the managed ones,
+// else the managed ones.
+func userPorts(user, managed *layer) []int {
+	const p = "exec.egress.allowed_ports"
+	m, _ := managedPorts(managed)
+	if u := user.vals.Exec.Egress.AllowedPorts; user.has(p) &&
+		!slices.ContainsFunc(u, func(port int) bool { return !slices.Contains(m, port) }) {
+		return u
+	}
+	return m
+}
+
+// defaultPorts are the embedded defaults' exec.egress.allowed_ports.
+var defaultPorts = sync.OnceValue(func() []int {
+	def, errs := parseLayer("", assets.DefaultConfig, "")
+	if len(errs) > 0 {
+		return egress.DefaultPorts
+	}
+	return def.vals.Exec.Egress.AllowedPorts
+})

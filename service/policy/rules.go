@@ -497,8 +497,27 @@ func narrowRules(p string, user, managed *layer) []error {
 			errs = append(errs, errAt(user.source(p), p, "[%d].action: allow widens the managed default_action %q (%s); user rules may only ask or deny",
 				i, managed.vals.Policy.DefaultAction, ms))
 		}
+		// A rule about dynamic commands decides them in place of
+		// dynamic_action, so under a managed dynamic_action it may only be
+		// as strict or stricter.
+		if md := managed.vals.Policy.DynamicAction; managed.has("policy.dynamic_action") && slices.Contains(r.Flags, "dynamic") &&
+			actionRank[r.Action] < actionRank[md] {
+			errs = append(errs, errAt(user.source(p), p, "[%d].action: %s widens the managed dynamic_action %q (%s): a rule with flags [dynamic] decides dynamic commands in its place; use %s",
+				i, r.Action, md, managed.source("policy.dynamic_action"), orList(stricterActions(md))))
+		}
 	}
 	return errs
+}
+
+// stricterActions returns the actions at least as strict as a.
+func stricterActions(a string) []string {
+	var out []string
+	for _, v := range actions {
+		if actionRank[v] >= actionRank[a] {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // narrowDisabledBuiltins checks that the user disables only built-in rules

@@ -1,0 +1,236 @@
+package policy
+
+// This file gives configured paths their meaning: the place a path names
+// is where its symlinks lead, not its text. Narrowing (narrow.go) compares
+// resolved paths, and the workspace roots are judged by where they
+// resolve:
+//
+//	a workspace root (or exec.default_cwd when it is the only root) may
+//	not resolve to "/", to the home directory or a directory above it,
+//	into a deny-read path, or over a mandatory deny-read path (a root
+//	that contains ~/.ssh, ~/.config/gcloud...)
+//
+// A root over a configured exec.sandbox.deny_read entry is allowed: that
+// is how a secret file inside a project is hidden, and the sandbox hides
+// it inside the root too. A path is resolved when the configuration is
+// loaded; a symlink can be planted later, so the executor resolves the
+// roots and the working directory again at each execution and refuses a
+// root that these rules, or the managed bounds (Config.Managed), refuse
+// then (service/pipeline).
+
+import (
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"runtime"
+	"slices"
+)
+
+// MandatoryDenyRead are the home-relative paths no command may read,
+// whatever the configuration says.
+var MandatoryDenyRead = []string{
+	".ssh", ".aws", ".config/gcloud", ".kube", ".netrc", ".claude",
+	".docker", ".gnupg",
+}
+
+// MandatoryDenyReadFor returns MandatoryDenyRead under home.
+func MandatoryDenyReadFor(home string) []string {
+	out := make([]string, len(MandatoryDenyRead))
+	for i, p := range MandatoryDenyRead {
+		out[i] = path.Join(home, p)
+	}
+	return out
+}
+
+// ManagedPaths are the managed file's bounds on paths, kept with the
+// effective configuration so that they can be checked again when a path
+// may have changed since it was loaded (a symlink planted in a workspace).
+type ManagedPaths struct {
+	// WorkspaceRoots bound the effective workspace roots: each must
+	// resolve inside one of them. They are the managed
+	// policy.workspace_roots, or the managed exec.default_cwd when the
+	// managed file sets that and no roots. Empty means no bound.
+	WorkspaceRoots []string
+	// Field names the managed field WorkspaceRoots come from, for messages.
+	Field string
+}
+
+// Resolve returns the absolute path p with its symlinks evaluated. A path
+// that does not exist yet cannot be resolved fully: the longest prefix of
+// it that exists is resolved with filepath.EvalSymlinks and the rest is
+// appended as written. A relative p is returned cleaned, unresolved.
+func Resolve(p string) string {
+	if !path.IsAbs(p) {
+		return path.Clean(p)
+	}
+	p = path.Clean(p)
+	rest := ""
+	for dir := p; ; dir = path.Dir(dir) {
+		if r, err := filepath.EvalSymlinks(filepath.FromSlash(dir)); err == nil {
+			return path.Join(filepath.ToSlash(r), rest)
+		}
+		if dir == "/" {
+			return p
+		}
+		rest = path.Join(path.Base(dir), rest)
+	}
+}
+
+// RootProblem says why the resolved workspace root real may not be one,
+// as a phrase that follows "is" ("the home directory"), or returns ""
+// when it may. home is the resolved home directory ("" skips the home
+// checks); denyRead are resolved deny-read paths a root may not lie in,
+// and mandatory those it may not lie above either.
+func RootProblem(real, home string, denyRead, mandatory []string) string {
+	switch {
+	case real == "/":
+		return "the whole filesystem"
+	case home != "" && real == home:
+		return "the home directory"
+	case home != "" && within(home, real):
+		return "above the home directory"
+	}
+	if i := slices.IndexFunc(denyRead, func(d string) bool { return within(real, d) }); i >= 0 {
+		return fmt.Sprintf("inside the deny-read path %q", denyRead[i])
+	}
+	if i := slices.IndexFunc(mandatory, func(d string) bool { return within(d, real) }); i >= 0 {
+		return fmt.Sprintf("above the deny-read path %q", mandatory[i])
+	}
+	return ""
+}
+
+// checkRoots judges the effective workspace roots of l by where they
+// resolve (see the head of this file) and returns an error for each one
+// refused, naming the field and where it was set.
+func checkRoots(l *Loaded, home string) []error {
+	c := &l.Config
+	resolvedHome := ""
+	if path.IsAbs(home) {
+		resolvedHome = Resolve(home)
+	}
+	var deny, mandatory []string
+	if resolvedHome != "" {
+		// Gatehouse's own directories, where they are by default: the
+		// executor knows where they really are and checks again.
+		own := []string{ConfigDir(runtime.GOOS, home, ""), StateDir(runtime.GOOS, home, "")}
+		mandatory = resolveEach(append(MandatoryDenyReadFor(home), own...))
+	}
+	deny = append(deny, mandatory...)
+	for _, d := range c.Exec.Sandbox.DenyRead {
+		if path.IsAbs(d) {
+			deny = append(deny, Resolve(d))
+		}
+	}
+	check := func(root, field string, src Source) []error {
+		if !path.IsAbs(root) {
+			return nil // validation reports it
+		}
+		real := Resolve(root)
+		problem := RootProblem(real, resolvedHome, deny, mandatory)
+		if problem == "" {
+			return nil
+		}
+		what := fmt.Sprintf("%q is %s", root, problem)
+		if real != path.Clean(root) {
+			what = fmt.Sprintf("%q resolves to %q, %s", root, real, problem)
+		}
+		return []error{errAt(src, field, "%s; a workspace root is writable by every command, so want a project directory like ~/src/app", what)}
+	}
+	const roots = "policy.workspace_roots"
+	if len(c.Policy.WorkspaceRoots) == 0 {
+		return check(c.Exec.DefaultCWD, "exec.default_cwd", l.source("exec.default_cwd"))
+	}
+	var errs []error
+	for i, r := range c.Policy.WorkspaceRoots {
+		errs = append(errs, check(r, fmt.Sprintf("%s[%d]", roots, i), l.itemSource(roots, i))...)
+	}
+	return errs
+}
+
+// ResolveWorkspaceRoots resolves the effective workspace roots now, with
+// filepath.EvalSymlinks, and returns them; roots that do not exist are
+// left out (there is nothing to bind). It refuses, with an error naming
+// the root, a root that resolves where no root may be (RootProblem) or
+// outside the managed bound (Config.Managed). private are Gatehouse's own
+// paths: a root may lie in none of them, nor above a private directory.
+// Load judged the same paths; this judges them again, as they are now: a
+// symlink may have been planted since.
+func (c *Config) ResolveWorkspaceRoots(home string, private []string) ([]string, error) {
+	resolvedHome := ""
+	if home != "" {
+		resolvedHome = Resolve(filepath.ToSlash(home))
+	}
+	// A private file (a user file named with --config) is hidden where it
+	// is, read-only, so a root may hold it; a private directory may be
+	// missing, and then a root above it could create it.
+	var privateFiles, privateDirs []string
+	for _, p := range private {
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+			privateFiles = append(privateFiles, p)
+		} else {
+			privateDirs = append(privateDirs, p)
+		}
+	}
+	mandatory := resolveEach(append(MandatoryDenyReadFor(home), privateDirs...))
+	deny := append(slices.Clone(mandatory), resolveEach(append(privateFiles, c.Exec.Sandbox.DenyRead...))...)
+	var bound []string
+	if c.Managed != nil {
+		bound = resolveEach(c.Managed.WorkspaceRoots)
+	}
+	var out []string
+	for _, r := range c.WorkspaceRootsEffective() {
+		real, err := filepath.EvalSymlinks(filepath.FromSlash(r))
+		if err != nil {
+			continue
+		}
+		real = filepath.ToSlash(real)
+		if problem := RootProblem(real, resolvedHome, deny, mandatory); problem != "" {
+			return nil, fmt.Errorf("workspace root %q now resolves to %q, %s; remove the symlink or change policy.workspace_roots", r, real, problem)
+		}
+		if bound != nil && !slices.ContainsFunc(bound, func(b string) bool { return within(real, b) }) {
+			return nil, fmt.Errorf("workspace root %q now resolves to %q, outside the managed %s %s; remove the symlink or change policy.workspace_roots",
+				r, real, c.Managed.Field, quoteList(c.Managed.WorkspaceRoots))
+		}
+		if !slices.Contains(out, real) {
+			out = append(out, real)
+		}
+	}
+	return out, nil
+}
+
+// managedPaths returns the managed file's bounds on paths, or nil when it
+// sets none.
+func managedPaths(managed *layer) *ManagedPaths {
+	if managed == nil {
+		return nil
+	}
+	roots, field, _ := managedRootBound(managed)
+	if len(roots) == 0 {
+		return nil
+	}
+	return &ManagedPaths{WorkspaceRoots: slices.Clone(roots), Field: field}
+}
+
+// managedRootBound returns the directories the managed file lets
+// workspace roots lie in: its policy.workspace_roots when not empty, else
+// its exec.default_cwd (with no roots, the default working directory is
+// the only workspace root, so a user root elsewhere would widen it).
+func managedRootBound(managed *layer) (roots []string, field string, src Source) {
+	const p = "policy.workspace_roots"
+	if managed.has(p) && len(managed.vals.Policy.WorkspaceRoots) > 0 {
+		return managed.vals.Policy.WorkspaceRoots, p, managed.source(p)
+	}
+	if managed.has("exec.default_cwd") {
+		return []string{managed.vals.Exec.DefaultCWD}, "exec.default_cwd", managed.source("exec.default_cwd")
+	}
+	return nil, "", Source{}
+}
+
+func resolveEach(paths []string) []string {
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = Resolve(filepath.ToSlash(p))
+	}
+	return out
+}
