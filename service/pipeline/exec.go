@@ -457,12 +457,19 @@ func (e *Executor) roots() []string {
 // denyRead returns the mandatory deny-read set for this user plus the
 // configured additions and Gatehouse's private paths.
 func (e *Executor) denyRead() []string {
+	return DenyRead(e.opts.Home, e.opts.PrivatePaths, e.cfg.Exec.Sandbox.DenyRead)
+}
+
+// DenyRead returns the mandatory deny-read set under home, then private
+// (Gatehouse's own paths) and extra (exec.sandbox.deny_read). Managed
+// settings render their file-tool rules from the same list.
+func DenyRead(home string, private, extra []string) []string {
 	var out []string
 	for _, p := range MandatoryDenyRead {
-		out = append(out, filepath.Join(e.opts.Home, p))
+		out = append(out, filepath.Join(home, p))
 	}
-	out = append(out, e.opts.PrivatePaths...)
-	return append(out, e.cfg.Exec.Sandbox.DenyRead...)
+	out = append(out, private...)
+	return append(out, extra...)
 }
 
 // env constructs the command's environment: nothing of the launcher's but

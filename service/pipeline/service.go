@@ -17,3 +17,12 @@ func (e *Executor) Record(ev *api.Event) { e.observe(ev, nil) }
 // Config returns the configuration e was built with. It must not be
 // modified.
 func (e *Executor) Config() *policy.Config { return e.cfg }
+
+// DenyRead returns the paths no command may read, which no agent file
+// tool may touch either: the mandatory deny-read set, Gatehouse's private
+// paths and exec.sandbox.deny_read.
+func (e *Executor) DenyRead() []string { return e.denyRead() }
+
+// WorkspaceRoots returns the effective workspace roots, symlinks
+// resolved; roots that do not exist are left out.
+func (e *Executor) WorkspaceRoots() []string { return e.roots() }

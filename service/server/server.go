@@ -29,6 +29,9 @@ type Admission interface {
 	Status(ctx context.Context) *api.Status
 	Events(limit int) []api.Event
 	Reload() api.ReloadResponse
+	// FileAccess decides an agent file tool's access; a deny is a
+	// response, not an error.
+	FileAccess(ctx context.Context, req api.FileAccessRequest) (*api.DecideResponse, error)
 }
 
 // maxBody bounds request bodies: a command (64 KiB) and its stdin, whose
@@ -93,6 +96,19 @@ func Handler(a Admission, logger *slog.Logger) http.Handler {
 	})
 	mux.HandleFunc("POST "+api.PathReload, func(w http.ResponseWriter, r *http.Request) {
 		reply(w, a.Reload())
+	})
+	mux.HandleFunc("POST "+api.PathFileAccess, func(w http.ResponseWriter, r *http.Request) {
+		var req api.FileAccessRequest
+		if !decode(w, r, &req) {
+			return
+		}
+		resp, err := a.FileAccess(r.Context(), req)
+		if err != nil {
+			logger.Error("file access", "err", err)
+			fail(w, http.StatusInternalServerError, err.Error())
+			return
+		}
+		reply(w, resp)
 	})
 	return mux
 }
