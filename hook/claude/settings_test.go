@@ -167,7 +167,7 @@ func TestRenderManaged(t *testing.T) {
 		Permissions struct {
 			Deny []string `json:"deny"`
 		} `json:"permissions"`
-		Hooks   struct {
+		Hooks struct {
 			PreToolUse []matcherGroup `json:"PreToolUse"`
 		} `json:"hooks"`
 		AllowManagedHooksOnly bool `json:"allowManagedHooksOnly"`
