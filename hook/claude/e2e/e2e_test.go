@@ -220,6 +220,7 @@ type world struct {
 	runtime   string // XDG_RUNTIME_DIR: the service socket's directory
 	serve     *exec.Cmd
 	serveLog  bytes.Buffer
+	extraEnv  []string // for claude
 }
 
 func newWorld(t *testing.T) *world {
@@ -357,6 +358,7 @@ func (w *world) converse(cwd, settings string, api *fakeAPI, extra ...string) st
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
 		"DISABLE_AUTOUPDATER=1",
 	)
+	cmd.Env = append(cmd.Env, w.extraEnv...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {

@@ -165,11 +165,17 @@ func TestFrameworkRoutingKeepsSandbox(t *testing.T) {
 		m["sandbox"].(map[string]any)["allowUnsandboxedCommands"] = true
 	})
 	marker := filepath.Join(w.home, "unsandboxed-marker")
-	res, _ := w.runClaude(w.workspace, settings, map[string]any{
+	// Permission prompts are skipped, so that only the sandbox stands in
+	// the way (Claude Code allows that mode to root only in a sandbox).
+	w.extraEnv = []string{"IS_SANDBOX=1"}
+	fa := &fakeAPI{input: map[string]any{
 		"command": "touch " + marker + " && echo wrote-marker || echo marker-refused", "description": "e2e",
 		"dangerouslyDisableSandbox": true,
-	})
+	}}
+	w.converse(w.workspace, settings, fa, "--permission-mode", "bypassPermissions")
+	res := fa.result(t)
 	if _, err := os.Stat(marker); err == nil {
 		t.Errorf("the command ran outside Claude Code's sandbox: %s", res.Content)
 	}
+	contains(t, "tool_result", res.Content, "marker-refused")
 }
