@@ -14,7 +14,10 @@ package service
 //     list, DenyRead, with the socket's directory);
 //   - a search (Glob, Grep) may not start above one of those either: it
 //     would read what is inside;
-//   - a write must land inside the effective workspace roots;
+//   - a write must land inside the effective workspace roots, and not in
+//     the write-deny set there (.git/hooks, .claude/, rc files, …: where a
+//     write becomes code that runs later outside any sandbox), matched at
+//     any depth below a root;
 //   - a path that cannot be resolved (permission denied, a symlink loop)
 //     is refused;
 //   - every decision is an audit event, action type file:read or
@@ -27,6 +30,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -39,6 +43,7 @@ import (
 const (
 	DenyPathDenied           = "path_denied"
 	DenyPathOutsideWorkspace = "path_outside_workspace"
+	DenyPathWriteDenied      = "path_write_denied"
 )
 
 // maxFilePaths bounds the paths of one file-tool request.
@@ -72,8 +77,9 @@ func (s *Service) FileAccess(ctx context.Context, req api.FileAccessRequest) (*a
 		ev.ActionType = api.ActionFileWrite
 	}
 	scope := fileScope{
-		denied: append(g.ex.DenyRead(), s.opts.RelayDir, filepath.Dir(s.opts.SocketPath)),
-		roots:  g.ex.WorkspaceRoots(),
+		denied:    append(g.ex.DenyRead(), s.opts.RelayDir, filepath.Dir(s.opts.SocketPath)),
+		roots:     g.ex.WorkspaceRoots(),
+		writeDeny: g.ex.WriteDeny(),
 	}
 	if code, reason := scope.decide(&req); code != "" {
 		ev.Decision, ev.BlockedBy, ev.Reason = "deny", code, reason
@@ -111,8 +117,9 @@ func checkFileRequest(req *api.FileAccessRequest) (string, string) {
 
 // fileScope is what file tools may touch under one configuration.
 type fileScope struct {
-	denied []string // no access at all
-	roots  []string // writable
+	denied    []string // no access at all
+	roots     []string // writable
+	writeDeny []string // not writable in a root: names relative to it, a directory's with a final "/"
 }
 
 // decide returns a blocked_by code and a reason for the model, or "" when
@@ -139,9 +146,40 @@ func (f fileScope) decide(req *api.FileAccessRequest) (string, string) {
 				return DenyPathOutsideWorkspace, fmt.Sprintf("%s may not change %s: it is outside Gatehouse's workspace roots (%s); "+
 					"write inside them, or ask the user to add the directory to policy.workspace_roots.", req.Tool, describe(p, r), strings.Join(f.roots, ", "))
 			}
+			if req.Access != api.FileWrite {
+				continue
+			}
+			for _, root := range f.roots {
+				rel, err := filepath.Rel(root, r)
+				if err != nil || !within(r, root) {
+					continue
+				}
+				if e := writeDenied(filepath.ToSlash(rel), f.writeDeny); e != "" {
+					return DenyPathWriteDenied, fmt.Sprintf("%s may not change %s: %s is in Gatehouse's write-deny set, where a write becomes code or settings that take effect outside any sandbox; "+
+						"ask the user to make this change in a terminal.", req.Tool, describe(p, r), e)
+				}
+			}
 		}
 	}
 	return "", ""
+}
+
+// writeDenied returns the write-deny entry the slash-separated path rel
+// (relative to a workspace root) falls under, at any depth: a directory
+// entry ("a/b/") covers the directory and everything in it, a file entry
+// ("a/b") the path that ends with it.
+func writeDenied(rel string, entries []string) string {
+	parts := strings.Split(rel, "/")
+	for _, e := range entries {
+		dir := strings.HasSuffix(e, "/")
+		ep := strings.Split(strings.Trim(e, "/"), "/")
+		for i := 0; i+len(ep) <= len(parts); i++ {
+			if slices.Equal(parts[i:i+len(ep)], ep) && (dir || i+len(ep) == len(parts)) {
+				return e
+			}
+		}
+	}
+	return ""
 }
 
 // describe names path p, and where it resolves when that differs.

@@ -53,7 +53,7 @@ func newFileWorld(t *testing.T) *fileWorld {
 			t.Fatal(err)
 		}
 	}
-	w.scope = fileScope{denied: []string{w.ssh, w.cfg}, roots: []string{w.ws}}
+	w.scope = fileScope{denied: []string{w.ssh, w.cfg}, roots: []string{w.ws}, writeDeny: []string{".git/hooks/", ".git/config", ".claude/", ".bashrc"}}
 	return w
 }
 
@@ -96,6 +96,13 @@ func TestFileScope(t *testing.T) {
 		{"write a new directory in the workspace", "Write", api.FileWrite, false, []string{filepath.Join(w.ws, "a", "b", "c.go")}, ""},
 		{"write outside the workspace", "Write", api.FileWrite, false, []string{filepath.Join(w.home, "notes.txt")}, DenyPathOutsideWorkspace},
 		{"write beside the workspace", "Write", api.FileWrite, false, []string{w.ws + "x/f"}, DenyPathOutsideWorkspace},
+		{"write a git hook", "Write", api.FileWrite, false, []string{filepath.Join(w.ws, ".git", "hooks", "pre-commit")}, DenyPathWriteDenied},
+		{"edit .git/config in a nested repository", "Edit", api.FileWrite, false, []string{filepath.Join(w.ws, "sub", ".git", "config")}, DenyPathWriteDenied},
+		{"write Claude Code's project settings", "Write", api.FileWrite, false, []string{filepath.Join(w.ws, ".claude", "settings.json")}, DenyPathWriteDenied},
+		{"write an rc file", "Write", api.FileWrite, false, []string{filepath.Join(w.ws, ".bashrc")}, DenyPathWriteDenied},
+		{"read a git hook", "Read", api.FileRead, false, []string{filepath.Join(w.ws, ".git", "hooks", "pre-commit")}, ""},
+		{"write beside .git/config", "Write", api.FileWrite, false, []string{filepath.Join(w.ws, ".git", "config.bak")}, ""},
+		{"write a file named like a hooks dir", "Write", api.FileWrite, false, []string{filepath.Join(w.ws, "hooks", "x")}, ""},
 		{"grep in the workspace", "Grep", api.FileRead, true, []string{w.ws}, ""},
 		{"grep into ~/.ssh", "Grep", api.FileRead, true, []string{w.ssh}, DenyPathDenied},
 		{"grep above ~/.ssh", "Grep", api.FileRead, true, []string{w.home}, DenyPathDenied},

@@ -503,7 +503,7 @@ func (e *Executor) env(req *api.ExecRequest, dir, id string) []string {
 
 func (e *Executor) spec(req *api.ExecRequest, dir, id string, timeout int, c backendChoice) *sandbox.Spec {
 	l := e.cfg.Exec.Limits
-	writeDeny := append(append([]string{}, defaultWriteDeny...), e.cfg.Exec.Sandbox.WriteDeny...)
+	writeDeny := e.WriteDeny()
 	return &sandbox.Spec{
 		Shell:          e.cfg.Exec.Shell,
 		Command:        req.Command,

@@ -26,3 +26,10 @@ func (e *Executor) DenyRead() []string { return e.denyRead() }
 // WorkspaceRoots returns the effective workspace roots, symlinks
 // resolved; roots that do not exist are left out.
 func (e *Executor) WorkspaceRoots() []string { return e.roots() }
+
+// WriteDeny returns the write-deny set: names relative to each workspace
+// root (and each repository in it) that commands may not write, a
+// directory's with a final "/".
+func (e *Executor) WriteDeny() []string {
+	return append(append([]string{}, defaultWriteDeny...), e.cfg.Exec.Sandbox.WriteDeny...)
+}
