@@ -96,10 +96,14 @@ func TestTimeoutSeconds(t *testing.T) {
 func FuzzHookDecode(f *testing.F) {
 	f.Add(`{"tool_name":"Bash","tool_input":{"command":"ls","timeout":1e3}}`)
 	f.Add(`{"tool_name":"Read","tool_input":{"file_path":"/x"}}`)
+	f.Add(`{"tool_name":"Glob","cwd":"/w","tool_input":{"pattern":"../a/*","path":"/b"}}`)
 	f.Fuzz(func(t *testing.T, s string) {
 		in, err := Decode(strings.NewReader(s))
 		if err != nil {
 			return
+		}
+		if fa, err := in.FileAccess(); err == nil && (len(fa.Paths) == 0 || fa.Access == "") {
+			t.Fatalf("file access without paths or access: %+v", fa)
 		}
 		if b, err := in.Bash(); err == nil {
 			b.TimeoutSeconds(0)
@@ -158,6 +162,9 @@ func TestInputWithoutCwdOrCommand(t *testing.T) {
 	}
 	for _, ti := range []string{`{"command":null}`, `{"command":["ls"]}`, `{}`, `null`} {
 		in, _ := Decode(strings.NewReader(`{"cwd":"/w","tool_name":"Bash","tool_input":` + ti + `}`))
+		if fa, err := in.FileAccess(); err == nil && (len(fa.Paths) == 0 || fa.Access == "") {
+			t.Fatalf("file access without paths or access: %+v", fa)
+		}
 		if b, err := in.Bash(); err == nil {
 			t.Errorf("tool_input %s accepted as command %q", ti, b.Command)
 		}

@@ -34,8 +34,8 @@ func (w *world) settingsWith(edit func(m map[string]any)) string {
 // symlinks too) and writes outside the workspace roots, with the reason in
 // the tool_result, and records each decision. The permission rules of the
 // managed settings are left out, so that the hook alone is tested. (Claude
-// Code 2.1.332 offers no Glob or Grep tool to the model: the hook's
-// decisions on them are tested in app/cli/testdata/script/hook_files.txtar.)
+// Code 2.1.332 offers the model no Glob or Grep tool: their decisions are
+// tested in service (TestFileScope, TestFileAccess) and hook/claude.)
 func TestFileToolsRefused(t *testing.T) {
 	w := newWorld(t)
 	cfgDir := filepath.Join(w.home, ".config", "gatehouse")
