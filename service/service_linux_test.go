@@ -466,3 +466,47 @@ func TestExecuteStreamsAndMatchesPipeline(t *testing.T) {
 		t.Errorf("events: %s", fmt.Sprint(evs))
 	}
 }
+
+// File tools are refused the relay and socket directories and the
+// deny-read set, and writes outside the roots; each decision is an event.
+func TestFileAccess(t *testing.T) {
+	f := start(t, nil)
+	ask := func(access string, search bool, paths ...string) *api.DecideResponse {
+		t.Helper()
+		r, err := f.c.FileAccess(context.Background(), api.FileAccessRequest{
+			Tool: "Read", Access: access, Search: search, Paths: paths, Cwd: f.ws,
+			Agent: "claude-code", Surface: api.SurfaceAgentHook, SessionID: "sess",
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	for _, tc := range []struct {
+		access string
+		search bool
+		path   string
+		code   string
+	}{
+		{api.FileRead, false, filepath.Join(f.home, ".ssh", "id"), DenyPathDenied},
+		{api.FileRead, false, filepath.Join(f.relay, "x"), DenyPathDenied},
+		{api.FileRead, false, filepath.Join(filepath.Dir(f.svc.opts.SocketPath), "s.sock"), DenyPathDenied},
+		{api.FileRead, true, f.home, DenyPathDenied},
+		{api.FileWrite, false, filepath.Join(f.home, "x"), DenyPathOutsideWorkspace},
+		{api.FileWrite, false, "new/file.go", ""},
+		{api.FileRead, false, "/etc/hosts", ""},
+	} {
+		r := ask(tc.access, tc.search, tc.path)
+		if r.BlockedBy != tc.code || (tc.code == "") != (r.Decision == "allow") || r.EventID == "" {
+			t.Errorf("%s %s: %+v, want %q", tc.access, tc.path, r, tc.code)
+			continue
+		}
+		ev, _ := f.waitEvent(time.Second, func(e api.Event) bool { return e.ID == r.EventID })
+		if ev.ActionType != "file:"+tc.access || ev.Decision != r.Decision || ev.Tool != "Read" || len(ev.Paths) != 1 || ev.SessionID != "sess" {
+			t.Errorf("event %+v", ev)
+		}
+	}
+	if r := ask("exec", false, "/x"); r.Decision != "deny" || r.BlockedBy != "invalid_argument" {
+		t.Errorf("bad access: %+v", r)
+	}
+}

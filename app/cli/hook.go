@@ -24,11 +24,15 @@ func init() {
 
 const hookUsage = `usage: gatehouse hook claude [--routing governed_shell|framework]
 
-Claude Code runs this for every Bash call, with the PreToolUse JSON on stdin.
-It asks the Gatehouse service to decide and answers on stdout: deny with the
-reason; allow; or, under governed_shell routing, allow with the command
-replaced by a relay of Gatehouse's ticket. It fails closed: when the service
-cannot be reached or the input is malformed, the call is denied.`
+Claude Code runs this for every Bash call and every call of its file tools
+(Read, Write, Edit, MultiEdit, NotebookEdit, Glob, Grep), with the PreToolUse
+JSON on stdin. It asks the Gatehouse service to decide and answers on stdout.
+Bash: deny with the reason; allow; or, under governed_shell routing, allow
+with the command replaced by a relay of Gatehouse's ticket. A file tool: deny
+with the reason (Gatehouse's own files, the deny-read set, a write outside
+the workspace roots), or no answer, leaving the call to Claude Code's own
+permissions. It fails closed: when the service cannot be reached or the
+input is malformed, the call is denied.`
 
 // hookDecideTimeout bounds the wait for the service's decision.
 const hookDecideTimeout = 20 * time.Second
@@ -67,8 +71,14 @@ func hookDecide(ctx context.Context, env *Env, routing string) *claude.Output {
 	if err != nil {
 		return claude.Deny(fmt.Sprintf("Gatehouse could not read this tool call (%v), so it did not run. This is a bug in the caller or in Gatehouse; report it.", err))
 	}
-	if in.ToolName != claude.ToolBash {
+	if in.ToolName != claude.ToolBash && !claude.IsFileTool(in.ToolName) {
 		return nil
+	}
+	if err := in.CheckCwd(); err != nil {
+		return claude.Deny(fmt.Sprintf("Gatehouse could not read this %s call (%v), so it did not run.", in.ToolName, err))
+	}
+	if in.ToolName != claude.ToolBash {
+		return hookFile(ctx, env, in)
 	}
 	b, err := in.Bash()
 	if err != nil {
@@ -104,7 +114,7 @@ func hookDecide(ctx context.Context, env *Env, routing string) *claude.Output {
 		return claude.Deny(reason)
 	}
 	if resp.Ticket == "" {
-		return claude.Allow("Gatehouse allowed this command")
+		return claude.Allow(in, "Gatehouse allowed this command")
 	}
 	exe, err := os.Executable()
 	if err == nil {
@@ -115,6 +125,39 @@ func hookDecide(ctx context.Context, env *Env, routing string) *claude.Output {
 	}
 	return claude.Route(in, claude.RelayCommand(exe, resp.Ticket),
 		"Gatehouse admitted this command; it runs in Gatehouse's sandbox")
+}
+
+// hookFile decides a file tool's call. An allowed call gets no answer: the
+// hook approves nothing Claude Code's own permissions would not.
+func hookFile(ctx context.Context, env *Env, in *claude.Input) *claude.Output {
+	fa, err := in.FileAccess()
+	if err != nil {
+		return claude.Deny(fmt.Sprintf("Gatehouse could not read this %s call (%v), so it did not run.", in.ToolName, err))
+	}
+	c, err := serviceClient(env)
+	if err != nil {
+		return claude.Deny(fmt.Sprintf("Gatehouse refused this %s: %v.", in.ToolName, err))
+	}
+	ctx, cancel := context.WithTimeout(ctx, hookDecideTimeout)
+	defer cancel()
+	resp, err := c.FileAccess(ctx, api.FileAccessRequest{
+		Tool:      fa.Tool,
+		Access:    fa.Access,
+		Search:    fa.Search,
+		Paths:     fa.Paths,
+		Cwd:       in.Cwd,
+		Agent:     "claude-code",
+		Surface:   api.SurfaceAgentHook,
+		SessionID: in.SessionID,
+	})
+	if err != nil {
+		return claude.Deny(fmt.Sprintf("Gatehouse refused this %s: the Gatehouse service is not reachable (%v). "+
+			"Ask the user to start it with `gatehouse service start` (or `gatehouse serve` in a terminal), then try again.", in.ToolName, err))
+	}
+	if resp.Decision != "allow" {
+		return claude.Deny(fmt.Sprintf("Gatehouse refused this %s (%s): %s", in.ToolName, resp.BlockedBy, resp.Reason))
+	}
+	return nil
 }
 
 // hookHint tells the model (and its user) what to do about a denial.

@@ -11,9 +11,13 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 
 	"github.com/gatehouse-dev/gatehouse/hook/claude"
 	"github.com/gatehouse-dev/gatehouse/service/api"
+	"github.com/gatehouse-dev/gatehouse/service/audit"
+	"github.com/gatehouse-dev/gatehouse/service/pipeline"
+	"github.com/gatehouse-dev/gatehouse/service/policy"
 )
 
 func init() {
@@ -27,7 +31,10 @@ const managedUsage = `usage: gatehouse managed-settings [--routing governed_shel
 
 Prints the managed-settings.json that makes Claude Code use Gatehouse: its own
 sandbox on, with no unsandboxed escape and no start without it, Gatehouse's
-hook (this binary's absolute path), and managed hooks only. --routing
+hook (this binary's absolute path) for Bash and the file tools, managed hooks
+only, and permissions.deny rules keeping Claude Code's file tools out of the
+deny-read set and Gatehouse's own directories (paths under the home directory
+are written ~/…, so one file serves every user). --routing
 governed_shell (the default) makes the hook route every allowed Bash call
 through Gatehouse whatever the user's policy says; framework leaves routing to
 policy.builtin_exec_routing. --install writes the file where Claude Code reads
@@ -57,7 +64,12 @@ func runManagedSettings(ctx context.Context, env *Env, args []string) error {
 	if *routing == api.RoutingGovernedShell {
 		hookRouting = api.RoutingGovernedShell
 	}
-	data := claude.RenderManaged(claude.ManagedOptions{Exe: exe, Routing: hookRouting})
+	home, err := homeDir(env)
+	if err != nil {
+		return err
+	}
+	deny, readable := fileDenyPaths(env, home)
+	data := claude.RenderManaged(claude.ManagedOptions{Exe: exe, Routing: hookRouting, Home: home, DenyPaths: deny, Readable: readable})
 	target := *path
 	if target == "" {
 		target = claude.ManagedPath(runtime.GOOS)
@@ -100,4 +112,27 @@ func managedWriteErr(target string, err error) error {
 			"managed settings are system-wide: run it as an administrator (sudo gatehouse managed-settings --install)")
 	}
 	return fmt.Errorf("writing %s: %w", target, err)
+}
+
+// fileDenyPaths are the places no file tool of an agent may touch, for
+// the managed settings' rules, and the relay's directory, which must stay
+// readable inside Claude Code's sandbox: the executor's deny-read set with
+// the default configuration (Gatehouse's config and state directories
+// included), the files in them a directory rule cannot cover once the
+// relay directory is exempt (the configuration and the audit database),
+// and the socket's directory when it is under home (a per-user directory
+// elsewhere, such as $XDG_RUNTIME_DIR, cannot be written once for every
+// user; the hook refuses it).
+func fileDenyPaths(env *Env, home string) (deny, readable []string) {
+	opts := policy.DefaultLoadOptions(runtime.GOOS, home, env.Getenv)
+	deny = pipeline.DenyRead(home, privatePaths(env, opts), nil)
+	p := servicePaths(env, home)
+	db := filepath.Join(p.state, audit.FileName)
+	deny = append(deny, opts.UserFile, db, db+"-wal", db+"-shm")
+	for _, d := range []string{p.relay, filepath.Dir(p.socket)} {
+		if strings.HasPrefix(d, home+string(filepath.Separator)) {
+			deny = append(deny, d)
+		}
+	}
+	return deny, []string{p.relay}
 }

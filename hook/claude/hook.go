@@ -15,8 +15,16 @@ import (
 	"strings"
 )
 
-// ToolBash is the tool Gatehouse governs.
+// ToolBash is the tool Gatehouse decides and routes.
 const ToolBash = "Bash"
+
+// FileTools are Claude Code's tools that touch files from its own process,
+// outside every sandbox: Gatehouse decides which paths they may touch
+// (files.go).
+var FileTools = []string{"Read", "Write", "Edit", "MultiEdit", "NotebookEdit", "Glob", "Grep"}
+
+// Matcher is the hooks' matcher: Bash and the file tools.
+var Matcher = ToolBash + "|" + strings.Join(FileTools, "|")
 
 // maxInput bounds the hook's stdin: a 64 KiB command and Claude Code's
 // other fields fit many times over.
@@ -68,13 +76,11 @@ type Bash struct {
 // Bash decodes the Bash fields of the tool input.
 func (in *Input) Bash() (*Bash, error) {
 	var b Bash
-	raw, ok := in.ToolInput["command"]
-	if !ok {
-		return nil, errors.New("tool_input has no command")
+	cmd, err := in.stringField("command", true)
+	if err != nil {
+		return nil, err
 	}
-	if err := json.Unmarshal(raw, &b.Command); err != nil {
-		return nil, errors.New("tool_input.command is not a string")
-	}
+	b.Command = cmd
 	if raw, ok := in.ToolInput["timeout"]; ok && string(raw) != "null" {
 		var f float64
 		if err := json.Unmarshal(raw, &f); err != nil || f < 0 {
@@ -88,6 +94,33 @@ func (in *Input) Bash() (*Bash, error) {
 		}
 	}
 	return &b, nil
+}
+
+// CheckCwd reports an input without the working directory the call is
+// decided against.
+func (in *Input) CheckCwd() error {
+	if in.Cwd == "" {
+		return errors.New("the hook input has no cwd")
+	}
+	return nil
+}
+
+// stringField returns tool_input's string member k: "" when it is absent
+// and not required; an error when it is absent and required, or is not a
+// string (null included).
+func (in *Input) stringField(k string, required bool) (string, error) {
+	raw, ok := in.ToolInput[k]
+	if !ok {
+		if required {
+			return "", fmt.Errorf("tool_input has no %s", k)
+		}
+		return "", nil
+	}
+	var s string
+	if string(raw) == "null" || json.Unmarshal(raw, &s) != nil {
+		return "", fmt.Errorf("tool_input.%s is not a string", k)
+	}
+	return s, nil
 }
 
 // Claude Code's own Bash timeouts when the model sets none (its
@@ -136,10 +169,24 @@ func Deny(reason string) *Output {
 	return &Output{Decision{HookEventName: "PreToolUse", PermissionDecision: "deny", PermissionDecisionReason: reason}}
 }
 
-// Allow returns an answer that lets the call run unchanged.
-func Allow(reason string) *Output {
-	return &Output{Decision{HookEventName: "PreToolUse", PermissionDecision: "allow", PermissionDecisionReason: reason}}
+// Allow returns an answer that lets the call run as the model asked,
+// except that dangerouslyDisableSandbox, when the input has it, is set to
+// false: the command stays inside Claude Code's sandbox.
+func Allow(in *Input, reason string) *Output {
+	d := Decision{HookEventName: "PreToolUse", PermissionDecision: "allow", PermissionDecisionReason: reason}
+	if _, ok := in.ToolInput[disableSandbox]; ok {
+		d.UpdatedInput = make(map[string]json.RawMessage, len(in.ToolInput))
+		for k, v := range in.ToolInput {
+			d.UpdatedInput[k] = v
+		}
+		d.UpdatedInput[disableSandbox] = json.RawMessage("false")
+	}
+	return &Output{d}
 }
+
+// disableSandbox is the Bash input that would run the command outside
+// Claude Code's sandbox.
+const disableSandbox = "dangerouslyDisableSandbox"
 
 // Route returns an answer that lets the call run with its command replaced
 // by relay (RelayCommand): every other field of the tool input is kept,
@@ -148,7 +195,7 @@ func Allow(reason string) *Output {
 func Route(in *Input, relay, reason string) *Output {
 	up := make(map[string]json.RawMessage, len(in.ToolInput))
 	for k, v := range in.ToolInput {
-		if k != "dangerouslyDisableSandbox" {
+		if k != disableSandbox {
 			up[k] = v
 		}
 	}

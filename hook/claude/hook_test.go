@@ -96,10 +96,14 @@ func TestTimeoutSeconds(t *testing.T) {
 func FuzzHookDecode(f *testing.F) {
 	f.Add(`{"tool_name":"Bash","tool_input":{"command":"ls","timeout":1e3}}`)
 	f.Add(`{"tool_name":"Read","tool_input":{"file_path":"/x"}}`)
+	f.Add(`{"tool_name":"Glob","cwd":"/w","tool_input":{"pattern":"../a/*","path":"/b"}}`)
 	f.Fuzz(func(t *testing.T, s string) {
 		in, err := Decode(strings.NewReader(s))
 		if err != nil {
 			return
+		}
+		if fa, err := in.FileAccess(); err == nil && (len(fa.Paths) == 0 || fa.Access == "") {
+			t.Fatalf("file access without paths or access: %+v", fa)
 		}
 		if b, err := in.Bash(); err == nil {
 			b.TimeoutSeconds(0)
@@ -110,4 +114,124 @@ func FuzzHookDecode(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Under framework routing the call runs as asked, but never outside
+// Claude Code's sandbox.
+func TestAllowKeepsTheSandbox(t *testing.T) {
+	t.Parallel()
+	in, err := Decode(strings.NewReader(`{"cwd":"/w","tool_name":"Bash","tool_input":{"command":"ls","timeout":5000,"dangerouslyDisableSandbox":true}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	Allow(in, "ok").Encode(&buf)
+	var out struct {
+		HookSpecificOutput struct {
+			PermissionDecision string         `json:"permissionDecision"`
+			UpdatedInput       map[string]any `json:"updatedInput"`
+		} `json:"hookSpecificOutput"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &out); err != nil {
+		t.Fatal(err)
+	}
+	o := out.HookSpecificOutput
+	want := map[string]any{"command": "ls", "timeout": float64(5000), "dangerouslyDisableSandbox": false}
+	if o.PermissionDecision != "allow" || len(o.UpdatedInput) != len(want) {
+		t.Fatalf("%s", buf.Bytes())
+	}
+	for k, v := range want {
+		if o.UpdatedInput[k] != v {
+			t.Errorf("updatedInput.%s = %v, want %v", k, o.UpdatedInput[k], v)
+		}
+	}
+	// Without the flag, the input is not rewritten at all.
+	in, _ = Decode(strings.NewReader(`{"cwd":"/w","tool_name":"Bash","tool_input":{"command":"ls"}}`))
+	buf.Reset()
+	Allow(in, "ok").Encode(&buf)
+	if strings.Contains(buf.String(), "updatedInput") {
+		t.Errorf("input rewritten: %s", buf.String())
+	}
+}
+
+func TestInputWithoutCwdOrCommand(t *testing.T) {
+	t.Parallel()
+	in, _ := Decode(strings.NewReader(`{"tool_name":"Bash","tool_input":{"command":"ls"}}`))
+	if err := in.CheckCwd(); err == nil {
+		t.Error("an input without cwd was accepted")
+	}
+	for _, ti := range []string{`{"command":null}`, `{"command":["ls"]}`, `{}`, `null`} {
+		in, _ := Decode(strings.NewReader(`{"cwd":"/w","tool_name":"Bash","tool_input":` + ti + `}`))
+		if fa, err := in.FileAccess(); err == nil && (len(fa.Paths) == 0 || fa.Access == "") {
+			t.Fatalf("file access without paths or access: %+v", fa)
+		}
+		if b, err := in.Bash(); err == nil {
+			t.Errorf("tool_input %s accepted as command %q", ti, b.Command)
+		}
+	}
+}
+
+func TestFileAccess(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		tool, input string
+		access      string
+		search      bool
+		paths       []string
+	}{
+		{"Read", `{"file_path":"/h/.ssh/id"}`, "read", false, []string{"/h/.ssh/id"}},
+		{"Write", `{"file_path":"/w/a","content":"x"}`, "write", false, []string{"/w/a"}},
+		{"Edit", `{"file_path":"/w/a","old_string":"x","new_string":"y"}`, "write", false, []string{"/w/a"}},
+		{"MultiEdit", `{"file_path":"/w/a","edits":[]}`, "write", false, []string{"/w/a"}},
+		{"NotebookEdit", `{"notebook_path":"/w/n.ipynb","new_source":""}`, "write", false, []string{"/w/n.ipynb"}},
+		{"Grep", `{"pattern":"key"}`, "read", true, []string{"/w"}},
+		{"Grep", `{"pattern":"key","path":"/h/.ssh"}`, "read", true, []string{"/h/.ssh"}},
+		{"Glob", `{"pattern":"**/*.go"}`, "read", true, []string{"/w"}},
+		{"Glob", `{"pattern":"../../.ssh/*","path":"/w/s"}`, "read", true, []string{"/w/s", "/w/s/../../.ssh"}},
+		{"Glob", `{"pattern":"/h/.ssh/id*"}`, "read", true, []string{"/w", "/h/.ssh"}},
+	} {
+		in, err := Decode(strings.NewReader(`{"cwd":"/w","tool_name":"` + tc.tool + `","tool_input":` + tc.input + `}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fa, err := in.FileAccess()
+		if err != nil {
+			t.Errorf("%s %s: %v", tc.tool, tc.input, err)
+			continue
+		}
+		if fa.Tool != tc.tool || fa.Access != tc.access || fa.Search != tc.search || strings.Join(fa.Paths, " ") != strings.Join(tc.paths, " ") {
+			t.Errorf("%s %s: %+v, want %s %v %v", tc.tool, tc.input, fa, tc.access, tc.search, tc.paths)
+		}
+	}
+	for _, bad := range []string{
+		`{"tool_name":"Read","tool_input":{}}`,
+		`{"tool_name":"Read","tool_input":{"file_path":null}}`,
+		`{"tool_name":"Read","tool_input":{"file_path":""}}`,
+		`{"tool_name":"Edit","tool_input":{"file_path":7}}`,
+		`{"tool_name":"NotebookEdit","tool_input":{"file_path":"/w/n.ipynb"}}`,
+		`{"tool_name":"Grep","tool_input":{"path":1}}`,
+		`{"tool_name":"Glob","tool_input":{"path":"/w"}}`,
+		`{"tool_name":"WebFetch","tool_input":{"url":"x"}}`,
+	} {
+		in, err := Decode(strings.NewReader(bad))
+		if err != nil {
+			t.Fatal(err)
+		}
+		in.Cwd = "/w"
+		if fa, err := in.FileAccess(); err == nil {
+			t.Errorf("%s accepted: %+v", bad, fa)
+		}
+	}
+}
+
+func TestGlobPrefix(t *testing.T) {
+	t.Parallel()
+	for pat, want := range map[string]string{
+		"*.go": "", "**/*.go": "", "src/*.go": "src", "/etc/**": "/etc", "/*": "/",
+		"../../.ssh/id*": "../../.ssh", "a/b/c": "a/b", "a/{b,c}/d": "a", "a/[bc]/d": "a",
+	} {
+		if got := GlobPrefix(pat); got != want {
+			t.Errorf("GlobPrefix(%q) = %q, want %q", pat, got, want)
+		}
+	}
 }

@@ -6,7 +6,7 @@ package claude
 //     key order, values byte for byte (only whitespace is re-indented);
 //   - the file must be JSON (Claude Code accepts nothing else); a file that
 //     does not parse is left alone and is an error;
-//   - Gatehouse's hook is a "Bash" matcher group in hooks.PreToolUse whose
+//   - Gatehouse's hook is a matcher group (Bash and the file tools, Matcher) in hooks.PreToolUse whose
 //     one hook runs '<path>/gatehouse' hook claude …; installing it again
 //     changes nothing, and an entry of another gatehouse path is replaced
 //     in place;
@@ -71,7 +71,7 @@ type matcherGroup struct {
 // failing hook blocks the call (onFailure: block): Gatehouse fails closed
 // even when the hook cannot start.
 func HookGroup(command string) json.RawMessage {
-	b, _ := json.Marshal(matcherGroup{Matcher: ToolBash, Hooks: []hookEntry{{
+	b, _ := json.Marshal(matcherGroup{Matcher: Matcher, Hooks: []hookEntry{{
 		Type: "command", Command: command, Timeout: HookTimeoutSeconds, OnFailure: "block",
 	}}})
 	return b
@@ -378,12 +378,66 @@ type ManagedOptions struct {
 	Exe string
 	// Routing is the least routing the hook asks the service for.
 	Routing string
+	// Home is the home directory the paths below are written relative to
+	// ("~/…"), so that one file serves every user.
+	Home string
+	// DenyPaths are the absolute paths no file tool may read or change:
+	// the deny-read set and Gatehouse's own directories.
+	DenyPaths []string
+	// Readable are paths that must stay readable inside Claude Code's
+	// sandbox, which takes the Read rules as its own deny-read set: the
+	// relay's FIFO directory. A DenyPaths entry holding one gets Edit rules
+	// only; its secret files are then listed in DenyPaths one by one.
+	Readable []string
+}
+
+// DenyRules returns Claude Code permission rules refusing its file tools
+// every path in paths: Read rules (which Claude Code applies to Glob and
+// Grep too) and Edit rules (Write, Edit, MultiEdit, NotebookEdit), each for
+// the path itself and everything under it. A path under home is written
+// "~/…"; any other absolute one "//…", the rule syntax's root.
+//
+// A path holding one of readable gets no Read rule: Claude Code's sandbox
+// would hide what is under it from the commands it runs.
+func DenyRules(home string, paths, readable []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, p := range paths {
+		p = filepath.ToSlash(filepath.Clean(p))
+		tools := []string{"Read", "Edit"}
+		for _, r := range readable {
+			if r = filepath.ToSlash(filepath.Clean(r)); r == p || strings.HasPrefix(r, strings.TrimSuffix(p, "/")+"/") {
+				tools = []string{"Edit"}
+			}
+		}
+		h := filepath.ToSlash(filepath.Clean(home))
+		var spec string
+		switch {
+		case home != "" && strings.HasPrefix(p, strings.TrimSuffix(h, "/")+"/"):
+			spec = "~/" + strings.TrimPrefix(p, strings.TrimSuffix(h, "/")+"/")
+		case strings.HasPrefix(p, "/"):
+			spec = "/" + p
+		default:
+			continue
+		}
+		for _, tool := range tools {
+			for _, r := range []string{tool + "(" + spec + ")", tool + "(" + strings.TrimSuffix(spec, "/") + "/**)"} {
+				if !seen[r] {
+					seen[r] = true
+					out = append(out, r)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // RenderManaged returns the managed-settings.json IT pushes: Claude Code's
 // own sandbox on and impossible to leave (no unsandboxed escape hatch, no
-// start without it), Gatehouse's hook, and no hooks but managed ones. It
-// allows no unix socket: the relay needs none.
+// start without it), Gatehouse's hook, no hooks but managed ones, and
+// permission rules keeping the file tools out of o.DenyPaths (a second
+// wall behind the hook's own refusal). It allows no unix socket: the relay
+// needs none.
 func RenderManaged(o ManagedOptions) []byte {
 	group := HookGroup(HookCommand(o.Exe, o.Routing))
 	v := struct {
@@ -392,12 +446,19 @@ func RenderManaged(o ManagedOptions) []byte {
 			AllowUnsandboxedCommands bool `json:"allowUnsandboxedCommands"`
 			FailIfUnavailable        bool `json:"failIfUnavailable"`
 		} `json:"sandbox"`
+		Permissions struct {
+			Deny []string `json:"deny"`
+		} `json:"permissions"`
 		Hooks struct {
 			PreToolUse []json.RawMessage `json:"PreToolUse"`
 		} `json:"hooks"`
 		AllowManagedHooksOnly bool `json:"allowManagedHooksOnly"`
 	}{}
 	v.Sandbox.Enabled, v.Sandbox.FailIfUnavailable = true, true
+	v.Permissions.Deny = DenyRules(o.Home, o.DenyPaths, o.Readable)
+	if v.Permissions.Deny == nil {
+		v.Permissions.Deny = []string{}
+	}
 	v.Hooks.PreToolUse = []json.RawMessage{group}
 	v.AllowManagedHooksOnly = true
 	b, _ := json.MarshalIndent(v, "", "  ")

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -159,10 +160,14 @@ func TestIsHookCommand(t *testing.T) {
 
 func TestRenderManaged(t *testing.T) {
 	t.Parallel()
-	b := RenderManaged(ManagedOptions{Exe: exe, Routing: "governed_shell"})
+	b := RenderManaged(ManagedOptions{Exe: exe, Routing: "governed_shell", Home: "/home/u",
+		DenyPaths: []string{"/home/u/.ssh", "/home/u/.config/gatehouse", "/srv/state/gatehouse"}})
 	var m struct {
-		Sandbox map[string]any `json:"sandbox"`
-		Hooks   struct {
+		Sandbox     map[string]any `json:"sandbox"`
+		Permissions struct {
+			Deny []string `json:"deny"`
+		} `json:"permissions"`
+		Hooks struct {
 			PreToolUse []matcherGroup `json:"PreToolUse"`
 		} `json:"hooks"`
 		AllowManagedHooksOnly bool `json:"allowManagedHooksOnly"`
@@ -178,10 +183,45 @@ func TestRenderManaged(t *testing.T) {
 		t.Fatalf("%s", b)
 	}
 	h := m.Hooks.PreToolUse[0]
-	if h.Matcher != "Bash" || len(h.Hooks) != 1 || h.Hooks[0].Command != "'"+exe+"' hook claude --routing governed_shell" || h.Hooks[0].OnFailure != "block" {
+	if h.Matcher != "Bash|Read|Write|Edit|MultiEdit|NotebookEdit|Glob|Grep" || len(h.Hooks) != 1 || h.Hooks[0].Command != "'"+exe+"' hook claude --routing governed_shell" || h.Hooks[0].OnFailure != "block" {
 		t.Errorf("hook: %+v", h)
 	}
 	if strings.Contains(string(b), "allowUnixSockets") {
 		t.Error("unix sockets allowed")
+	}
+	for _, want := range []string{"Read(~/.ssh/**)", "Edit(~/.ssh/**)", "Read(~/.ssh)", "Edit(~/.config/gatehouse/**)",
+		"Read(//srv/state/gatehouse/**)", "Edit(//srv/state/gatehouse)"} {
+		if !slices.Contains(m.Permissions.Deny, want) {
+			t.Errorf("permissions.deny %q lacks %q", m.Permissions.Deny, want)
+		}
+	}
+	if len(m.Permissions.Deny) != 12 {
+		t.Errorf("permissions.deny = %q, want 4 rules a path", m.Permissions.Deny)
+	}
+}
+
+// Install writes the same matcher: the file tools reach the hook.
+func TestHookGroupMatcher(t *testing.T) {
+	t.Parallel()
+	var g matcherGroup
+	json.Unmarshal(HookGroup(HookCommand(exe, "")), &g)
+	for _, tool := range append([]string{"Bash"}, FileTools...) {
+		if !slices.Contains(strings.Split(g.Matcher, "|"), tool) {
+			t.Errorf("matcher %q does not cover %s", g.Matcher, tool)
+		}
+	}
+}
+
+func TestDenyRules(t *testing.T) {
+	t.Parallel()
+	got := DenyRules("/home/u/", []string{"/home/u/.netrc", "/home/u2/x", "/home/u/.netrc", "rel", "/home/u/st", "/home/u/st/relay"}, []string{"/home/u/st/relay"})
+	want := []string{
+		"Read(~/.netrc)", "Read(~/.netrc/**)", "Edit(~/.netrc)", "Edit(~/.netrc/**)",
+		"Read(//home/u2/x)", "Read(//home/u2/x/**)", "Edit(//home/u2/x)", "Edit(//home/u2/x/**)",
+		// The relay's directory stays readable in Claude Code's sandbox.
+		"Edit(~/st)", "Edit(~/st/**)", "Edit(~/st/relay)", "Edit(~/st/relay/**)",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("DenyRules = %q, want %q", got, want)
 	}
 }

@@ -12,6 +12,8 @@ const (
 	PathStatus  = "/v1/status"
 	PathEvents  = "/v1/events"
 	PathReload  = "/v1/reload"
+	// PathFileAccess decides an agent file tool's access (FileAccessRequest).
+	PathFileAccess = "/v1/file-access"
 )
 
 // Routing modes of Claude Code's Bash (policy.builtin_exec_routing).
@@ -46,6 +48,33 @@ type DecideResponse struct {
 	ExpiresAt      time.Time `json:"expires_at,omitzero"`
 	TimeoutSeconds int       `json:"timeout_seconds,omitempty"`
 }
+
+// FileAccessRequest asks whether an agent's own file tool (Claude Code's
+// Read, Write, Edit, MultiEdit, NotebookEdit, Glob, Grep, which run outside
+// every sandbox) may touch Paths. The answer is a DecideResponse: allow, or
+// deny with blocked_by and a reason for the model; it never has a ticket.
+type FileAccessRequest struct {
+	Tool string `json:"tool"`
+	// Access is FileRead or FileWrite.
+	Access string `json:"access"`
+	// Search marks a recursive search (Glob, Grep): a path that holds a
+	// denied directory is denied too.
+	Search bool `json:"search,omitempty"`
+	// Paths are absolute, or relative to Cwd.
+	Paths     []string `json:"paths"`
+	Cwd       string   `json:"cwd"`
+	Agent     string   `json:"agent,omitempty"`
+	Surface   string   `json:"surface,omitempty"`
+	SessionID string   `json:"session_id,omitempty"`
+}
+
+// File access kinds, and the action types of their events.
+const (
+	FileRead        = "read"
+	FileWrite       = "write"
+	ActionFileRead  = "file:read"
+	ActionFileWrite = "file:write"
+)
 
 // ExecuteRequest runs one call: decide, then run it at once. The response
 // is a frame stream.

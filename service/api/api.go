@@ -78,6 +78,10 @@ type Event struct {
 	Egress         Egress    `json:"egress"`
 	Limits         *Limits   `json:"limits_enforced,omitempty"`
 	WriteBlocked   []string  `json:"write_deny_blocked,omitempty"`
+	// Tool and Paths describe a file-tool event (file:read, file:write):
+	// the agent's tool and the absolute paths it named.
+	Tool  string   `json:"tool,omitempty"`
+	Paths []string `json:"paths,omitempty"`
 }
 
 // Output describes the output of an execution; the text itself is not here.

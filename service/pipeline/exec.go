@@ -509,12 +509,19 @@ func (e *Executor) denyRead() []string { return resolveEach(e.denyReadAsWritten(
 
 // denyReadAsWritten is the deny-read set before symlinks are resolved.
 func (e *Executor) denyReadAsWritten() []string {
+	return DenyRead(e.opts.Home, e.opts.PrivatePaths, e.cfg.Exec.Sandbox.DenyRead)
+}
+
+// DenyRead returns the mandatory deny-read set under home, then private
+// (Gatehouse's own paths) and extra (exec.sandbox.deny_read), as written.
+// Managed settings render their file-tool rules from the same list.
+func DenyRead(home string, private, extra []string) []string {
 	var out []string
 	for _, p := range MandatoryDenyRead {
-		out = append(out, filepath.Join(e.opts.Home, p))
+		out = append(out, filepath.Join(home, p))
 	}
-	out = append(out, e.opts.PrivatePaths...)
-	return append(out, e.cfg.Exec.Sandbox.DenyRead...)
+	out = append(out, private...)
+	return append(out, extra...)
 }
 
 // resolveEach returns paths resolved by policy.Resolve, deduplicated.
@@ -559,7 +566,7 @@ func (e *Executor) env(req *api.ExecRequest, dir, id string) []string {
 
 func (e *Executor) spec(req *api.ExecRequest, dir string, roots []string, id string, timeout int, c backendChoice) *sandbox.Spec {
 	l := e.cfg.Exec.Limits
-	writeDeny := append(append([]string{}, defaultWriteDeny...), e.cfg.Exec.Sandbox.WriteDeny...)
+	writeDeny := e.WriteDeny()
 	return &sandbox.Spec{
 		Shell:          e.cfg.Exec.Shell,
 		Command:        req.Command,

@@ -17,3 +17,19 @@ func (e *Executor) Record(ev *api.Event) { e.observe(ev, nil) }
 // Config returns the configuration e was built with. It must not be
 // modified.
 func (e *Executor) Config() *policy.Config { return e.cfg }
+
+// DenyRead returns the paths no command may read, which no agent file
+// tool may touch either: the mandatory deny-read set, Gatehouse's private
+// paths and exec.sandbox.deny_read.
+func (e *Executor) DenyRead() []string { return e.denyRead() }
+
+// WorkspaceRoots returns the effective workspace roots, symlinks
+// resolved; roots that do not exist are left out.
+func (e *Executor) WorkspaceRoots() []string { return e.roots() }
+
+// WriteDeny returns the write-deny set: names relative to each workspace
+// root (and each repository in it) that commands may not write, a
+// directory's with a final "/".
+func (e *Executor) WriteDeny() []string {
+	return append(append([]string{}, defaultWriteDeny...), e.cfg.Exec.Sandbox.WriteDeny...)
+}

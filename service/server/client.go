@@ -51,6 +51,12 @@ func (c *Client) Decide(ctx context.Context, req api.DecideRequest) (*api.Decide
 	return &resp, c.call(ctx, http.MethodPost, api.PathDecide, req, &resp)
 }
 
+// FileAccess asks for a decision on an agent file tool's access.
+func (c *Client) FileAccess(ctx context.Context, req api.FileAccessRequest) (*api.DecideResponse, error) {
+	var resp api.DecideResponse
+	return &resp, c.call(ctx, http.MethodPost, api.PathFileAccess, req, &resp)
+}
+
 // Status returns the service's status.
 func (c *Client) Status(ctx context.Context) (*api.Status, error) {
 	var st api.Status

@@ -35,6 +35,9 @@ type Admission interface {
 	// StdinMaxBytes is the largest stdin a call may pass now
 	// (exec.limits.stdin_max_bytes).
 	StdinMaxBytes() int64
+	// FileAccess decides an agent file tool's access; a deny is a
+	// response, not an error.
+	FileAccess(ctx context.Context, req api.FileAccessRequest) (*api.DecideResponse, error)
 }
 
 // Request bodies are bounded per endpoint, by what the largest legitimate
@@ -115,6 +118,19 @@ func Handler(a Admission, logger *slog.Logger) http.Handler {
 			return
 		}
 		reply(w, a.Reload())
+	})
+	mux.HandleFunc("POST "+api.PathFileAccess, func(w http.ResponseWriter, r *http.Request) {
+		var req api.FileAccessRequest
+		if !decode(w, r, envelope, &req) {
+			return
+		}
+		resp, err := a.FileAccess(r.Context(), req)
+		if err != nil {
+			logger.Error("file access", "err", err)
+			fail(w, http.StatusInternalServerError, err.Error())
+			return
+		}
+		reply(w, resp)
 	})
 	return mux
 }

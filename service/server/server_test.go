@@ -38,6 +38,9 @@ func (f *fake) Status(ctx context.Context) *api.Status { return &api.Status{} }
 func (f *fake) Events(limit int) []api.Event           { return nil }
 func (f *fake) Reload() api.ReloadResponse             { return api.ReloadResponse{OK: true} }
 func (f *fake) StdinMaxBytes() int64                   { return f.stdinMax }
+func (f *fake) FileAccess(ctx context.Context, req api.FileAccessRequest) (*api.DecideResponse, error) {
+	return &api.DecideResponse{Decision: "allow"}, nil
+}
 
 // endless is a request body that never ends; it counts what was read.
 type endless struct {

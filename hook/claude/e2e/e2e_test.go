@@ -70,13 +70,21 @@ func requireClaude(t *testing.T) string {
 	return path
 }
 
-// fakeAPI is a Messages API that answers the first turn with one Bash
-// tool_use and records the tool_result of the next.
+// fakeAPI is a Messages API that answers each turn with the next of its
+// tool calls (one Bash call of input when calls is empty), then ends the
+// conversation, and records every tool_result.
 type fakeAPI struct {
 	input map[string]any // the Bash tool_use input
+	calls []toolCall
 
 	mu      sync.Mutex
 	results []toolResult
+	seen    map[string]bool // tool_use_ids recorded
+}
+
+type toolCall struct {
+	Name  string
+	Input map[string]any
 }
 
 type toolResult struct {
@@ -101,25 +109,34 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		} `json:"tools"`
 	}
 	json.Unmarshal(body, &req)
-	hasBash := false
-	for _, t := range req.Tools {
-		hasBash = hasBash || t.Name == "Bash"
+	calls := f.calls
+	if len(calls) == 0 {
+		calls = []toolCall{{"Bash", f.input}}
 	}
-	var gotResult bool
+	offered := map[string]bool{}
+	for _, t := range req.Tools {
+		offered[t.Name] = true
+	}
 	if n := len(req.Messages); n > 0 {
 		var blocks []struct {
-			Type    string          `json:"type"`
-			Content json.RawMessage `json:"content"`
-			IsError bool            `json:"is_error"`
+			Type      string          `json:"type"`
+			ToolUseID string          `json:"tool_use_id"`
+			Content   json.RawMessage `json:"content"`
+			IsError   bool            `json:"is_error"`
 		}
 		if json.Unmarshal(req.Messages[n-1].Content, &blocks) == nil {
 			for _, b := range blocks {
 				if b.Type != "tool_result" {
 					continue
 				}
-				gotResult = true
 				f.mu.Lock()
-				f.results = append(f.results, toolResult{Content: resultText(b.Content), IsError: b.IsError})
+				if f.seen == nil {
+					f.seen = map[string]bool{}
+				}
+				if !f.seen[b.ToolUseID] { // a request sent again records nothing new
+					f.seen[b.ToolUseID] = true
+					f.results = append(f.results, toolResult{Content: resultText(b.Content), IsError: b.IsError})
+				}
 				f.mu.Unlock()
 			}
 		}
@@ -137,10 +154,13 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		"content": []any{}, "stop_reason": nil, "stop_sequence": nil,
 		"usage": map[string]any{"input_tokens": 1, "output_tokens": 1},
 	}})
-	if hasBash && !gotResult {
-		in, _ := json.Marshal(f.input)
+	f.mu.Lock()
+	next := len(f.results)
+	f.mu.Unlock()
+	if next < len(calls) && offered[calls[next].Name] {
+		in, _ := json.Marshal(calls[next].Input)
 		ev("content_block_start", map[string]any{"index": 0, "content_block": map[string]any{
-			"type": "tool_use", "id": "toolu_e2e", "name": "Bash", "input": map[string]any{}}})
+			"type": "tool_use", "id": fmt.Sprintf("toolu_e2e%d", next), "name": calls[next].Name, "input": map[string]any{}}})
 		ev("content_block_delta", map[string]any{"index": 0, "delta": map[string]any{
 			"type": "input_json_delta", "partial_json": string(in)}})
 		ev("content_block_stop", map[string]any{"index": 0})
@@ -175,12 +195,18 @@ func resultText(raw json.RawMessage) string {
 
 func (f *fakeAPI) result(t *testing.T) toolResult {
 	t.Helper()
+	return f.all(t, 1)[0]
+}
+
+// all returns the tool_results, n of them.
+func (f *fakeAPI) all(t *testing.T, n int) []toolResult {
+	t.Helper()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if len(f.results) != 1 {
-		t.Fatalf("the fake API saw %d tool_results, want 1: %+v", len(f.results), f.results)
+	if len(f.results) != n {
+		t.Fatalf("the fake API saw %d tool_results, want %d: %+v", len(f.results), n, f.results)
 	}
-	return f.results[0]
+	return f.results
 }
 
 // world is one isolated user: a home, a workspace, a running service.
@@ -194,6 +220,7 @@ type world struct {
 	runtime   string // XDG_RUNTIME_DIR: the service socket's directory
 	serve     *exec.Cmd
 	serveLog  bytes.Buffer
+	extraEnv  []string // for claude
 }
 
 func newWorld(t *testing.T) *world {
@@ -303,6 +330,13 @@ func (w *world) sandboxSettings(withHooks bool) string {
 func (w *world) runClaude(cwd, settings string, input map[string]any) (toolResult, string) {
 	w.t.Helper()
 	api := &fakeAPI{input: input}
+	out := w.converse(cwd, settings, api)
+	return api.result(w.t), out
+}
+
+// converse runs claude -p against api from cwd and returns its output.
+func (w *world) converse(cwd, settings string, api *fakeAPI, extra ...string) string {
+	w.t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	must(w.t, err)
 	srv := &http.Server{Handler: api}
@@ -315,6 +349,7 @@ func (w *world) runClaude(cwd, settings string, input map[string]any) (toolResul
 	if settings != "" {
 		args = append(args, "--settings", settings)
 	}
+	args = append(args, extra...)
 	cmd := exec.CommandContext(ctx, w.claude, args...)
 	cmd.Dir = cwd
 	cmd.Env = append(w.env(),
@@ -323,12 +358,13 @@ func (w *world) runClaude(cwd, settings string, input map[string]any) (toolResul
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
 		"DISABLE_AUTOUPDATER=1",
 	)
+	cmd.Env = append(cmd.Env, w.extraEnv...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
 		w.t.Fatalf("claude: %v\n%s\nservice log:\n%s", err, out.String(), w.serveLog.String())
 	}
-	return api.result(w.t), out.String()
+	return out.String()
 }
 
 // events returns the service's recent events, oldest first.
