@@ -34,6 +34,7 @@ import (
 	"io"
 	"sync"
 	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -224,4 +225,46 @@ func (w *Writer) write(p []byte, final bool) {
 	} else {
 		w.out = nil
 	}
+}
+
+// JSON returns the JSON text js with every character String would escape
+// written as a JSON \u escape (a surrogate pair above U+FFFF), so that it
+// decodes to the same value yet prints nothing a terminal obeys. Outside
+// strings JSON has only spaces, tabs, newlines and CRs, which are kept.
+// Bytes that are not UTF-8 become U+FFFD, as encoding/json does.
+func JSON(js []byte) []byte {
+	var out []byte
+	start := 0
+	for i := 0; i < len(js); {
+		b := js[i]
+		if b < 0x7f && (b >= 0x20 || b == '\t' || b == '\n' || b == '\r') {
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(js[i:])
+		if r != utf8.RuneError && b >= 0x80 && !needs(r) {
+			i += size
+			continue
+		}
+		if out == nil {
+			out = make([]byte, 0, len(js)+32)
+		}
+		out = append(out, js[start:i]...)
+		if r > 0xffff {
+			r1, r2 := utf16.EncodeRune(r)
+			out = appendJSONRune(appendJSONRune(out, r1), r2)
+		} else {
+			out = appendJSONRune(out, r)
+		}
+		i += size
+		start = i
+	}
+	if out == nil {
+		return js
+	}
+	return append(out, js[start:]...)
+}
+
+func appendJSONRune(dst []byte, r rune) []byte {
+	return append(dst, '\\', 'u', hexDigits[r>>12&15], hexDigits[r>>8&15], hexDigits[r>>4&15], hexDigits[r&15])
 }

@@ -2,6 +2,7 @@ package termesc
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 	"unicode"
@@ -168,4 +169,31 @@ func FuzzWriter(f *testing.F) {
 			t.Fatalf("safe text %q changed to %q", in, whole)
 		}
 	})
+}
+
+func TestJSON(t *testing.T) {
+	t.Parallel()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			if !utf8.ValidString(c.in) {
+				return // encoding/json has replaced such bytes already
+			}
+			js, err := json.Marshal(map[string]string{"s": c.in})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := JSON(js)
+			if why := safe(string(got)); why != "" {
+				t.Errorf("JSON(%s) = %s: still has %s", js, got, why)
+			}
+			var back map[string]string
+			if err := json.Unmarshal(got, &back); err != nil || back["s"] != c.in {
+				t.Errorf("JSON(%s) = %s decodes to %q (%v), want %q", js, got, back["s"], err, c.in)
+			}
+		})
+	}
+	if got := JSON([]byte("{\n\t\"a\": 1\r\n}")); string(got) != "{\n\t\"a\": 1\r\n}" {
+		t.Errorf("whitespace changed: %q", got)
+	}
 }
