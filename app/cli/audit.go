@@ -460,8 +460,8 @@ func auditCard(w io.Writer, e *audit.Entry, kids []api.Event) {
 	}
 	row("sandbox mode", "%s", mode)
 	if l := ev.Limits; l != nil {
-		row("limits enforced", "pids %s, memory %s, tmpfs %s, file_size %s, daemon_kill %s",
-			auditYesNo(l.Pids), auditYesNo(l.Memory), auditYesNo(l.Tmpfs), auditYesNo(l.FileSize), auditYesNo(l.DaemonKill))
+		row("limits enforced", "pids %s (nproc %s), memory %s, tmpfs %s, file_size %s, daemon_kill %s",
+			auditYesNo(l.Pids), auditYesNo(l.NProc), auditYesNo(l.Memory), auditYesNo(l.Tmpfs), auditYesNo(l.FileSize), auditYesNo(l.DaemonKill))
 	} else {
 		row("limits enforced", "-")
 	}

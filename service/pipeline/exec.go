@@ -330,7 +330,7 @@ func (e *Executor) run(ctx context.Context, d *Decision, out sandbox.Streams, ev
 	ev.DurationMS = raw.Duration.Milliseconds()
 	ev.WriteBlocked = raw.Blocked
 	ev.Limits = &api.Limits{
-		Pids: raw.Limits.Pids, Memory: raw.Limits.Memory, Tmpfs: raw.Limits.Tmpfs,
+		Pids: raw.Limits.Pids, NProc: raw.Limits.NProc, Memory: raw.Limits.Memory, Tmpfs: raw.Limits.Tmpfs,
 		FileSize: raw.Limits.FileSize, DaemonKill: raw.Limits.DaemonKill,
 	}
 	ev.Output = api.Output{
