@@ -346,8 +346,10 @@ func TestOutputCap(t *testing.T) {
 	if !strings.HasSuffix(o.Result.Stdout, "\n"+marker+"\n") {
 		t.Errorf("stdout does not end with the marker %q", marker)
 	}
-	if got := int64(len(o.Result.Stdout)); got != max+int64(len(marker))+2 {
-		t.Errorf("stdout is %d bytes, want the cap %d plus the marker", got, max)
+	// The cap counts the command's bytes; each NUL is then delivered
+	// escaped, as the four characters \x00 (terminal.go).
+	if got := int64(len(o.Result.Stdout)); got != 4*max+int64(len(marker))+2 || !strings.HasPrefix(o.Result.Stdout, `\x00\x00`) {
+		t.Errorf("stdout is %d bytes, want the cap %d of NULs, escaped, plus the marker", got, max)
 	}
 	if o.Event.Output.DiscardedBytes != total-max || !o.Result.Truncated || o.Event.Output.StdoutBytes != total {
 		t.Errorf("output = %+v", o.Event.Output)
