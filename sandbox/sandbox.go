@@ -137,9 +137,12 @@ const (
 	StatusNeverRan      Status = "never_ran"
 )
 
-// Limits says which limits held for an execution.
+// Limits says which limits held for an execution. Pids is true when the
+// process count was bounded, by a pids cgroup or by RLIMIT_NPROC; NProc
+// says whether RLIMIT_NPROC held (sandboxinit/nproc.go).
 type Limits struct {
 	Pids       bool `json:"pids"`
+	NProc      bool `json:"nproc"`
 	Memory     bool `json:"memory"`
 	Tmpfs      bool `json:"tmpfs"`
 	FileSize   bool `json:"file_size"`

@@ -441,7 +441,8 @@ func TestExecuteStreamsAndMatchesPipeline(t *testing.T) {
 		Request:    api.ExecRequest{Command: "cat; echo e >&2; exit 3", Agent: "cli", Surface: api.SurfaceCLI},
 		StdinBytes: []byte("in\xff\n"),
 	}, &out, &errb)
-	if err != nil || end.Exit != 3 || out.String() != "in\xff\n" || errb.String() != "e\n" {
+	// The byte that is not UTF-8 arrives escaped (exec.output.terminal_controls).
+	if err != nil || end.Exit != 3 || out.String() != `in\xff`+"\n" || errb.String() != "e\n" {
 		t.Errorf("execute: %+v %v %q %q", end, err, out.String(), errb.String())
 	}
 	if end.Event.ParentID != "" || end.Event.Status != "completed" || end.Event.SandboxMode == "" {

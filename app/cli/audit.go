@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -25,6 +26,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/service/audit"
 	"github.com/gatehouse-dev/gatehouse/service/notify"
 	"github.com/gatehouse-dev/gatehouse/service/policy"
+	"github.com/gatehouse-dev/gatehouse/service/termesc"
 )
 
 func init() {
@@ -218,13 +220,20 @@ func auditList(ctx context.Context, env *Env, args []string) error {
 		for i := range entries {
 			out = append(out, auditObject(&entries[i]))
 		}
-		writeJSON(env.Stdout, out)
+		auditJSON(env.Stdout, out)
 		return nil
 	}
 	if len(entries) == 0 {
 		return nil
 	}
-	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
+	return auditTable(env.Stdout, entries)
+}
+
+// auditTable writes one line per entry, terminal controls escaped.
+func auditTable(w io.Writer, entries []audit.Entry) error {
+	esc := termesc.NewWriter(w)
+	defer esc.Close()
+	tw := tabwriter.NewWriter(esc, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tTIME\tAGENT\tSTATUS\tEXIT\tDURATION\tMODE\tCOMMAND")
 	for i := range entries {
 		e := &entries[i]
@@ -277,11 +286,25 @@ func auditShow(ctx context.Context, env *Env, args []string) error {
 			ids = append(ids, k.ID)
 		}
 		obj["children"] = ids
-		writeJSON(env.Stdout, obj)
+		auditJSON(env.Stdout, obj)
 		return nil
 	}
-	auditCard(env.Stdout, e, kids)
-	return nil
+	return auditShowText(env.Stdout, e, kids)
+}
+
+// auditShowText writes the card of e, terminal controls escaped.
+func auditShowText(w io.Writer, e *audit.Entry, kids []api.Event) error {
+	esc := termesc.NewWriter(w)
+	auditCard(esc, e, kids)
+	return esc.Close()
+}
+
+// auditJSON writes v as indented JSON in which terminal controls, bidi
+// and invisible characters are \u escapes: the same value, safe to print.
+func auditJSON(w io.Writer, v any) {
+	var b bytes.Buffer
+	writeJSON(&b, v)
+	w.Write(termesc.JSON(b.Bytes()))
 }
 
 func auditExport(ctx context.Context, env *Env, args []string) error {
@@ -309,10 +332,18 @@ func auditExport(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	defer s.Close()
-	enc := json.NewEncoder(env.Stdout)
+	// Each line decodes to the stored values; terminal controls in them are
+	// \u escapes, so that the export is safe to print too.
+	var line bytes.Buffer
+	enc := json.NewEncoder(&line)
 	enc.SetEscapeHTML(false)
 	return s.Each(ctx, f, func(e *audit.Entry) error {
-		return enc.Encode(auditObject(e))
+		line.Reset()
+		if err := enc.Encode(auditObject(e)); err != nil {
+			return err
+		}
+		_, err := env.Stdout.Write(termesc.JSON(line.Bytes()))
+		return err
 	})
 }
 
@@ -379,7 +410,8 @@ func auditText(b []byte) any {
 	return string(b)
 }
 
-// auditCard writes the whole card, human-readable.
+// auditCard writes the whole card, human-readable. It writes the stored
+// text as it is: the caller escapes terminal controls (termesc.Writer).
 func auditCard(w io.Writer, e *audit.Entry, kids []api.Event) {
 	ev := &e.Event
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -428,8 +460,8 @@ func auditCard(w io.Writer, e *audit.Entry, kids []api.Event) {
 	}
 	row("sandbox mode", "%s", mode)
 	if l := ev.Limits; l != nil {
-		row("limits enforced", "pids %s, memory %s, tmpfs %s, file_size %s, daemon_kill %s",
-			auditYesNo(l.Pids), auditYesNo(l.Memory), auditYesNo(l.Tmpfs), auditYesNo(l.FileSize), auditYesNo(l.DaemonKill))
+		row("limits enforced", "pids %s (nproc %s), memory %s, tmpfs %s, file_size %s, daemon_kill %s",
+			auditYesNo(l.Pids), auditYesNo(l.NProc), auditYesNo(l.Memory), auditYesNo(l.Tmpfs), auditYesNo(l.FileSize), auditYesNo(l.DaemonKill))
 	} else {
 		row("limits enforced", "-")
 	}
@@ -524,8 +556,10 @@ func auditShortID(id string) string {
 }
 
 // auditOneLine folds a command onto one line: newlines become " ⏎ ".
+// Terminal controls are escaped first, so that folding hides none of them
+// (a CR is shown as \x0d, never folded into a space).
 func auditOneLine(s string) string {
-	s = strings.ReplaceAll(strings.TrimSpace(s), "\n", " ⏎ ")
+	s = strings.ReplaceAll(termesc.String(strings.TrimSpace(s)), "\n", " ⏎ ")
 	return strings.Join(strings.Fields(s), " ")
 }
 

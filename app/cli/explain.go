@@ -11,6 +11,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/service/analysis"
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/pipeline"
+	"github.com/gatehouse-dev/gatehouse/service/termesc"
 )
 
 func init() {
@@ -77,12 +78,15 @@ func runExplain(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// A command pasted from a transcript may hide what it does behind
+	// terminal controls or bidi characters: both forms show them.
 	if *asJSON {
-		writeJSON(env.Stdout, x)
+		auditJSON(env.Stdout, x)
 		return nil
 	}
-	writeExplanation(env.Stdout, x)
-	return nil
+	esc := termesc.NewWriter(env.Stdout)
+	writeExplanation(esc, x)
+	return esc.Close()
 }
 
 // writeExplanation prints x for a person.

@@ -120,6 +120,10 @@ func Run(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams, opt RunOp
 		FileSizeMax: spec.FileSizeMax,
 		Bridge:      Bridge(spec),
 	}
+	// The process count holds without a cgroup too (sandboxinit/nproc.go).
+	if spec.PidsMax > 0 {
+		p.NProc, p.NProcBase = spec.PidsMax, sandboxinit.NProcBase(true)
+	}
 	if strings.HasSuffix(spec.Shell, "/sh") {
 		p.Argv = []string{spec.Shell, "-c", spec.Command}
 	}
@@ -173,8 +177,9 @@ func Run(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams, opt RunOp
 		FileSize:   spec.FileSizeMax > 0,
 		DaemonKill: true,
 		Memory:     opt.Memory,
-		Pids:       opt.Pids,
+		NProc:      p.NProc > 0 && sandboxinit.NProcEnforced(true),
 	}
+	res.Limits.Pids = opt.Pids || res.Limits.NProc
 	if moved := plan.Sweep(opt.BlockedSuffix); len(moved) > 0 {
 		res.Blocked = moved
 	}

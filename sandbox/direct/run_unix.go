@@ -31,6 +31,12 @@ func Run(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams) *sandbox.
 		argv = []string{spec.Shell, "-c", spec.Command}
 	}
 	plan := &sandboxinit.Plan{Shell: spec.Shell, Argv: argv, Seccomp: "off", FileSizeMax: spec.FileSizeMax}
+	// RLIMIT_NPROC counts every task of the user here, so the budget is
+	// over what the user already runs (sandboxinit/nproc.go).
+	nproc := spec.PidsMax > 0 && sandboxinit.NProcEnforced(false)
+	if nproc {
+		plan.NProc, plan.NProcBase = spec.PidsMax, sandboxinit.NProcBase(false)
+	}
 	repR, repW, err := os.Pipe()
 	if err != nil {
 		res.Status, res.StatusReason, res.Error = sandbox.StatusFailedToStart, "spawn_error", err.Error()
@@ -72,7 +78,7 @@ func Run(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams) *sandbox.
 	stderr.Finish()
 	res.Duration = time.Since(start)
 	res.Stdout, res.Stderr = stdout.Stats(), stderr.Stats()
-	res.Limits = sandbox.Limits{FileSize: spec.FileSizeMax > 0}
+	res.Limits = sandbox.Limits{FileSize: spec.FileSizeMax > 0, Pids: nproc, NProc: nproc}
 	if msg, ok := strings.CutPrefix(strings.TrimSpace(string(report)), "error "); ok {
 		res.Status, res.StatusReason, res.Error = sandbox.StatusFailedToStart, "spawn_error", msg
 		return res
@@ -81,6 +87,9 @@ func Run(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams) *sandbox.
 	code := 0
 	switch {
 	case waitErr == nil:
+	case errors.Is(waitErr, exec.ErrWaitDelay):
+		// The shell exited 0; a background process it left held the
+		// output open until WaitDelay (and was killed above).
 	case errors.As(waitErr, &ee):
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 			code = 128 + int(ws.Signal())

@@ -13,7 +13,7 @@ import (
 )
 
 // Exec is stage 2: "sandbox-exec --seccomp LEVEL --fsize N [--allow-ptrace]
-// -- SHELL ARGS...". It never returns on success. Its report pipe is fd 3
+// [--nproc N --nproc-base B] -- SHELL ARGS...". It never returns on success. Its report pipe is fd 3
 // when present.
 func Exec(args []string) int {
 	report := os.NewFile(3, "report")
@@ -39,6 +39,8 @@ func Exec(args []string) int {
 	level := fl.String("seccomp", "required", "")
 	fsize := fl.Int64("fsize", 0, "")
 	ptrace := fl.Bool("allow-ptrace", false, "")
+	nproc := fl.Int64("nproc", 0, "")
+	nprocBase := fl.Int64("nproc-base", 0, "")
 	if err := fl.Parse(args); err != nil {
 		return fail("bad arguments: %v", err)
 	}
@@ -56,6 +58,11 @@ func Exec(args []string) int {
 	}
 	// No core dumps: they would land in the workspace.
 	_ = unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{})
+	if *nproc > 0 {
+		if err := setNProc(*nproc, *nprocBase); err != nil {
+			return fail("setting the process limit: %v", err)
+		}
+	}
 
 	switch *level {
 	case "off":

@@ -128,6 +128,13 @@ func setLimits(plan *Plan) error {
 	}
 	// No core dumps: they would land in the workspace.
 	_ = unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{})
+	// The process count (nproc.go). The init's own threads count against
+	// the same limit, so they and a reserve for more are added.
+	if plan.NProc > 0 {
+		if err := setNProc(plan.NProc+ownThreads()+InitReserve, plan.NProcBase); err != nil {
+			return fmt.Errorf("setting the process limit: %v", err)
+		}
+	}
 	return nil
 }
 
@@ -170,15 +177,23 @@ func supervise(ctl io.Reader) {
 			case "term":
 				killAll(unix.SIGTERM)
 			case "kill":
-				killAll(unix.SIGKILL)
+				end()
 			}
 			line = line[:0]
 		}
 		if err != nil {
-			killAll(unix.SIGKILL)
-			os.Exit(137)
+			end()
 		}
 	}
+}
+
+// end kills the sandbox for certain: SIGKILL to every process, then the
+// init exits. A process forked after the kill(-1) pass is not missed: once
+// pid 1 is gone the kernel kills everything in the namespace and refuses
+// every further fork in it.
+func end() {
+	killAll(unix.SIGKILL)
+	os.Exit(137)
 }
 
 // killAll signals every process in the sandbox's pid namespace but pid 1.

@@ -21,8 +21,11 @@
 //
 // # Protocol
 //
-// Host to init (fd 3): the Plan (WritePlan), then control lines "term" (SIGTERM to every process) and "kill" (SIGKILL to
-// every process). End of file means the host is gone: everything is killed.
+// Host to init (fd 3): the Plan (WritePlan), then control lines "term"
+// (SIGTERM to every process) and "kill" (SIGKILL to every process, then
+// the init exits: the kernel kills whatever is left in the pid namespace
+// and lets nothing fork there any more, so a fork storm cannot outrun it).
+// End of file means the host is gone: the same as "kill".
 //
 // Init to host (fd 4): "started MODE" once the shell runs, or "failed
 // REASON"; then the init closes it. MODE is "bubblewrap" or
@@ -49,6 +52,11 @@ type Plan struct {
 	Seccomp     string   `json:"seccomp"`
 	AllowPtrace bool     `json:"allow_ptrace,omitempty"`
 	FileSizeMax int64    `json:"file_size_max,omitempty"`
+	// NProc bounds the command's tasks with RLIMIT_NPROC (nproc.go): the
+	// limit is NProcBase, the tasks already counted, plus NProc (plus the
+	// init's own threads and InitReserve, under the init). Zero sets none.
+	NProc     int64 `json:"nproc,omitempty"`
+	NProcBase int64 `json:"nproc_base,omitempty"`
 	// Bridge, when set, is the network bridge the init starts (and waits
 	// to be listening) before the shell; the shell's environment then
 	// carries the proxy variables pointing at it.
@@ -61,6 +69,9 @@ func ExecArgs(p *Plan) []string {
 	a := []string{"sandbox-exec", "--seccomp", p.Seccomp, "--fsize", strconv.FormatInt(p.FileSizeMax, 10)}
 	if p.AllowPtrace {
 		a = append(a, "--allow-ptrace")
+	}
+	if p.NProc > 0 {
+		a = append(a, "--nproc", strconv.FormatInt(p.NProc, 10), "--nproc-base", strconv.FormatInt(p.NProcBase, 10))
 	}
 	a = append(a, "--", p.Shell)
 	return append(a, p.Argv[1:]...)

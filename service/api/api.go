@@ -111,9 +111,12 @@ type Egress struct {
 	DeniedHosts []string `json:"denied_hosts"`
 }
 
-// Limits says which limits held.
+// Limits says which limits held. Pids is true when the process count was
+// bounded, by a pids cgroup or by RLIMIT_NPROC; NProc says whether
+// RLIMIT_NPROC held (it does not for root).
 type Limits struct {
 	Pids       bool `json:"pids"`
+	NProc      bool `json:"nproc"`
 	Memory     bool `json:"memory"`
 	Tmpfs      bool `json:"tmpfs"`
 	FileSize   bool `json:"file_size"`

@@ -134,7 +134,8 @@ type Outcome struct {
 // Execute decides req and, when it is allowed, runs it, streaming output
 // to out as it arrives; a nil writer in out means that stream is captured
 // into the Result instead. The output hashes cover each stream as
-// delivered (capped, marker included). An *ArgError or *Denial means
+// redacted and capped (marker included), before terminal controls are
+// escaped for the caller (terminal.go). An *ArgError or *Denial means
 // nothing ran; a non-zero exit code is a result, not an error. The one
 // event it records carries both the decision and the execution.
 func (e *Executor) Execute(ctx context.Context, req api.ExecRequest, out sandbox.Streams) (*Outcome, error) {
@@ -331,9 +332,11 @@ func (e *Executor) run(ctx context.Context, d *Decision, out sandbox.Streams, ev
 	// The audit keeps its own bounded copy of what was delivered: like the
 	// hashes, it must see the output after redaction, never before.
 	keepOut, keepErr := e.keeper(), e.keeper()
+	// The caller's copy alone has terminal controls escaped (terminal.go).
+	toOut, toErr, closeEscape := e.terminalEscape(orBuffer(out.Stdout, &so), orBuffer(out.Stderr, &se))
 	streams := sandbox.Streams{
-		Stdout: io.MultiWriter(sumOut, orBuffer(out.Stdout, &so), keepOut),
-		Stderr: io.MultiWriter(sumErr, orBuffer(out.Stderr, &se), keepErr),
+		Stdout: io.MultiWriter(sumOut, toOut, keepOut),
+		Stderr: io.MultiWriter(sumErr, toErr, keepErr),
 	}
 	// Output DLP (credentials.go) comes first: the caps, the hashes, the
 	// audit's copy and the caller see the redacted stream.
@@ -344,6 +347,7 @@ func (e *Executor) run(ctx context.Context, d *Decision, out sandbox.Streams, ev
 	}
 	raw := choice.run(ctx, spec, streams, ev.ID)
 	redactions := red.finish(raw)
+	closeEscape()
 	stopEgress()
 
 	ev.Status = string(raw.Status)
@@ -353,7 +357,7 @@ func (e *Executor) run(ctx context.Context, d *Decision, out sandbox.Streams, ev
 	ev.DurationMS = raw.Duration.Milliseconds()
 	ev.WriteBlocked = raw.Blocked
 	ev.Limits = &api.Limits{
-		Pids: raw.Limits.Pids, Memory: raw.Limits.Memory, Tmpfs: raw.Limits.Tmpfs,
+		Pids: raw.Limits.Pids, NProc: raw.Limits.NProc, Memory: raw.Limits.Memory, Tmpfs: raw.Limits.Tmpfs,
 		FileSize: raw.Limits.FileSize, DaemonKill: raw.Limits.DaemonKill,
 	}
 	ev.Output = api.Output{

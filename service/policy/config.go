@@ -28,6 +28,15 @@ type Exec struct {
 	Credentials Credentials `yaml:"credentials" json:"credentials"`
 	Audit       Audit       `yaml:"audit" json:"audit"`
 	Notify      Notify      `yaml:"notify" json:"notify"`
+	Output      Output      `yaml:"output" json:"output"`
+}
+
+// Output says how command output is delivered.
+type Output struct {
+	// TerminalControls is escape (escape sequences, bare CR, other
+	// controls, bidi and invisible characters are shown as text; see
+	// service/termesc) or keep (delivered as the command wrote them).
+	TerminalControls string `yaml:"terminal_controls" json:"terminal_controls"`
 }
 
 // Egress tunes the per-execution proxy; the allowlist itself is policy.

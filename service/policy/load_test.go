@@ -78,6 +78,7 @@ func defaultConfig() Config {
 			Credentials: Credentials{Env: CredentialEnv{}, Files: CredentialFiles{}},
 			Audit:       Audit{RetentionDays: 90, RetentionEvents: 100000, KeepOutput: true, OutputMaxBytes: 64 * KiB},
 			Notify:      Notify{SandboxDegraded: true, OutputRedacted: true},
+			Output:      Output{TerminalControls: "escape"},
 		},
 		Policy: Policy{
 			SandboxRequired:        true,
@@ -211,7 +212,7 @@ func TestLoadShapeErrors(t *testing.T) {
 		{"unknown section", "exec:\n  shell: /bin/bash\negress: {}\n",
 			"config.yaml:3: egress: unknown field; known fields are exec, policy"},
 		{"unknown field", "exec:\n  enabled: true\n  sandbox:\n    backend: auto\n  sandbx: {}\n",
-			"config.yaml:5: exec.sandbx: unknown field; known fields are enabled, shell, default_cwd, sandbox, limits, env, egress, credentials, audit, notify"},
+			"config.yaml:5: exec.sandbx: unknown field; known fields are enabled, shell, default_cwd, sandbox, limits, env, egress, credentials, audit, notify, output"},
 		{"unknown nested field", "exec:\n  sandbox:\n    seccmp: off\n",
 			"config.yaml:3: exec.sandbox.seccmp: unknown field; known fields are backend, seccomp, bwrap_path, allow_ptrace, deny_read, write_deny"},
 		{"unknown limit", "exec:\n  limits:\n    timeout: 5\n",
@@ -263,7 +264,7 @@ func TestLoadShapeErrors(t *testing.T) {
 		{"two documents", "exec: {}\n---\npolicy: {}\n",
 			`config.yaml:2: a file holds one YAML document; remove this second one`},
 		{"several errors in line order", "exec:\n  shel: /bin/bash\n  limits:\n    pids_max: many\npolicy:\n  exec_timeout_seconds: 0\n",
-			"config.yaml:2: exec.shel: unknown field; known fields are enabled, shell, default_cwd, sandbox, limits, env, egress, credentials, audit, notify\n" +
+			"config.yaml:2: exec.shel: unknown field; known fields are enabled, shell, default_cwd, sandbox, limits, env, egress, credentials, audit, notify, output\n" +
 				`config.yaml:4: exec.limits.pids_max: want an integer, got "many"` + "\n" +
 				"config.yaml:6: policy.exec_timeout_seconds: 0 is out of range; want 1 to 3600"},
 	}

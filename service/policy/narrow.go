@@ -16,6 +16,7 @@ package policy
 //	exec.sandbox.backend            none < auto < bubblewrap, seatbelt; a
 //	                                managed concrete backend locks it
 //	exec.sandbox.seccomp            off < preferred < required
+//	exec.output.terminal_controls   keep < escape
 //	exec.default_cwd                resolves inside the managed directory
 //	policy.workspace_roots          each entry resolves inside a managed
 //	                                entry, or inside the managed default_cwd
@@ -79,6 +80,7 @@ var (
 	routingRank = map[string]int{"framework": 0, "governed_shell": 1}
 	modeRank    = map[string]int{"off": 0, "enforce": 1}
 	actionRank  = map[string]int{"allow": 0, "ask": 1, "deny": 2}
+	termRank    = map[string]int{"keep": 0, "escape": 1}
 )
 
 // narrow checks that the value user sets for the leaf field p narrows the
@@ -168,6 +170,8 @@ func narrow(p string, user, managed *layer) []error {
 		}
 	case "exec.sandbox.backend":
 		return rankNarrow(p, uv.(string), mv.(string), us, ms, backendRank, []string{"none", "auto", "bubblewrap", "seatbelt"})
+	case "exec.output.terminal_controls":
+		return rankNarrow(p, uv.(string), mv.(string), us, ms, termRank, []string{"keep", "escape"})
 	case "exec.sandbox.seccomp":
 		return rankNarrow(p, uv.(string), mv.(string), us, ms, seccompRank, []string{"off", "preferred", "required"})
 	case "exec.default_cwd":

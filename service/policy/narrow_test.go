@@ -58,6 +58,14 @@ func TestNarrow(t *testing.T) {
 			managed: "exec:\n  limits:\n    max_pending_tickets: 16\n", user: "exec:\n  limits:\n    max_pending_tickets: 17\n",
 			want: "config.yaml:3: exec.limits.max_pending_tickets: 17 widens the managed value 16 (managed.yaml:3); use a value from 1 to 16"},
 
+		// Terminal controls: keep < escape.
+		{name: "terminal controls locked to escape",
+			managed: "exec:\n  output:\n    terminal_controls: escape\n", user: "exec:\n  output:\n    terminal_controls: keep\n",
+			want: `config.yaml:3: exec.output.terminal_controls: "keep" widens the managed value "escape" (managed.yaml:3); only escape is allowed`},
+		{name: "terminal controls narrowed to escape",
+			managed: "exec:\n  output:\n    terminal_controls: keep\n", user: "exec:\n  output:\n    terminal_controls: escape\n",
+			field: "exec.output.terminal_controls", value: "escape"},
+
 		// Booleans.
 		{name: "enabled locked off",
 			managed: "exec:\n  enabled: false\n", user: "exec:\n  enabled: true\n",

@@ -60,6 +60,7 @@ var (
 	routings      = []string{"governed_shell", "framework"}
 	analysisModes = []string{"enforce", "off"}
 	actions       = []string{"allow", "ask", "deny"}
+	termControls  = []string{"escape", "keep"}
 )
 
 // envName is a portable environment variable name.
@@ -205,6 +206,10 @@ func (v *validator) check(p string, val any) {
 			if _, err := egress.ParseEntry(s); err != nil {
 				v.failItemf(p, i, "%q %v", s, err)
 			}
+		}
+	case "exec.output.terminal_controls":
+		if s := val.(string); !slices.Contains(termControls, s) {
+			v.failf(p, "%q is not one of %s", s, strings.Join(termControls, ", "))
 		}
 	case "exec.sandbox.seccomp":
 		if s := val.(string); !slices.Contains(seccompLevels, s) {

@@ -34,6 +34,11 @@ func TestValidate(t *testing.T) {
 		{"shell relative", "exec:\n  shell: bash\n", `config.yaml:2: exec.shell: "bash": must be an absolute path, like /bin/bash`},
 		{"shell empty", "exec:\n  shell: \"\"\n", `config.yaml:2: exec.shell: "": must be an absolute path, like /bin/bash`},
 
+		// exec.output.terminal_controls
+		{"terminal controls keep", "exec:\n  output:\n    terminal_controls: keep\n", ""},
+		{"terminal controls escape", "exec:\n  output:\n    terminal_controls: escape\n", ""},
+		{"terminal controls strip", "exec:\n  output:\n    terminal_controls: strip\n", `config.yaml:3: exec.output.terminal_controls: "strip" is not one of escape, keep`},
+
 		// exec.default_cwd
 		{"cwd absolute", "exec:\n  default_cwd: /work\n", ""},
 		{"cwd relative", "exec:\n  default_cwd: src\n", `config.yaml:2: exec.default_cwd: "src" is not an absolute path; want one starting with / or ~/`},
