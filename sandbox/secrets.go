@@ -64,8 +64,8 @@ var SecretStores = []string{
 // which runs before every execution: hidden directories such as ~/.ssh are
 // small; a browser profile is not walked past them.
 const (
-	linkScanDepth   = 3
-	linkScanEntries = 4096
+	linkScanDepth   = 2
+	linkScanEntries = 512
 )
 
 // DenyRead returns the paths to hide for the user whose home is home: the

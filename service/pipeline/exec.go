@@ -517,15 +517,12 @@ func (e *Executor) denyReadAsWritten() []string {
 }
 
 // DenyRead returns the mandatory deny-read set under home, then private
-// (Gatehouse's own paths) and extra (exec.sandbox.deny_read), as written.
-// Managed settings render their file-tool rules from the same list.
+// (Gatehouse's own paths) and extra (exec.sandbox.deny_read), and what they
+// lead to: symlink targets and the keys ~/.ssh/config names
+// (sandbox.DenyRead). Managed settings render their file-tool rules from
+// the same list.
 func DenyRead(home string, private, extra []string) []string {
-	var out []string
-	for _, p := range MandatoryDenyRead {
-		out = append(out, filepath.Join(home, p))
-	}
-	out = append(out, private...)
-	return append(out, extra...)
+	return sandbox.DenyRead(home, append(slices.Clone(private), extra...))
 }
 
 // resolveEach returns paths resolved by policy.Resolve, deduplicated.

@@ -25,14 +25,13 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+
+	"github.com/gatehouse-dev/gatehouse/sandbox"
 )
 
 // MandatoryDenyRead are the home-relative paths no command may read,
 // whatever the configuration says.
-var MandatoryDenyRead = []string{
-	".ssh", ".aws", ".config/gcloud", ".kube", ".netrc", ".claude",
-	".docker", ".gnupg",
-}
+var MandatoryDenyRead = sandbox.SecretStores
 
 // MandatoryDenyReadFor returns MandatoryDenyRead under home.
 func MandatoryDenyReadFor(home string) []string {
