@@ -117,6 +117,10 @@ func narrow(p string, user, managed *layer) []error {
 		if mv.(bool) && !uv.(bool) {
 			return widens("only true is allowed")
 		}
+	case "policy.audit_required": // managed true locks it true
+		if mv.(bool) && !uv.(bool) {
+			return widens("only true is allowed")
+		}
 	case "exec.shell", "exec.sandbox.bwrap_path":
 		if uv != mv {
 			return []error{errAt(us, p, "%q differs from the managed value %q (%s); only %q is allowed", uv, mv, ms, mv)}
