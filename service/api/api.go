@@ -78,6 +78,10 @@ type Event struct {
 	Egress         Egress    `json:"egress"`
 	Limits         *Limits   `json:"limits_enforced,omitempty"`
 	WriteBlocked   []string  `json:"write_deny_blocked,omitempty"`
+	// Routed marks the decision of a routed command, which got a ticket:
+	// its execution event follows (parent_id) when the relay redeems it,
+	// or says never_ran.
+	Routed bool `json:"routed,omitempty"`
 }
 
 // Output describes the output of an execution; the text itself is not here.
