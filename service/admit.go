@@ -48,6 +48,7 @@ func (s *Service) Decide(ctx context.Context, req api.DecideRequest) (*api.Decid
 	switch {
 	case errors.As(err, &den):
 		resp.Decision, resp.BlockedBy, resp.Reason = "deny", den.Code, den.Reason
+		resp.Warning = den.Warning
 		if den.Event != nil {
 			resp.EventID = den.Event.ID
 			s.ring.add(*den.Event)
@@ -66,6 +67,7 @@ func (s *Service) Decide(ctx context.Context, req api.DecideRequest) (*api.Decid
 			return nil, tickets.ErrClosed
 		}
 		ttl := time.Duration(cfg.Exec.Limits.TicketTTLSeconds) * time.Second
+		d.Event.Routed = true // an open decision until its execution is recorded
 		r := &routed{ex: g.ex, d: d, recorded: make(chan struct{})}
 		t, name, exp, err := s.tickets.Issue(r, ttl)
 		if err == nil {
@@ -83,8 +85,9 @@ func (s *Service) Decide(ctx context.Context, req api.DecideRequest) (*api.Decid
 		s.record(g.ex, d.Event, r.recorded)
 		return resp, nil
 	}
-	s.record(g.ex, d.Event, nil)
-	return resp, nil
+	// Not routed: the decision is the only record of a command the agent
+	// runs itself, so it is written before the answer (auditgate.go).
+	return s.recordDecision(g.ex, d.Event, resp), nil
 }
 
 // record puts a decision event on the record without making the caller
@@ -149,9 +152,9 @@ func (s *Service) run(ctx context.Context, ex *pipeline.Executor, d *pipeline.De
 		reason := fmt.Sprintf("%d commands are already running, the limit (exec.limits.max_concurrent); try again when one has finished", max)
 		ev.Decision, ev.BlockedBy, ev.Reason = "deny", ReasonConcurrency, reason
 		ev.Status, ev.StatusReason = string(sandbox.StatusNeverRan), ReasonConcurrency
-		ex.Record(&ev)
+		aerr := ex.Record(&ev)
 		s.ring.add(ev)
-		return &api.End{Exit: api.ExitCannotRun, Event: &ev,
+		return &api.End{Exit: api.ExitCannotRun, Event: &ev, Warning: warningOf(aerr),
 			Error: &api.StreamError{Kind: api.ErrDenied, BlockedBy: ReasonConcurrency, Message: reason}}
 	}
 	defer s.release()
@@ -173,7 +176,7 @@ func (s *Service) run(ctx context.Context, ex *pipeline.Executor, d *pipeline.De
 	}
 	s.ring.add(o.Event)
 	res, oev := o.Result, o.Event
-	end := &api.End{Exit: exitCode(o.Raw), Result: &res, Event: &oev}
+	end := &api.End{Exit: exitCode(o.Raw), Result: &res, Event: &oev, Warning: o.Warning}
 	if o.Raw.Status == sandbox.StatusFailedToStart {
 		end.Error = &api.StreamError{Kind: api.ErrFailedToStart, Message: "could not start: " + o.Raw.Error}
 	}
@@ -309,7 +312,7 @@ func exitCode(r *sandbox.Result) int {
 }
 
 func denialEnd(d *pipeline.Denial) *api.End {
-	return &api.End{Exit: api.ExitCannotRun, Event: d.Event,
+	return &api.End{Exit: api.ExitCannotRun, Event: d.Event, Warning: d.Warning,
 		Error: &api.StreamError{Kind: api.ErrDenied, BlockedBy: d.Code, Message: d.Reason}}
 }
 

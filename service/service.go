@@ -36,8 +36,13 @@ type Options struct {
 	SocketPath string
 	// RelayDir holds the relays' FIFOs (created 0711).
 	RelayDir string
-	Version  string
-	Logger   *slog.Logger
+	// Reconcile, when set, closes on the audit trail what a previous
+	// service left open (audit.Store.Reconcile): Run calls it once it holds
+	// the socket, so no other service runs, and before it admits anything.
+	// It returns a line per execution it closed, for the log.
+	Reconcile func(ctx context.Context) ([]string, error)
+	Version   string
+	Logger    *slog.Logger
 }
 
 // generation is one loaded configuration and the pipeline built on it.
@@ -133,6 +138,15 @@ func (s *Service) Run(ctx context.Context) error {
 	l, err := socket.Listen(s.opts.SocketPath, s.log)
 	if err != nil {
 		return err
+	}
+	if s.opts.Reconcile != nil {
+		closed, err := s.opts.Reconcile(ctx)
+		for _, c := range closed {
+			s.log.Warn("audit: closed an execution a previous service left open", "execution", c)
+		}
+		if err != nil {
+			s.log.Error("audit: reconciling what a previous service left open", "err", err)
+		}
 	}
 	srv := &http.Server{
 		Handler:           server.Handler(s, s.log),
