@@ -27,9 +27,6 @@ const (
 type routed struct {
 	ex *pipeline.Executor
 	d  *pipeline.Decision
-	// recorded is closed once the decision event is on the record: the
-	// execution event comes after it.
-	recorded chan struct{}
 }
 
 // Decide runs the pipeline up to the decision. An allowed call with
@@ -62,13 +59,18 @@ func (s *Service) Decide(ctx context.Context, req api.DecideRequest) (*api.Decid
 		return nil, err
 	}
 	resp.Decision, resp.EventID, resp.TimeoutSeconds = "allow", d.Event.ID, d.Event.TimeoutSeconds
-	if req.Route && resp.Routing == api.RoutingGovernedShell {
+	// The decision is on the record before the answer (auditgate.go): a
+	// routed one stays open there until its execution is recorded.
+	d.Event.Routed = req.Route && resp.Routing == api.RoutingGovernedShell
+	if resp = s.recordDecision(g.ex, d.Event, resp); resp.Decision != "allow" {
+		return resp, nil
+	}
+	if d.Event.Routed {
 		if !s.hold() {
 			return nil, tickets.ErrClosed
 		}
 		ttl := time.Duration(cfg.Exec.Limits.TicketTTLSeconds) * time.Second
-		d.Event.Routed = true // an open decision until its execution is recorded
-		r := &routed{ex: g.ex, d: d, recorded: make(chan struct{})}
+		r := &routed{ex: g.ex, d: d}
 		t, name, exp, err := s.tickets.Issue(r, ttl)
 		if err == nil {
 			if err = tickets.MakeFIFOs(s.opts.RelayDir, name); err != nil {
@@ -77,38 +79,14 @@ func (s *Service) Decide(ctx context.Context, req api.DecideRequest) (*api.Decid
 			}
 		}
 		if err != nil {
+			s.neverRan(r, "relay_unavailable", "the relay could not be prepared: "+err.Error())
 			s.wg.Done()
 			return nil, err
 		}
 		resp.Ticket, resp.ExpiresAt = t, exp.UTC()
 		go s.awaitRelay(name)
-		s.record(g.ex, d.Event, r.recorded)
-		return resp, nil
 	}
-	// Not routed: the decision is the only record of a command the agent
-	// runs itself, so it is written before the answer (auditgate.go).
-	return s.recordDecision(g.ex, d.Event, resp), nil
-}
-
-// record puts a decision event on the record without making the caller
-// (the hook, which Claude Code waits for) wait for the audit store; done,
-// when not nil, is closed once it is recorded.
-func (s *Service) record(ex *pipeline.Executor, ev api.Event, done chan struct{}) {
-	s.ring.add(ev)
-	if !s.hold() {
-		ex.Record(&ev)
-		if done != nil {
-			close(done)
-		}
-		return
-	}
-	go func() {
-		defer s.wg.Done()
-		ex.Record(&ev)
-		if done != nil {
-			close(done)
-		}
-	}()
+	return resp, nil
 }
 
 // Execute decides req and runs it at once, streaming to out.
@@ -140,7 +118,6 @@ func (s *Service) Redeem(ctx context.Context, t string, out sandbox.Streams) *ap
 	name := tickets.Name(t)
 	tickets.Wake(s.opts.RelayDir, name)
 	tickets.Retire(s.opts.RelayDir, name, tickets.GoneUsed)
-	<-r.recorded
 	return s.run(ctx, r.ex, r.d, r.ex.ExecutionEvent(r.d), out)
 }
 
@@ -223,7 +200,6 @@ func (s *Service) expired(name string, r *routed) {
 // neverRan records the execution event of a routed command that never
 // ran.
 func (s *Service) neverRan(r *routed, reason, text string) {
-	<-r.recorded
 	ev := r.ex.ExecutionEvent(r.d)
 	ev.Status, ev.StatusReason, ev.Reason = string(sandbox.StatusNeverRan), reason, text
 	r.ex.Record(&ev)
@@ -292,7 +268,6 @@ func (s *Service) awaitRelay(name string) {
 		io.Copy(io.Discard, br)
 		cancel()
 	}()
-	<-r.recorded
 	end := s.run(ctx, r.ex, r.d, r.ex.ExecutionEvent(r.d), sandbox.Streams{Stdout: fw.Stdout(), Stderr: fw.Stderr()})
 	fw.End(end)
 }

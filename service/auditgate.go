@@ -10,10 +10,12 @@ import (
 	"github.com/gatehouse-dev/gatehouse/service/pipeline"
 )
 
-// recordDecision records the decision of a call that is not routed: the
-// agent runs it itself, so this event is its only record. When it cannot
-// be written the call is denied audit_unavailable, or under
-// policy.audit_required false allowed with a warning.
+// recordDecision records an allowed decision before the caller is
+// answered: for a call that is not routed it is the only record of a
+// command the agent runs itself, and a routed one must be on the record
+// before its ticket exists. When it cannot be written the call is denied
+// audit_unavailable, or under policy.audit_required false allowed with a
+// warning.
 func (s *Service) recordDecision(ex *pipeline.Executor, ev api.Event, resp *api.DecideResponse) *api.DecideResponse {
 	err := ex.Record(&ev)
 	if err == nil {

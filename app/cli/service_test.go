@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"maps"
 	"os"
 	"time"
@@ -22,8 +23,24 @@ func scriptCmds(sets ...map[string]func(*testscript.TestScript, bool, []string))
 //	shortdir VAR    set VAR to a new directory under /tmp (socket paths
 //	                must be short)
 //	waitfile PATH   wait up to 10 s for PATH to exist
+//	waitservice     wait up to 10 s for the service to answer on its
+//	                socket (a killed one leaves its socket file behind)
 func serviceScriptCmds() map[string]func(*testscript.TestScript, bool, []string) {
 	return map[string]func(*testscript.TestScript, bool, []string){
+		"waitservice": func(ts *testscript.TestScript, neg bool, args []string) {
+			if neg || len(args) != 0 {
+				ts.Fatalf("usage: waitservice")
+			}
+			env := &Env{Getenv: ts.Getenv}
+			c, err := serviceClient(env)
+			ts.Check(err)
+			for start := time.Now(); time.Since(start) < 10*time.Second; time.Sleep(20 * time.Millisecond) {
+				if _, err := c.Status(context.Background()); err == nil {
+					return
+				}
+			}
+			ts.Fatalf("the service did not answer on %s", c.Socket())
+		},
 		"shortdir": func(ts *testscript.TestScript, neg bool, args []string) {
 			if neg || len(args) != 1 {
 				ts.Fatalf("usage: shortdir VAR")
