@@ -123,7 +123,7 @@ func hookWarning(resp *api.DecideResponse) string {
 	if resp.Warning == "" {
 		return ""
 	}
-	return ". Warning: " + resp.Warning + "; tell the user to run `gatehouse audit verify`"
+	return ". Warning: " + resp.Warning + "; tell the user to run `gatehouse doctor`"
 }
 
 // hookHint tells the model (and its user) what to do about a denial.
