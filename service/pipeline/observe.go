@@ -59,7 +59,10 @@ func (e *Executor) observe(ev *api.Event, o *Outcome) error {
 	if e.opts.Notifier != nil {
 		e.notify(ev, o)
 		if err != nil && ev.BlockedBy != DenyAuditUnavailable {
-			e.opts.Notifier.AuditUnavailable(ev.Agent, err.Error(), o != nil && eventRan(ev))
+			// A decision alone (o nil) that is allowed is run by the agent
+			// when the policy lets unrecorded calls through.
+			ran := o != nil && eventRan(ev) || o == nil && ev.Decision == "allow" && !e.cfg.Policy.AuditRequired
+			e.opts.Notifier.AuditUnavailable(ev.Agent, err.Error(), ran)
 		}
 	}
 	return err
