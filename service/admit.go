@@ -27,9 +27,6 @@ const (
 type routed struct {
 	ex *pipeline.Executor
 	d  *pipeline.Decision
-	// recorded is closed once the decision event is on the record: the
-	// execution event comes after it.
-	recorded chan struct{}
 	// in is the ticket's in-FIFO, open from the decision on.
 	in *tickets.In
 }
@@ -50,6 +47,7 @@ func (s *Service) Decide(ctx context.Context, req api.DecideRequest) (*api.Decid
 	switch {
 	case errors.As(err, &den):
 		resp.Decision, resp.BlockedBy, resp.Reason = "deny", den.Code, den.Reason
+		resp.Warning = den.Warning
 		if den.Event != nil {
 			resp.EventID = den.Event.ID
 			s.ring.add(*den.Event)
@@ -63,12 +61,18 @@ func (s *Service) Decide(ctx context.Context, req api.DecideRequest) (*api.Decid
 		return nil, err
 	}
 	resp.Decision, resp.EventID, resp.TimeoutSeconds = "allow", d.Event.ID, d.Event.TimeoutSeconds
-	if req.Route && resp.Routing == api.RoutingGovernedShell {
+	// The decision is on the record before the answer (auditgate.go): a
+	// routed one stays open there until its execution is recorded.
+	d.Event.Routed = req.Route && resp.Routing == api.RoutingGovernedShell
+	if resp = s.recordDecision(g.ex, d.Event, resp); resp.Decision != "allow" {
+		return resp, nil
+	}
+	if d.Event.Routed {
 		if !s.hold() {
 			return nil, tickets.ErrClosed
 		}
 		ttl := time.Duration(cfg.Exec.Limits.TicketTTLSeconds) * time.Second
-		r := &routed{ex: g.ex, d: d, recorded: make(chan struct{})}
+		r := &routed{ex: g.ex, d: d}
 		t, name, exp, err := s.tickets.Issue(r, ttl, cfg.Exec.Limits.MaxPendingTickets, func(name string) error {
 			return s.openRelay(r, name)
 		})
@@ -78,37 +82,14 @@ func (s *Service) Decide(ctx context.Context, req api.DecideRequest) (*api.Decid
 			return resp, nil
 		}
 		if err != nil {
+			s.neverRan(r, "relay_unavailable", "the relay could not be prepared: "+err.Error())
 			s.wg.Done()
 			return nil, err
 		}
 		resp.Ticket, resp.ExpiresAt = t, exp.UTC()
 		go s.awaitRelay(name, r.in, exp)
-		s.record(g.ex, d.Event, r.recorded)
-		return resp, nil
 	}
-	s.record(g.ex, d.Event, nil)
 	return resp, nil
-}
-
-// record puts a decision event on the record without making the caller
-// (the hook, which Claude Code waits for) wait for the audit store; done,
-// when not nil, is closed once it is recorded.
-func (s *Service) record(ex *pipeline.Executor, ev api.Event, done chan struct{}) {
-	s.ring.add(ev)
-	if !s.hold() {
-		ex.Record(&ev)
-		if done != nil {
-			close(done)
-		}
-		return
-	}
-	go func() {
-		defer s.wg.Done()
-		ex.Record(&ev)
-		if done != nil {
-			close(done)
-		}
-	}()
 }
 
 // Execute decides req and runs it at once, streaming to out.
@@ -140,7 +121,6 @@ func (s *Service) Redeem(ctx context.Context, t string, out sandbox.Streams) *ap
 	name := tickets.Name(t)
 	r.in.Release()
 	tickets.Retire(s.opts.RelayDir, name, tickets.GoneUsed)
-	<-r.recorded
 	return s.run(ctx, r.ex, r.d, r.ex.ExecutionEvent(r.d), out)
 }
 
@@ -152,9 +132,9 @@ func (s *Service) run(ctx context.Context, ex *pipeline.Executor, d *pipeline.De
 		reason := fmt.Sprintf("%d commands are already running, the limit (exec.limits.max_concurrent); try again when one has finished", max)
 		ev.Decision, ev.BlockedBy, ev.Reason = "deny", ReasonConcurrency, reason
 		ev.Status, ev.StatusReason = string(sandbox.StatusNeverRan), ReasonConcurrency
-		ex.Record(&ev)
+		aerr := ex.Record(&ev)
 		s.ring.add(ev)
-		return &api.End{Exit: api.ExitCannotRun, Event: &ev,
+		return &api.End{Exit: api.ExitCannotRun, Event: &ev, Warning: warningOf(aerr),
 			Error: &api.StreamError{Kind: api.ErrDenied, BlockedBy: ReasonConcurrency, Message: reason}}
 	}
 	defer s.release()
@@ -176,7 +156,7 @@ func (s *Service) run(ctx context.Context, ex *pipeline.Executor, d *pipeline.De
 	}
 	s.ring.add(o.Event)
 	res, oev := o.Result, o.Event
-	end := &api.End{Exit: exitCode(o.Raw), Result: &res, Event: &oev}
+	end := &api.End{Exit: exitCode(o.Raw), Result: &res, Event: &oev, Warning: o.Warning}
 	if o.Raw.Status == sandbox.StatusFailedToStart {
 		end.Error = &api.StreamError{Kind: api.ErrFailedToStart, Message: "could not start: " + o.Raw.Error}
 	}
@@ -223,7 +203,6 @@ func (s *Service) expired(name string, r *routed) {
 // neverRan records the execution event of a routed command that never
 // ran.
 func (s *Service) neverRan(r *routed, reason, text string) {
-	<-r.recorded
 	ev := r.ex.ExecutionEvent(r.d)
 	ev.Status, ev.StatusReason, ev.Reason = string(sandbox.StatusNeverRan), reason, text
 	r.ex.Record(&ev)
@@ -290,7 +269,6 @@ func (s *Service) awaitRelay(name string, in *tickets.In, expires time.Time) {
 		io.Copy(io.Discard, br)
 		cancel()
 	}()
-	<-r.recorded
 	end := s.run(ctx, r.ex, r.d, r.ex.ExecutionEvent(r.d), sandbox.Streams{Stdout: fw.Stdout(), Stderr: fw.Stderr()})
 	fw.End(end)
 }
@@ -311,13 +289,11 @@ func (s *Service) openRelay(r *routed, name string) error {
 }
 
 // refusePending answers a routed decision when as many tickets as
-// exec.limits.max_pending_tickets wait for their relay: the decision is
-// recorded, then an execution that never ran (concurrency_limit).
+// exec.limits.max_pending_tickets wait for their relay: after the
+// decision, already on the record, comes an execution that never ran
+// (concurrency_limit).
 func (s *Service) refusePending(ex *pipeline.Executor, d *pipeline.Decision, resp *api.DecideResponse, max int) {
 	reason := fmt.Sprintf("%d routed commands are already waiting for their relay, the limit (exec.limits.max_pending_tickets); try again when one has run or its ticket has expired", max)
-	done := make(chan struct{})
-	s.record(ex, d.Event, done)
-	<-done
 	ev := ex.ExecutionEvent(d)
 	ev.Decision, ev.BlockedBy, ev.Reason = "deny", ReasonConcurrency, reason
 	ev.Status, ev.StatusReason = string(sandbox.StatusNeverRan), ReasonConcurrency
@@ -341,7 +317,7 @@ func exitCode(r *sandbox.Result) int {
 }
 
 func denialEnd(d *pipeline.Denial) *api.End {
-	return &api.End{Exit: api.ExitCannotRun, Event: d.Event,
+	return &api.End{Exit: api.ExitCannotRun, Event: d.Event, Warning: d.Warning,
 		Error: &api.StreamError{Kind: api.ErrDenied, BlockedBy: d.Code, Message: d.Reason}}
 }
 

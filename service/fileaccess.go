@@ -85,8 +85,9 @@ func (s *Service) FileAccess(ctx context.Context, req api.FileAccessRequest) (*a
 		ev.Decision, ev.BlockedBy, ev.Reason = "deny", code, reason
 	}
 	resp.Decision, resp.BlockedBy, resp.Reason, resp.EventID = ev.Decision, ev.BlockedBy, ev.Reason, ev.ID
-	s.record(g.ex, ev, nil)
-	return resp, nil
+	// On the record before the answer (auditgate.go): a call that cannot
+	// be recorded is refused unless policy.audit_required is false.
+	return s.recordDecision(g.ex, ev, resp), nil
 }
 
 // checkFileRequest checks the request's form and makes its paths absolute;

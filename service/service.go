@@ -36,6 +36,11 @@ type Options struct {
 	SocketPath string
 	// RelayDir holds the relays' FIFOs (created 0711).
 	RelayDir string
+	// Reconcile, when set, closes on the audit trail what a previous
+	// service left open (audit.Store.Reconcile): Run calls it once it holds
+	// the socket, so no other service runs, and before it admits anything.
+	// It returns a line per execution it closed, for the log.
+	Reconcile func(ctx context.Context) ([]string, error)
 	Version  string
 	Logger   *slog.Logger
 
@@ -173,6 +178,15 @@ func (s *Service) Run(ctx context.Context) error {
 	l, err := socket.Listen(s.opts.SocketPath, s.log)
 	if err != nil {
 		return err
+	}
+	if s.opts.Reconcile != nil {
+		closed, err := s.opts.Reconcile(ctx)
+		for _, c := range closed {
+			s.log.Warn("audit: closed an execution a previous service left open", "execution", c)
+		}
+		if err != nil {
+			s.log.Error("audit: reconciling what a previous service left open", "err", err)
+		}
 	}
 	// A request must arrive whole within ReadTimeout (the handler lifts
 	// the deadline once the body is in, for streamed answers); no write

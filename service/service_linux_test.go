@@ -73,6 +73,9 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
+// fixtureAudit, when set, is the audit log of the services start makes.
+var fixtureAudit pipeline.AuditLog
+
 func start(t *testing.T, mutate func(*policy.Config)) *fixture {
 	t.Helper()
 	return startWith(t, mutate, nil)
@@ -113,7 +116,11 @@ func startWith(t *testing.T, mutate func(*policy.Config), opt func(*Options)) *f
 			return l, nil
 		},
 		NewExecutor: func(cfg *policy.Config) (*pipeline.Executor, error) {
-			return pipeline.New(cfg, pipeline.Options{Home: f.home, InitPath: exe, HostPath: "/usr/local/bin:/usr/bin:/bin"})
+			ex, err := pipeline.New(cfg, pipeline.Options{Home: f.home, InitPath: exe, HostPath: "/usr/local/bin:/usr/bin:/bin"})
+			if err == nil && fixtureAudit != nil {
+				ex.SetObservers(fixtureAudit, nil)
+			}
+			return ex, err
 		},
 		SocketPath: filepath.Join(sockDir, "gatehouse", "s.sock"),
 		RelayDir:   f.relay,

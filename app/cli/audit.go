@@ -378,6 +378,7 @@ func auditVerify(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	if p := rep.Problem; p != nil {
+		verifyCompleteness(ctx, env, rep)
 		return withHint(fmt.Errorf("audit trail broken: %s", p.Detail),
 			fmt.Sprintf("%d rows checked in %s; rows before the one named are intact", rep.Rows, s.Path()))
 	}
@@ -387,7 +388,53 @@ func auditVerify(ctx context.Context, env *Env, args []string) error {
 	}
 	fmt.Fprintf(env.Stdout, "ok: %d rows verified (rows %d–%d, %d retention checkpoints); the chain is intact\n",
 		rep.Rows, rep.FirstSeq, rep.LastSeq, rep.Checkpoints)
+	verifyCompleteness(ctx, env, rep)
 	return nil
+}
+
+// verifyCompleteness says where the key is, which executions the trail
+// has not closed, and how many were closed after a crash.
+func verifyCompleteness(ctx context.Context, env *Env, rep *audit.Report) {
+	w := env.Stdout
+	switch rep.KeySource {
+	case audit.KeySourceFile:
+		fmt.Fprintf(w, "key: file %s (no keychain when the trail began)\n", rep.KeyLocation)
+	case audit.KeySourceKeychain:
+		fmt.Fprintf(w, "key: keychain item %q\n", rep.KeyLocation)
+	}
+	if rep.Reconciled > 0 {
+		fmt.Fprintf(w, "reconciled: %d executions were closed after the process running them ended abruptly (status_reason %s or %s; 'gatehouse audit list --grep abruptly' lists them)\n",
+			rep.Reconciled, audit.ReasonServiceCrashed, audit.ReasonProcessCrashed)
+	}
+	if len(rep.Open) == 0 {
+		fmt.Fprintln(w, "complete: every execution started has its end on the record")
+		return
+	}
+	var serviceUp bool
+	if c, err := serviceClient(env); err == nil {
+		sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		_, err := c.Status(sctx)
+		cancel()
+		serviceUp = err == nil
+	}
+	fmt.Fprintf(w, "incomplete: %d open executions have no end on the record:\n", len(rep.Open))
+	for _, o := range rep.Open {
+		var state string
+		switch {
+		case o.Kind == audit.UnfinishedRouted && serviceUp:
+			state = "routed decision; its ticket waits for the relay"
+		case o.Kind == audit.UnfinishedRouted:
+			state = "routed decision; its ticket is gone with the service: it is recorded never_ran (" + audit.ReasonServiceCrashed + ") when the service next starts"
+		case o.Running:
+			state = fmt.Sprintf("started; its process (pid %d) is still running", o.PID)
+		case o.Service:
+			state = fmt.Sprintf("started; the service running it (pid %d) is gone: it is recorded killed (%s) when the service next starts", o.PID, audit.ReasonServiceCrashed)
+		default:
+			state = fmt.Sprintf("started; the gatehouse process running it (pid %d) is gone: it is recorded killed (%s) when the service next starts", o.PID, audit.ReasonProcessCrashed)
+		}
+		fmt.Fprintf(w, "  %s  %s  %s  %s: %s\n", auditShortID(o.ID), o.Time.Local().Format("2006-01-02 15:04:05"),
+			auditDash(o.Event.Agent), auditShorten(o.Command, 40), state)
+	}
 }
 
 // auditObject is an event as list --json and export write it: the card
@@ -612,9 +659,11 @@ type execObservers struct {
 	appendErr error
 }
 
-// openExecObservers opens the user's audit database and a notifier for cfg.
-// It never fails: a trail that cannot be opened is reported by warn.
-func openExecObservers(ctx context.Context, env *Env, home string, cfg *policy.Config) *execObservers {
+// openExecObservers opens the user's audit database and a notifier for cfg;
+// service says they are the user service's. It never fails: a trail that
+// cannot be opened is reported by warn (and, under policy.audit_required,
+// denies every command).
+func openExecObservers(ctx context.Context, env *Env, home string, cfg *policy.Config, service bool) *execObservers {
 	o := &execObservers{ready: make(chan struct{})}
 	logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{
 		Level: slog.LevelWarn,
@@ -630,6 +679,7 @@ func openExecObservers(ctx context.Context, env *Env, home string, cfg *policy.C
 		Keys:            keyStore(env),
 		RetentionDays:   cfg.Exec.Audit.RetentionDays,
 		RetentionEvents: cfg.Exec.Audit.RetentionEvents,
+		Service:         service,
 	}
 	go func() {
 		defer close(o.ready)
@@ -663,10 +713,19 @@ func (l lazyLedger) Claim(key string, now time.Time, window time.Duration) (bool
 
 // Append implements pipeline.AuditLog, remembering a failure for warn.
 func (o *execObservers) Append(ctx context.Context, rec audit.Record) error {
+	return o.write(ctx, rec, (*audit.Store).Append)
+}
+
+// Started implements pipeline.AuditLog, remembering a failure for warn.
+func (o *execObservers) Started(ctx context.Context, rec audit.Record) error {
+	return o.write(ctx, rec, (*audit.Store).Started)
+}
+
+func (o *execObservers) write(ctx context.Context, rec audit.Record, f func(*audit.Store, context.Context, audit.Record) error) error {
 	<-o.ready
 	err := o.openErr
 	if o.store != nil {
-		err = o.store.Append(ctx, rec)
+		err = f(o.store, ctx, rec)
 	}
 	if err != nil {
 		o.mu.Lock()

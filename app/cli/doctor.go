@@ -10,9 +10,11 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/gatehouse-dev/gatehouse/keyring"
 	"github.com/gatehouse-dev/gatehouse/sandbox"
 	"github.com/gatehouse-dev/gatehouse/sandbox/limits"
 	"github.com/gatehouse-dev/gatehouse/sandbox/probe"
+	"github.com/gatehouse-dev/gatehouse/service/audit"
 	"github.com/gatehouse-dev/gatehouse/service/pipeline"
 )
 
@@ -40,7 +42,22 @@ type doctorReport struct {
 	Cgroup      cgroupReport  `json:"cgroup"`
 	TmpfsSize   string        `json:"tmpfs_size"`
 	FileSizeMax string        `json:"file_size_max"`
+	Audit       auditReport   `json:"audit"`
 	Problems    []string      `json:"problems"`
+}
+
+// auditReport is the audit trail's state: where its key is kept, and the
+// executions it has not closed.
+type auditReport struct {
+	Path string `json:"path"`
+	// KeySource is keychain or file; KeyLocation the item or the file.
+	// Before the first event it says where the key will go.
+	KeySource   string `json:"key_source"`
+	KeyLocation string `json:"key_location,omitempty"`
+	Begun       bool   `json:"begun"`
+	Open        int    `json:"open_executions"`
+	Required    bool   `json:"audit_required"`
+	Error       string `json:"error,omitempty"`
 }
 
 type cgroupReport struct {
@@ -80,6 +97,15 @@ func runDoctor(ctx context.Context, env *Env, args []string) error {
 	r.Required = cfg.Policy.SandboxRequired
 	r.TmpfsSize = cfg.Exec.Limits.TmpfsSize.String()
 	r.FileSizeMax = cfg.Exec.Limits.FileSizeMax.String()
+	r.Audit = doctorAudit(ctx, env, opts.Home)
+	r.Audit.Required = cfg.Policy.AuditRequired
+	if r.Audit.Error != "" {
+		if r.Audit.Required {
+			problem("the audit trail cannot be used (%s): every command would be denied audit_unavailable", r.Audit.Error)
+		} else {
+			problem("the audit trail cannot be used (%s): commands run without a record", r.Audit.Error)
+		}
+	}
 
 	if !cfg.Exec.Enabled {
 		problem("exec.enabled is false: the governed shell is turned off")
@@ -126,6 +152,38 @@ func runDoctor(ctx context.Context, env *Env, args []string) error {
 	return finishDoctor(env, &r, *asJSON)
 }
 
+// doctorAudit reads the audit trail's key source and open executions.
+func doctorAudit(ctx context.Context, env *Env, home string) auditReport {
+	a := auditReport{Path: auditPath(env, home)}
+	s, err := openAudit(ctx, env)
+	if err != nil {
+		a.Error = err.Error()
+		return a
+	}
+	if s != nil {
+		defer s.Close()
+		if a.KeySource, a.KeyLocation, err = s.KeySource(ctx); err != nil {
+			a.Error = err.Error()
+			return a
+		}
+		open, err := s.Unfinished(ctx)
+		if err != nil {
+			a.Error = err.Error()
+			return a
+		}
+		a.Open = len(open)
+	}
+	if a.KeySource != "" {
+		a.Begun = true
+		return a
+	}
+	a.KeySource = audit.KeySourceKeychain
+	if _, err := keyStore(env).List(); errors.Is(err, keyring.ErrUnavailable) {
+		a.KeySource = audit.KeySourceFile
+	}
+	return a
+}
+
 func finishDoctor(env *Env, r *doctorReport, asJSON bool) error {
 	r.OK = len(r.Problems) == 0
 	if asJSON {
@@ -161,6 +219,19 @@ func finishDoctor(env *Env, r *doctorReport, asJSON bool) error {
 			fmt.Fprintf(w, "cgroup:        %s\n", cg)
 			fmt.Fprintf(w, "tmpfs size:    %s\n", r.TmpfsSize)
 			fmt.Fprintf(w, "file size max: %s\n", r.FileSizeMax)
+			a := r.Audit
+			switch {
+			case a.Error != "":
+				fmt.Fprintf(w, "audit:         %s: %s\n", a.Path, a.Error)
+			case !a.Begun:
+				where := "the keychain"
+				if a.KeySource == audit.KeySourceFile {
+					where = "a 0600 file beside it (no keychain here)"
+				}
+				fmt.Fprintf(w, "audit:         %s (no events yet; its key will be kept in %s)\n", a.Path, where)
+			default:
+				fmt.Fprintf(w, "audit:         %s (key: %s %s; %d open executions)\n", a.Path, a.KeySource, a.KeyLocation, a.Open)
+			}
 		}
 		if r.OK {
 			fmt.Fprintln(w, "ok: the governed shell can serve")

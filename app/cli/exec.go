@@ -109,9 +109,10 @@ func runExec(ctx context.Context, env *Env, args []string) error {
 		return nil
 	}
 
-	// The audit trail and notifications (audit.go): a trail that cannot be
-	// written is reported after the command, and never stops it.
-	obs := openExecObservers(ctx, env, opts.Home, cfg)
+	// The audit trail and notifications (audit.go): a command that cannot
+	// be put on the record first is denied audit_unavailable (or, under
+	// policy.audit_required false, runs and is reported after it).
+	obs := openExecObservers(ctx, env, opts.Home, cfg, false)
 	defer obs.Close()
 	ex.SetObservers(obs, obs.notifier)
 
@@ -205,7 +206,7 @@ func printDenial(env *Env, code, reason string) {
 
 func denialHint(code string) string {
 	switch code {
-	case pipeline.DenySandboxUnavailable:
+	case pipeline.DenySandboxUnavailable, pipeline.DenyAuditUnavailable:
 		return "run 'gatehouse doctor' to see why and how to fix it"
 	case pipeline.DenyCwdOutside:
 		return "use a directory inside policy.workspace_roots (or exec.default_cwd when none are set)"

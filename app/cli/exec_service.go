@@ -50,13 +50,24 @@ func execViaService(ctx context.Context, env *Env, req api.ExecRequest, asJSON b
 	if err != nil {
 		return true, cannotRun(withHint(err, "'gatehouse status' shows whether the service is healthy"))
 	}
+	// What the service could not put on the record, after the command's
+	// own output.
+	if end.Warning != "" && !asJSON {
+		defer fmt.Fprintf(env.Stderr, "gatehouse: warning: %s\n", end.Warning)
+	}
+	annotate := func(m map[string]any) map[string]any {
+		if end.Warning != "" {
+			m["audit_error"] = map[string]string{"error": end.Warning}
+		}
+		return m
+	}
 	if e := end.Error; e != nil {
 		switch e.Kind {
 		case api.ErrArgument:
 			return true, usagef("exec: %s: %s", argFlag(e.Arg), e.Message)
 		case api.ErrDenied:
 			if asJSON {
-				writeJSON(env.Stdout, denialAnswer(e.BlockedBy, e.Message, end.Event))
+				writeJSON(env.Stdout, annotate(denialAnswer(e.BlockedBy, e.Message, end.Event)))
 			} else {
 				printDenial(env, e.BlockedBy, e.Message)
 			}
@@ -67,7 +78,7 @@ func execViaService(ctx context.Context, env *Env, req api.ExecRequest, asJSON b
 	}
 	switch {
 	case asJSON:
-		writeJSON(env.Stdout, map[string]any{"result": end.Result, "event": end.Event})
+		writeJSON(env.Stdout, annotate(map[string]any{"result": end.Result, "event": end.Event}))
 	case end.Error != nil:
 		fmt.Fprintf(env.Stderr, "gatehouse: error: %s\n", end.Error.Message)
 	case end.Result != nil && end.Result.TimedOut:

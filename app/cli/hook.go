@@ -111,10 +111,10 @@ func hookDecide(ctx context.Context, env *Env, routing string) *claude.Output {
 		if hint := hookHint(resp.BlockedBy); hint != "" {
 			reason += " " + hint
 		}
-		return claude.Deny(reason)
+		return claude.Deny(reason + hookWarning(resp))
 	}
 	if resp.Ticket == "" {
-		return claude.Allow(in, "Gatehouse allowed this command")
+		return claude.Allow(in, "Gatehouse allowed this command"+hookWarning(resp))
 	}
 	exe, err := os.Executable()
 	if err == nil {
@@ -124,7 +124,16 @@ func hookDecide(ctx context.Context, env *Env, routing string) *claude.Output {
 		return claude.Deny(fmt.Sprintf("Gatehouse did not run this command: cannot find its own binary (%v).", err))
 	}
 	return claude.Route(in, claude.RelayCommand(exe, resp.Ticket),
-		"Gatehouse admitted this command; it runs in Gatehouse's sandbox")
+		"Gatehouse admitted this command; it runs in Gatehouse's sandbox"+hookWarning(resp))
+}
+
+// hookWarning is the service's warning, for the end of a reason: the
+// model and its user learn that the call is not on the record.
+func hookWarning(resp *api.DecideResponse) string {
+	if resp.Warning == "" {
+		return ""
+	}
+	return ". Warning: " + resp.Warning + "; tell the user to run `gatehouse doctor`"
 }
 
 // hookFile decides a file tool's call. An allowed call gets no answer: the

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/sandbox/probe"
 	"github.com/gatehouse-dev/gatehouse/service"
+	"github.com/gatehouse-dev/gatehouse/service/audit"
 	"github.com/gatehouse-dev/gatehouse/service/broker"
 	"github.com/gatehouse-dev/gatehouse/service/daemon"
 	"github.com/gatehouse-dev/gatehouse/service/pipeline"
@@ -75,7 +76,7 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 			// The audit trail and notifications, as for exec (audit.go).
 			// Each configuration gets its own: a ticket decided under the
 			// previous one still records through it.
-			obs := openExecObservers(ctx, env, opts.Home, cfg)
+			obs := openExecObservers(ctx, env, opts.Home, cfg, true)
 			ex.SetObservers(obs, obs.notifier)
 			return ex, nil
 		},
@@ -83,6 +84,9 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 		RelayDir:   paths.relay,
 		Version:    Version,
 		Logger:     logger,
+		Reconcile: func(ctx context.Context) ([]string, error) {
+			return reconcileAudit(ctx, env, opts.Home)
+		},
 	})
 	if err != nil {
 		logger.Error("refusing to start", "err", err)
@@ -98,6 +102,26 @@ func runServe(ctx context.Context, env *Env, args []string) error {
 		}
 	}()
 	return daemon.Run(ctx, svc.Run)
+}
+
+// reconcileAudit closes on the user's audit trail what a previous service
+// (or a gatehouse exec that is gone) left open, and describes each.
+func reconcileAudit(ctx context.Context, env *Env, home string) ([]string, error) {
+	path := auditPath(env, home)
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	s, err := audit.Open(ctx, audit.Options{Path: path, Keys: keyStore(env), Service: true})
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	closed, err := s.Reconcile(ctx)
+	var out []string
+	for _, c := range closed {
+		out = append(out, fmt.Sprintf("%s %s (%s): %s", c.ID, c.End.Status, c.End.StatusReason, auditShorten(c.Command, 60)))
+	}
+	return out, err
 }
 
 // newExecutor builds the pipeline for cfg: gatehouse exec in-process and

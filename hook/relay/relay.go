@@ -70,6 +70,9 @@ func Run(ctx context.Context, dir, ticket string, stdout, stderr io.Writer) int 
 	} else if end.Result != nil && end.Result.TimedOut {
 		fmt.Fprintf(stderr, "gatehouse: timed out after %d s\n", end.Result.TimeoutSeconds)
 	}
+	if end.Warning != "" {
+		fmt.Fprintf(stderr, "gatehouse relay: warning: %s\n", strings.TrimSpace(end.Warning))
+	}
 	return end.Exit
 }
 

@@ -47,6 +47,9 @@ type DecideResponse struct {
 	Ticket         string    `json:"ticket,omitempty"`
 	ExpiresAt      time.Time `json:"expires_at,omitzero"`
 	TimeoutSeconds int       `json:"timeout_seconds,omitempty"`
+	// Warning is a user-safe account of what went wrong without changing
+	// the decision: the decision is not on the audit record.
+	Warning string `json:"warning,omitempty"`
 }
 
 // FileAccessRequest asks whether an agent's own file tool (Claude Code's

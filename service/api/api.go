@@ -82,6 +82,10 @@ type Event struct {
 	// the agent's tool and the absolute paths it named.
 	Tool  string   `json:"tool,omitempty"`
 	Paths []string `json:"paths,omitempty"`
+	// Routed marks the decision of a routed command, which got a ticket:
+	// its execution event follows (parent_id) when the relay redeems it,
+	// or says never_ran.
+	Routed bool `json:"routed,omitempty"`
 }
 
 // Output describes the output of an execution; the text itself is not here.

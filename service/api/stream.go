@@ -46,6 +46,9 @@ type End struct {
 	Event  *Event  `json:"event,omitempty"`
 	// Error says why nothing ran, or why it failed to start.
 	Error *StreamError `json:"error,omitempty"`
+	// Warning is a user-safe account of what went wrong without stopping
+	// the command: it ran, but is not (fully) on the audit record.
+	Warning string `json:"warning,omitempty"`
 }
 
 // StreamError is a user-safe account of why a call did not run.

@@ -6,7 +6,8 @@
 // # The chain
 //
 // Each row carries an HMAC-SHA256, keyed by a 32-byte key kept in the OS
-// keychain, over every column of the row and the previous row's HMAC. The
+// keychain (or, where there is none, in a 0600 file in the state
+// directory; the trail's meta records which), over every column of the row and the previous row's HMAC. The
 // first row follows 32 zero bytes. A separate chain head records the last
 // row's sequence number and HMAC (itself authenticated), so removing the
 // newest rows is found too. Retention removes the oldest rows and appends a
@@ -54,6 +55,14 @@ type Options struct {
 	// Keys holds the trail's HMAC key (see KeyPrefix). Reading the trail
 	// needs no key; appending and verifying do. Must be non-nil.
 	Keys keyring.Store
+	// KeyDir is where the key is kept, in a 0600 file, when Keys is
+	// unavailable (no keychain: a headless machine, an SSH session, CI);
+	// "" means the database's directory. It must be hidden from commands
+	// (the state directory is in the sandbox's deny-read set).
+	KeyDir string
+	// Service says the store belongs to the user service: its started
+	// rows are closed by Reconcile when the service starts again.
+	Service bool
 	// RetentionDays and RetentionEvents bound what is kept: rows older
 	// than RetentionDays, or beyond the newest RetentionEvents, are pruned.
 	// Zero means no bound.
@@ -114,6 +123,9 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.KeyDir == "" {
+		opts.KeyDir = filepath.Dir(opts.Path)
 	}
 	if err := prepareFile(opts.Path); err != nil {
 		return nil, err

@@ -250,8 +250,10 @@ func TestKey(t *testing.T) {
 		t.Errorf("verify with another key: %v", err)
 	}
 
-	// The keychain is unavailable: the cause and hint come through.
+	// The keychain of a trail kept there is unavailable: the cause and
+	// hint come through (a new trail would use a key file: TestKeyFile).
 	down := keyring.NewMemory()
+	appendN(t, openStore(t, filepath.Join(dir, "b.db"), down), 0, 1, time.Now())
 	down.Err = &keyring.UnavailableError{Cause: "no D-Bus session bus", Hint: "start one"}
 	s4 := openStore(t, filepath.Join(dir, "b.db"), down)
 	err = s4.Append(context.Background(), testRecord(hexID(1), time.Now()))

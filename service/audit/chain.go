@@ -10,6 +10,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/gatehouse-dev/gatehouse/keyring"
 )
@@ -153,6 +157,50 @@ func (s *Store) KeyName(ctx context.Context) (string, error) {
 	return KeyPrefix + id, nil
 }
 
+// Key sources, recorded in the trail's meta as key_source.
+const (
+	KeySourceKeychain = "keychain"
+	KeySourceFile     = "file"
+)
+
+// KeyFilePrefix begins the name of a key file in Options.KeyDir; the rest
+// is the trail's id, as in the keychain item's name.
+const KeyFilePrefix = "audit-hmac-key-"
+
+// KeySource says where this trail's HMAC key is kept: KeySourceKeychain
+// (location is the keychain item's name) or KeySourceFile (location is
+// the file); "" before the first append. Trails begun before the source
+// was recorded keep theirs in the keychain.
+func (s *Store) KeySource(ctx context.Context) (source, location string, err error) {
+	id, err := trailID(ctx, s.r)
+	if id == "" || err != nil {
+		return "", "", err
+	}
+	src, err := metaValue(ctx, s.r, "key_source")
+	if err != nil {
+		return "", "", err
+	}
+	if src == KeySourceFile {
+		return KeySourceFile, s.keyFile(id), nil
+	}
+	return KeySourceKeychain, KeyPrefix + id, nil
+}
+
+func (s *Store) keyFile(id string) string {
+	return filepath.Join(s.opts.KeyDir, KeyFilePrefix+id)
+}
+
+func metaValue(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}, key string) (string, error) {
+	var v string
+	err := q.QueryRowContext(ctx, "SELECT value FROM meta WHERE key = ?", key).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	return v, err
+}
+
 // loadKey returns the HMAC key, creating it (and the trail's id) on first
 // use when create is set. Creation happens inside the database's write
 // lock, so that two processes starting at once agree on one key; each
@@ -170,7 +218,7 @@ func (s *Store) loadKey(ctx context.Context, create bool) ([]byte, error) {
 	var key []byte
 	switch {
 	case id != "":
-		key, err = s.readKey(ctx, KeyPrefix+id)
+		key, err = s.readKey(ctx, id)
 	case create:
 		key, err = s.createKey(ctx)
 	default:
@@ -186,7 +234,16 @@ func (s *Store) loadKey(ctx context.Context, create bool) ([]byte, error) {
 	return key, nil
 }
 
-func (s *Store) readKey(ctx context.Context, name string) ([]byte, error) {
+// readKey reads the key of trail id from where its meta says it is.
+func (s *Store) readKey(ctx context.Context, id string) ([]byte, error) {
+	src, err := metaValue(ctx, s.r, "key_source")
+	if err != nil {
+		return nil, err
+	}
+	if src == KeySourceFile {
+		return s.readKeyFile(ctx, id)
+	}
+	name := KeyPrefix + id
 	v, err := s.opts.Keys.Get(name)
 	if errors.Is(err, keyring.ErrNotFound) {
 		var rows int64
@@ -197,13 +254,70 @@ func (s *Store) readKey(ctx context.Context, name string) ([]byte, error) {
 		}
 	}
 	if err != nil {
-		return nil, &KeyError{Err: err, Hint: keyring.Hint(err)}
+		return nil, &KeyError{Err: fmt.Errorf("the trail's key is in the keychain: %w", err), Hint: keyring.Hint(err)}
 	}
 	key, err := hex.DecodeString(v)
 	if err != nil || len(key) != 32 {
 		return nil, &KeyError{Err: fmt.Errorf("the keychain item %q is not a 32-byte hex key", name)}
 	}
 	return key, nil
+}
+
+// readKeyFile reads a key file, narrowing its mode when it is wider than
+// 0600.
+func (s *Store) readKeyFile(ctx context.Context, id string) ([]byte, error) {
+	path := s.keyFile(id)
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		var rows int64
+		s.r.QueryRowContext(ctx, "SELECT count(*) FROM events").Scan(&rows)
+		return nil, &KeyError{
+			Err:  fmt.Errorf("the key file %s, the key of the %d rows in %s, is missing", path, rows, s.opts.Path),
+			Hint: "restore the key file, or move " + s.opts.Path + " aside to start a new trail",
+		}
+	}
+	if err != nil {
+		return nil, &KeyError{Err: fmt.Errorf("reading the key file: %w", err)}
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.Mode().Perm()&0o077 != 0 {
+		if err := f.Chmod(0o600); err != nil {
+			return nil, &KeyError{Err: fmt.Errorf("narrowing the key file's mode: %w", err)}
+		}
+	}
+	b, err := io.ReadAll(io.LimitReader(f, 256))
+	if err != nil {
+		return nil, &KeyError{Err: fmt.Errorf("reading the key file: %w", err)}
+	}
+	key, err := hex.DecodeString(strings.TrimSpace(string(b)))
+	if err != nil || len(key) != 32 {
+		return nil, &KeyError{Err: fmt.Errorf("the key file %s is not a 32-byte hex key", path)}
+	}
+	return key, nil
+}
+
+// writeKeyFile creates the key file of trail id, 0600; it never replaces
+// one.
+func (s *Store) writeKeyFile(id string, key []byte) error {
+	if err := os.MkdirAll(s.opts.KeyDir, 0o700); err != nil {
+		return err
+	}
+	path := s.keyFile(id)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(hex.EncodeToString(key) + "\n")
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+	}
+	return err
 }
 
 func (s *Store) createKey(ctx context.Context) ([]byte, error) {
@@ -219,7 +333,7 @@ func (s *Store) createKey(ctx context.Context) ([]byte, error) {
 	}
 	if id != "" {
 		tx.Rollback()
-		return s.readKey(ctx, KeyPrefix+id)
+		return s.readKey(ctx, id)
 	}
 	var rows int64
 	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM events").Scan(&rows); err != nil {
@@ -234,10 +348,21 @@ func (s *Store) createKey(ctx context.Context) ([]byte, error) {
 	id = randomID()
 	key := make([]byte, 32)
 	rand.Read(key)
+	// The keychain where there is one; else a key file in the state
+	// directory, so that a headless machine keeps a trail too.
+	source := KeySourceKeychain
 	if err := s.opts.Keys.Set(KeyPrefix+id, hex.EncodeToString(key)); err != nil {
-		return nil, &KeyError{Err: err, Hint: keyring.Hint(err)}
+		if !errors.Is(err, keyring.ErrUnavailable) {
+			return nil, &KeyError{Err: err, Hint: keyring.Hint(err)}
+		}
+		if ferr := s.writeKeyFile(id, key); ferr != nil {
+			return nil, &KeyError{Err: fmt.Errorf("%w, and the key file could not be written: %w", err, ferr), Hint: keyring.Hint(err)}
+		}
+		source = KeySourceFile
+		s.opts.Logger.Info("audit: no keychain; the trail's key is in a file", "file", s.keyFile(id), "cause", err)
 	}
-	if _, err := tx.ExecContext(ctx, "INSERT INTO meta(key, value) VALUES ('trail_id', ?), ('key_id', ?)", id, keyID(key)); err != nil {
+	if _, err := tx.ExecContext(ctx, "INSERT INTO meta(key, value) VALUES ('trail_id', ?), ('key_id', ?), ('key_source', ?)",
+		id, keyID(key), source); err != nil {
 		return nil, err
 	}
 	return key, tx.Commit()

@@ -189,6 +189,7 @@ func (s *Store) Children(ctx context.Context, id string) ([]api.Event, error) {
 type Stats struct {
 	Events      int64
 	Checkpoints int64
+	Started     int64
 	FirstSeq    int64
 	LastSeq     int64
 }
@@ -199,7 +200,8 @@ func (s *Store) Stats(ctx context.Context) (Stats, error) {
 	var first, last sql.NullInt64
 	err := s.r.QueryRowContext(ctx, `SELECT
 		count(*) FILTER (WHERE kind = 'event'), count(*) FILTER (WHERE kind = 'checkpoint'),
-		min(seq), max(seq) FROM events`).Scan(&st.Events, &st.Checkpoints, &first, &last)
+		count(*) FILTER (WHERE kind = 'started'),
+		min(seq), max(seq) FROM events`).Scan(&st.Events, &st.Checkpoints, &st.Started, &first, &last)
 	if errors.Is(err, sql.ErrNoRows) {
 		return st, nil
 	}

@@ -22,6 +22,15 @@ type Report struct {
 	Checkpoints int
 	// Problem is the first break in the chain; nil when it is intact.
 	Problem *Problem
+	// KeySource says where the chain's key is kept (KeySourceKeychain or
+	// KeySourceFile) and KeyLocation which item or file.
+	KeySource, KeyLocation string
+	// Open are the executions the trail has not closed: still running, or
+	// left by a process that ended abruptly (Reconcile closes those).
+	Open []Unfinished
+	// Reconciled counts the end events Reconcile wrote for executions a
+	// crashed process left open.
+	Reconciled int
 }
 
 // Problem kinds.
@@ -71,7 +80,7 @@ func (s *Store) Verify(ctx context.Context) (*Report, error) {
 		}
 		var head int
 		s.r.QueryRowContext(ctx, "SELECT count(*) FROM chain_head").Scan(&head)
-		if st.Events+st.Checkpoints == 0 && head == 0 {
+		if st.Events+st.Checkpoints+st.Started == 0 && head == 0 {
 			return &Report{}, nil
 		}
 		return nil, &KeyError{
@@ -151,7 +160,24 @@ func (s *Store) Verify(ctx context.Context) (*Report, error) {
 	if rep.Problem == nil {
 		rep.Problem = checkHead(links, head)
 	}
+	if err := s.completeness(ctx, rep); err != nil {
+		return nil, err
+	}
 	return rep, nil
+}
+
+// completeness fills in the report's key source, open executions and
+// reconciled count.
+func (s *Store) completeness(ctx context.Context, rep *Report) error {
+	var err error
+	if rep.KeySource, rep.KeyLocation, err = s.KeySource(ctx); err != nil {
+		return err
+	}
+	if rep.Open, err = s.Unfinished(ctx); err != nil {
+		return err
+	}
+	rep.Reconciled, err = s.reconciledCount(ctx)
+	return err
 }
 
 // walk follows the links from expect and returns the first break. The

@@ -18,6 +18,10 @@ import (
 const (
 	KindSandboxDegraded = "execution.sandbox_degraded"
 	KindOutputRedacted  = "execution.output_redacted"
+	// KindAuditUnavailable: a command could not be put on the audit
+	// record. It is always on: what is not on the record must not pass
+	// unseen.
+	KindAuditUnavailable = "execution.audit_unavailable"
 )
 
 // DefaultWindow is how long an identical notification stays quiet.
@@ -170,6 +174,35 @@ func (n *Notifier) OutputRedacted(agent string, credentials []string, redactions
 	}
 	title, body := RedactedText(agent, fresh, redactions)
 	return n.deliver(KindOutputRedacted, title, body)
+}
+
+// AuditUnavailable notifies execution.audit_unavailable: a command was
+// denied because it could not be put on the audit record (ran false), or
+// ran without a complete record (ran true). cause is the store's error. It
+// notifies once per agent, outcome and cause per window, and reports
+// whether a notification was sent.
+func (n *Notifier) AuditUnavailable(agent, cause string, ran bool) bool {
+	if n == nil {
+		return false
+	}
+	title, body := AuditUnavailableText(agent, cause, ran)
+	return n.send(KindAuditUnavailable, []string{agent, fmt.Sprint(ran), cause}, title, body)
+}
+
+// AuditUnavailableText returns the title and body of an audit_unavailable
+// notification.
+func AuditUnavailableText(agent, cause string, ran bool) (title, body string) {
+	if agent == "" {
+		agent = "an agent"
+	}
+	if ran {
+		title = fmt.Sprintf("A command from %s ran without a complete audit record", agent)
+		body = fmt.Sprintf("Gatehouse could not write its audit trail: %s.\nFree space in Gatehouse's state directory; run 'gatehouse audit verify' to see what is missing.", cause)
+		return title, body
+	}
+	title = fmt.Sprintf("Denied: a command from %s could not be put on the audit record", agent)
+	body = fmt.Sprintf("Gatehouse could not write its audit trail: %s.\nNothing ran (policy.audit_required). Free space in Gatehouse's state directory, then try again.", cause)
+	return title, body
 }
 
 // RedactedText returns the title and body of an output_redacted

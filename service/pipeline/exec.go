@@ -56,6 +56,8 @@ type Denial struct {
 	Code   string // blocked_by
 	Reason string // user-safe explanation
 	Event  *api.Event
+	// Warning, when set, says the denial is not on the audit record.
+	Warning string
 }
 
 func (d *Denial) Error() string { return "denied " + d.Code + ": " + d.Reason }
@@ -129,6 +131,9 @@ type Outcome struct {
 	// exec.audit.output_max_bytes each, for the audit trail; nil when no
 	// output is kept.
 	KeptStdout, KeptStderr []byte
+	// Warning, when set, is a user-safe account of why this execution is
+	// not (fully) on the audit record.
+	Warning string
 }
 
 // Execute decides req and, when it is allowed, runs it, streaming output
@@ -171,7 +176,9 @@ func (e *Executor) Decide(ctx context.Context, req api.ExecRequest) (*Decision, 
 	d, err := e.decide(ctx, req)
 	var den *Denial
 	if errors.As(err, &den) && den.Event != nil {
-		e.observe(den.Event, nil)
+		if aerr := e.observe(den.Event, nil); aerr != nil {
+			den.Warning = notRecorded(aerr)
+		}
 	}
 	return d, err
 }
@@ -242,11 +249,19 @@ func (e *Executor) decide(ctx context.Context, req api.ExecRequest) (*Decision, 
 func (e *Executor) Run(ctx context.Context, d *Decision, out sandbox.Streams, ev api.Event) (*Outcome, error) {
 	o, err := e.run(ctx, d, out, &ev)
 	var den *Denial
+	if err != nil && !errors.As(err, &den) && ev.Status == string(sandbox.StatusFailedToStart) {
+		// It was on the record as started: its end says why it did not.
+		e.observe(&ev, nil)
+	}
 	switch {
 	case err == nil:
-		e.observe(&o.Event, o)
+		if aerr := e.observe(&o.Event, o); aerr != nil && o.Warning == "" {
+			o.Warning = notRecorded(aerr)
+		}
 	case errors.As(err, &den) && den.Event != nil:
-		e.observe(den.Event, nil)
+		if aerr := e.observe(den.Event, nil); aerr != nil && den.Code != DenyAuditUnavailable {
+			den.Warning = notRecorded(aerr)
+		}
 	}
 	return o, err
 }
@@ -260,7 +275,7 @@ func (e *Executor) ExecutionEvent(d *Decision) api.Event {
 	return ev
 }
 
-func (e *Executor) run(ctx context.Context, d *Decision, out sandbox.Streams, ev *api.Event) (*Outcome, error) {
+func (e *Executor) run(ctx context.Context, d *Decision, out sandbox.Streams, ev *api.Event) (_ *Outcome, err error) {
 	deny := func(code, reason string) error {
 		ev.Decision, ev.BlockedBy, ev.Reason = "deny", code, reason
 		return &Denial{Code: code, Reason: reason, Event: ev}
@@ -294,6 +309,23 @@ func (e *Executor) run(ctx context.Context, d *Decision, out sandbox.Streams, ev
 		ev.Status, ev.StatusReason = string(sandbox.StatusNeverRan), den.Code
 		return nil, deny(den.Code, den.Reason)
 	}
+
+	// On the record before anything starts (observe.go): a command that
+	// cannot be recorded does not run, unless policy.audit_required is
+	// false.
+	var warning string
+	if err := e.started(ev, req.Command, &warning); err != nil {
+		return nil, err
+	}
+	// From here an error that is not a *Denial ends the started execution
+	// as failed_to_start (Run records it).
+	defer func() {
+		var den *Denial
+		if err != nil && !errors.As(err, &den) {
+			ev.Status, ev.StatusReason, ev.Reason = string(sandbox.StatusFailedToStart), "spawn_error", err.Error()
+		}
+	}()
+
 	spec := e.spec(req, dir, roots, ev.ID, timeout, choice)
 	spec.Pins = plan.pins
 
@@ -388,7 +420,7 @@ func (e *Executor) run(ctx context.Context, d *Decision, out sandbox.Streams, ev
 		RedactionCount: redactions,
 	}
 	return &Outcome{Result: res, Event: *ev, Raw: raw, SandboxReason: choice.why,
-		KeptStdout: keepOut.Bytes(), KeptStderr: keepErr.Bytes()}, nil
+		KeptStdout: keepOut.Bytes(), KeptStderr: keepErr.Bytes(), Warning: warning}, nil
 }
 
 func orBuffer(w io.Writer, b *bytes.Buffer) io.Writer {

@@ -12,9 +12,12 @@ import (
 	"github.com/gatehouse-dev/gatehouse/service/notify"
 )
 
-// An AuditLog records events; *audit.Store implements it. Append must be
-// safe for concurrent use.
+// An AuditLog records events; *audit.Store implements it. Its methods
+// must be safe for concurrent use.
 type AuditLog interface {
+	// Started records that the execution rec describes is about to start;
+	// Append of its end event (same id) closes it.
+	Started(ctx context.Context, rec audit.Record) error
 	Append(ctx context.Context, rec audit.Record) error
 }
 
@@ -23,7 +26,12 @@ type AuditLog interface {
 type Notifier interface {
 	SandboxDegraded(d notify.Degraded) bool
 	OutputRedacted(agent string, credentials []string, redactions int) bool
+	AuditUnavailable(agent, cause string, ran bool) bool
 }
+
+// DenyAuditUnavailable is the denial of a command that could not be put
+// on the audit record before it started (under policy.audit_required).
+const DenyAuditUnavailable = "audit_unavailable"
 
 // appendTimeout bounds one audit append (it waits for other writers).
 const appendTimeout = 30 * time.Second
@@ -31,16 +39,18 @@ const appendTimeout = 30 * time.Second
 // observe is called once per request that reached a decision: with the
 // outcome when the command ran (or failed to start), with nil when it was
 // denied. It records the event and raises notifications; it never changes
-// the outcome.
-func (e *Executor) observe(ev *api.Event, o *Outcome) {
+// the outcome. It returns why the event is not on the record, nil when it
+// is.
+func (e *Executor) observe(ev *api.Event, o *Outcome) error {
 	command := e.commands.take(ev.ID)
+	var err error
 	if e.opts.Audit != nil {
 		rec := audit.Record{Event: *ev, Command: command, SandboxReason: sandboxHostReason(ev, o)}
 		if o != nil {
 			rec.Stdout, rec.Stderr = o.KeptStdout, o.KeptStderr
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), appendTimeout)
-		err := e.opts.Audit.Append(ctx, rec)
+		err = e.opts.Audit.Append(ctx, rec)
 		cancel()
 		if err != nil {
 			e.opts.Logger.Warn("audit: event not recorded", "event", ev.ID, "err", err)
@@ -48,7 +58,50 @@ func (e *Executor) observe(ev *api.Event, o *Outcome) {
 	}
 	if e.opts.Notifier != nil {
 		e.notify(ev, o)
+		if err != nil && ev.BlockedBy != DenyAuditUnavailable {
+			// A decision alone (o nil) that is allowed is run by the agent
+			// when the policy lets unrecorded calls through.
+			ran := o != nil && eventRan(ev) || o == nil && ev.Decision == "allow" && !e.cfg.Policy.AuditRequired
+			e.opts.Notifier.AuditUnavailable(ev.Agent, err.Error(), ran)
+		}
 	}
+	return err
+}
+
+// started puts the execution ev describes on the record before it
+// starts. It returns nil when the command may start: recorded, or not
+// recorded under policy.audit_required false (warning then says so). A
+// *Denial (audit_unavailable) means it must not start.
+func (e *Executor) started(ev *api.Event, command string, warning *string) error {
+	if e.opts.Audit == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), appendTimeout)
+	err := e.opts.Audit.Started(ctx, audit.Record{Event: *ev, Command: command})
+	cancel()
+	if err == nil {
+		return nil
+	}
+	e.opts.Logger.Warn("audit: execution not recorded before its start", "event", ev.ID, "err", err)
+	if !e.cfg.Policy.AuditRequired {
+		*warning = "this command ran without an audit record (policy.audit_required is false): " + err.Error()
+		if e.opts.Notifier != nil {
+			e.opts.Notifier.AuditUnavailable(ev.Agent, err.Error(), true)
+		}
+		return nil
+	}
+	reason := "the audit record could not be written (" + err.Error() + "), so the command did not run; free space in Gatehouse's state directory or repair its audit database, then try again"
+	if e.opts.Notifier != nil {
+		e.opts.Notifier.AuditUnavailable(ev.Agent, err.Error(), false)
+	}
+	ev.Decision, ev.BlockedBy, ev.Reason = "deny", DenyAuditUnavailable, reason
+	ev.Status, ev.StatusReason = string(sandbox.StatusNeverRan), DenyAuditUnavailable
+	return &Denial{Code: DenyAuditUnavailable, Reason: reason, Event: ev}
+}
+
+// notRecorded is the warning of an event that is not on the record.
+func notRecorded(err error) string {
+	return "this command is not on the audit record: " + err.Error()
 }
 
 // notify raises the notifications ev calls for.

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -21,6 +22,14 @@ type fakeNotifier struct {
 	mu       sync.Mutex
 	degraded []notify.Degraded
 	redacted [][]string
+	audit    []string
+}
+
+func (f *fakeNotifier) AuditUnavailable(agent, cause string, ran bool) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.audit = append(f.audit, fmt.Sprintf("%s ran=%v: %s", agent, ran, cause))
+	return true
 }
 
 func (f *fakeNotifier) SandboxDegraded(d notify.Degraded) bool {

@@ -11,8 +11,9 @@ import (
 // event of a routed command (at admit time; its execution event is
 // recorded by Run when the ticket is redeemed), and events of executions
 // the service refused or that never ran (an expired ticket, the
-// concurrency limit).
-func (e *Executor) Record(ev *api.Event) { e.observe(ev, nil) }
+// concurrency limit). It returns why ev is not on the record, nil when it
+// is.
+func (e *Executor) Record(ev *api.Event) error { return e.observe(ev, nil) }
 
 // Config returns the configuration e was built with. It must not be
 // modified.

@@ -101,7 +101,10 @@ type Env struct {
 
 // Policy holds what is allowed: the knobs a control plane would own.
 type Policy struct {
-	SandboxRequired       bool     `yaml:"sandbox_required" json:"sandbox_required"`
+	SandboxRequired bool `yaml:"sandbox_required" json:"sandbox_required"`
+	// AuditRequired refuses to run a command that cannot be put on the
+	// audit record (audit_unavailable); false runs it with a warning.
+	AuditRequired         bool     `yaml:"audit_required" json:"audit_required"`
 	ExecTimeoutSeconds    int      `yaml:"exec_timeout_seconds" json:"exec_timeout_seconds"`
 	WorkspaceRoots        []string `yaml:"workspace_roots" json:"workspace_roots"`
 	ScriptInspectionRoots []string `yaml:"script_inspection_roots" json:"script_inspection_roots"`

@@ -82,6 +82,7 @@ func defaultConfig() Config {
 		},
 		Policy: Policy{
 			SandboxRequired:        true,
+			AuditRequired:          true,
 			ExecTimeoutSeconds:     120,
 			WorkspaceRoots:         []string{},
 			ScriptInspectionRoots:  []string{},

@@ -155,6 +155,10 @@ func narrow(p string, user, managed *layer) []error {
 		if mv.(bool) && !uv.(bool) {
 			return widens("only true is allowed")
 		}
+	case "policy.audit_required": // managed true locks it true
+		if mv.(bool) && !uv.(bool) {
+			return widens("only true is allowed")
+		}
 	case "exec.sandbox.bwrap_path":
 		if f := managedSandboxField(managed); !managed.has(p) && uv != "" && f != "" {
 			// Another binary would run under the managed sandbox settings'

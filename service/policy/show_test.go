@@ -54,6 +54,7 @@ exec.notify.sandbox_degraded:     true            # default
 exec.notify.output_redacted:      true            # default
 exec.output.terminal_controls:    escape          # default
 policy.sandbox_required:          true            # default
+policy.audit_required:            true            # default
 policy.exec_timeout_seconds:      300             # managed.yaml:2
 policy.workspace_roots:           [/home/u/src/x] # config.yaml:7
 policy.script_inspection_roots:   []              # default
