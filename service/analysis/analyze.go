@@ -161,6 +161,9 @@ type analyzer struct {
 	scripts map[string]int         // Tree.Scripts index by path
 	look    map[[2]string]bool     // PATH lookups
 	writes  []writeRec             // files the command writes, in order
+	// gitEnv are the GIT_CONFIG_* variables a node assigns, judged
+	// together once all of its assignments are known.
+	gitEnv map[int]map[string]Arg
 
 	pipelines int
 	stopped   bool // a parse error or a limit: stop walking
@@ -919,6 +922,7 @@ func (a *analyzer) decl(c *syntax.DeclClause, sc *scope) {
 			}
 		}
 	}
+	a.flushGitEnv(n, sc)
 }
 
 // sprintf is fmt.Sprintf.
