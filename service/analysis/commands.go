@@ -354,8 +354,13 @@ func (a *analyzer) output(n *Node, sc *scope) *Arg {
 		}
 		return &Arg{Value: strings.Join(values(args), " ") + "\n"}
 	case "printf":
-		if len(args) == 1 && !strings.ContainsAny(args[0].Value, `%\`) {
-			return &Arg{Value: args[0].Value}
+		if len(args) > 0 && args[0].Value == "--" {
+			args = args[1:]
+		}
+		if len(args) > 0 && !strings.HasPrefix(args[0].Value, "-") {
+			if s, ok := printfOutput(args[0].Value, values(args[1:])); ok {
+				return &Arg{Value: s}
+			}
 		}
 	case "cat":
 		if len(args) == 0 && sc.stdin.kind == "text" && !sc.stdin.text.Dynamic {
@@ -364,6 +369,48 @@ func (a *analyzer) output(n *Node, sc *scope) *Arg {
 		}
 	}
 	return nil
+}
+
+// printfEscapes are the escapes of a printf format that mean one byte.
+var printfEscapes = map[byte]byte{'n': '\n', 't': '\t', '\\': '\\', '"': '"', '\'': '\'', 'a': '\a', 'b': '\b', 'f': '\f', 'r': '\r', 'v': '\v'}
+
+// printfOutput formats like the printf builtin, for the directives %s
+// and %% and the plain escapes; anything else is not known.
+func printfOutput(format string, args []string) (string, bool) {
+	var b strings.Builder
+	for first := true; first || len(args) > 0; first = false {
+		used := false
+		for i := 0; i < len(format); i++ {
+			c := format[i]
+			switch {
+			case c == '\\' && i+1 < len(format):
+				i++
+				e, ok := printfEscapes[format[i]]
+				if !ok {
+					return "", false
+				}
+				b.WriteByte(e)
+			case c == '%' && i+1 < len(format) && format[i+1] == '%':
+				i++
+				b.WriteByte('%')
+			case c == '%' && i+1 < len(format) && format[i+1] == 's':
+				i++
+				used = true
+				if len(args) > 0 {
+					b.WriteString(args[0])
+					args = args[1:]
+				}
+			case c == '%' || c == '\\':
+				return "", false
+			default:
+				b.WriteByte(c)
+			}
+		}
+		if !used {
+			break
+		}
+	}
+	return b.String(), true
 }
 
 func values(args []Arg) []string {
@@ -703,6 +750,13 @@ func init() {
 		"flock":   (*analyzer).flock,
 		"busybox": func(a *analyzer, n *Node, sc *scope) { a.payload(n, "busybox", n.Argv[1:], sc) },
 		"set":     (*analyzer).set,
+	}
+	handlers["make"], handlers["gmake"] = (*analyzer).makeCmd, (*analyzer).makeCmd
+	for _, name := range []string{"npm", "yarn", "pnpm"} {
+		handlers[name] = (*analyzer).npm
+	}
+	for name := range runnerFiles {
+		handlers[name] = (*analyzer).otherRunner
 	}
 	for name, spec := range wrapSpecs {
 		handlers[name] = func(a *analyzer, n *Node, sc *scope) { a.wrapper(n, name, spec, sc) }
@@ -1778,6 +1832,11 @@ func (a *analyzer) writer(n *Node, sc *scope) {
 		if sc.stdin.kind == "text" && !sc.stdin.text.Dynamic {
 			t := sc.stdin.text
 			content = &t
+		} else if sc.stdin.kind == "pipe" && len(sc.stdin.from) == 1 {
+			// echo TEXT | tee f: what echo writes.
+			if f := a.node(sc.stdin.from[0]); f != nil && f.Kind == KindCommand && f.out != nil && !f.out.Dynamic {
+				content = f.out
+			}
 		}
 		for _, f := range rest {
 			rec(f, writeRec{content: content})
