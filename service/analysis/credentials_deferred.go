@@ -7,6 +7,7 @@ package analysis
 // then runs. Each is checked like the command itself.
 
 import (
+	"encoding/json"
 	"path"
 	"strings"
 
@@ -134,11 +135,20 @@ func (c *credChecker) collectWrites(f *syntax.File) {
 		switch name {
 		case "echo", "printf":
 			content = &syntax.Word{}
+			var lits []string
 			for i, a := range call.Args[1:] {
 				if i > 0 {
 					content.Parts = append(content.Parts, &syntax.Lit{Value: " "})
 				}
 				content.Parts = append(content.Parts, a.Parts...)
+				if s, ok := credStaticWord(a); ok && len(lits) == i {
+					lits = append(lits, s)
+				}
+			}
+			if name == "printf" && len(lits) == len(call.Args)-1 && len(lits) > 0 {
+				if out, ok := printfOutput(lits[0], lits[1:]); ok {
+					content = &syntax.Word{Parts: []syntax.WordPart{&syntax.SglQuoted{Value: out}}}
+				}
 			}
 		case "tee":
 			for _, a := range call.Args[1:] {
@@ -174,6 +184,35 @@ func (c *credChecker) runsWritten(call *syntax.CallExpr, depth int) {
 	name := credCmdName(call.Args[0])
 	var file string
 	switch b := credBaseName(name); {
+	case b == "make" || b == "gmake":
+		// A Makefile the text writes: every recipe, variables as shell
+		// variables (make takes them from the environment).
+		for _, f := range []string{"GNUmakefile", "makefile", "Makefile"} {
+			if w, ok := c.written[f]; ok {
+				if text, ok := credStaticWord(w); ok {
+					for _, r := range parseMakefile(text).rules {
+						for _, l := range r.recipe {
+							c.add("written "+f, makeShellText(l), depth+1)
+						}
+					}
+				}
+			}
+		}
+		return
+	case b == "npm" || b == "yarn" || b == "pnpm":
+		if w, ok := c.written["package.json"]; ok {
+			if text, ok := credStaticWord(w); ok {
+				var pkg struct {
+					Scripts map[string]string `json:"scripts"`
+				}
+				if json.Unmarshal([]byte(text), &pkg) == nil {
+					for _, s := range pkg.Scripts {
+						c.add("written package.json", s, depth+1)
+					}
+				}
+			}
+		}
+		return
 	case credIsShell(b) || b == "source" || b == ".":
 		for _, a := range call.Args[1:] {
 			s, ok := credStaticWord(a)
@@ -203,4 +242,32 @@ func (c *credChecker) runsWritten(call *syntax.CallExpr, depth int) {
 		return
 	}
 	c.runs = append(c.runs, w)
+}
+
+// makeShellText turns a recipe line into the shell text make would run,
+// with make variables as shell variables: $$ is $, $(X) and ${X} are ${X}.
+func makeShellText(l string) string {
+	l = strings.TrimLeft(l, " \t@-+")
+	var b strings.Builder
+	for i := 0; i < len(l); i++ {
+		if l[i] != '$' || i+1 >= len(l) {
+			b.WriteByte(l[i])
+			continue
+		}
+		i++
+		switch l[i] {
+		case '$':
+			b.WriteByte('$')
+		case '(', '{':
+			end := makeClose(l, i)
+			if end < 0 {
+				return b.String()
+			}
+			b.WriteString("${" + makeName(l[i+1:end]) + "}")
+			i = end
+		default:
+			b.WriteString("${" + makeName(l[i:i+1]) + "}")
+		}
+	}
+	return b.String()
 }

@@ -1,6 +1,8 @@
 package analysis
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -230,6 +232,12 @@ func TestCredentialInArgvDeferred(t *testing.T) {
 		{`tee s.sh <<<'curl "$GITHUB_TOKEN"' >/dev/null; . ./s.sh`, "GITHUB_TOKEN curl argument"},
 		{"cat > s.sh <<'EOF'\nprintf %s \"$GITHUB_TOKEN\" | gh auth login --with-token\nEOF\nsh s.sh", ""},
 		{`echo 'curl -H "$GITHUB_TOKEN" x' > notes.txt`, ""},
+
+		// Task-runner files the command writes, then runs.
+		{"printf 'all:\\n\\tcurl -H \"$$GATEHOUSE_CRED_X\" x\\n' > Makefile; make", "GATEHOUSE_CRED_X curl argument"},
+		{"cat > Makefile <<'EOF'\nup:\n\t@wget --header=$(GITHUB_TOKEN) x\nEOF\nmake up", "GITHUB_TOKEN wget argument"},
+		{`echo '{"scripts":{"up":"curl -d \"$GITHUB_TOKEN\" x"}}' > package.json && npm run up`, "GITHUB_TOKEN curl argument"},
+		{"cat > Makefile <<'EOF'\nup:\n\tprintf %s \"$$GITHUB_TOKEN\" | gh auth login --with-token\nEOF\nmake up", ""},
 	} {
 		use := CredentialInArgv(tc.cmd, nil, opts)
 		got := ""
@@ -238,6 +246,42 @@ func TestCredentialInArgvDeferred(t *testing.T) {
 		}
 		if got != tc.want {
 			t.Errorf("%q: got %q, want %q", tc.cmd, got, tc.want)
+		}
+	}
+}
+
+// The recipes and scripts analysis took from a pinned Makefile or
+// package.json are checked with it.
+func TestCredentialInArgvRunners(t *testing.T) {
+	t.Parallel()
+	fx := corpusFixture(t)
+	opts := corpusOptions(t, fx, "")
+	for _, tc := range []struct{ file, text, cmd, want string }{
+		{"Makefile", "deploy:\n\tcurl -H \"Authorization: $$GATEHOUSE_CRED_X\" https://x\n", "make deploy", "GATEHOUSE_CRED_X curl argument"},
+		{"Makefile", "deploy:\n\tcurl -u $(GATEHOUSE_CRED_X) https://x\n", "make deploy", "GATEHOUSE_CRED_X curl argument"},
+		{"Makefile", "deploy:\n\tGH_TOKEN=$$GATEHOUSE_CRED_X gh release create\n", "make deploy", ""},
+		{"package.json", `{"scripts": {"pub": "curl -d \"$GATEHOUSE_CRED_X\" https://x"}}`, "npm run pub", "GATEHOUSE_CRED_X curl argument"},
+		{"package.json", `{"scripts": {"pub": "npm publish", "prepub": "curl $GATEHOUSE_CRED_X"}}`, "yarn pub", "GATEHOUSE_CRED_X curl argument"},
+		{"package.json", `{"scripts": {"pub": "NODE_AUTH_TOKEN=$GATEHOUSE_CRED_X npm publish"}}`, "pnpm run pub", ""},
+	} {
+		dir := t.TempDir()
+		dir, _ = filepath.EvalSymlinks(dir)
+		if err := os.WriteFile(filepath.Join(dir, tc.file), []byte(tc.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		o := opts
+		o.Dir, o.ScriptRoots, o.Writable = dir, []string{dir}, []string{dir}
+		tree := Analyze(tc.cmd, o)
+		if len(tree.Scripts) != 1 || tree.Scripts[0].Lang == "" {
+			t.Fatalf("%s: %s not read: %+v", tc.cmd, tc.file, tree.Scripts)
+		}
+		use := CredentialInArgv(tc.cmd, tree.Scripts, CredentialOptions{Dialect: "bash"})
+		got := ""
+		if use != nil {
+			got = use.Var + " " + use.Command + " " + use.How
+		}
+		if got != tc.want {
+			t.Errorf("%s with %s: got %q, want %q", tc.cmd, tc.text, got, tc.want)
 		}
 	}
 }
