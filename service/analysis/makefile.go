@@ -587,48 +587,53 @@ func (a *analyzer) makeRun(n *Node, m *makefile, targets []string, overrides map
 		}
 		targets = []string{m.def}
 	}
+	// Prerequisites first, then the target's own recipe, as make builds.
 	seen := map[string]bool{}
-	queue := slices.Clone(targets)
-	for len(queue) > 0 && len(seen) < maxRunnerTargets {
-		t := queue[0]
-		queue = queue[1:]
+	var visit func(t string, depth int)
+	visit = func(t string, depth int) {
 		if seen[t] {
-			continue
+			return
+		}
+		if len(seen) >= maxRunnerTargets || depth > maxRunnerTargets {
+			a.flag(n.ID, FlagDynamic, "the Makefile has more targets to build than analysis follows (%d)", maxRunnerTargets)
+			return
 		}
 		seen[t] = true
-		found := false
+		var rules []makeRule
 		for _, r := range m.rules {
-			if !slices.Contains(r.targets, t) {
-				continue
+			if slices.Contains(r.targets, t) {
+				rules = append(rules, r)
 			}
-			found = true
-			queue = append(queue, r.prereqs...)
+		}
+		stem, hasStem := "", false
+		if len(rules) == 0 {
+			// A pattern rule: %.o: %.c.
+			for _, r := range m.rules {
+				for _, pt := range r.targets {
+					if s, ok := makeStem(pt, t); ok && len(rules) == 0 {
+						var pre []string
+						for _, p := range r.prereqs {
+							pre = append(pre, strings.ReplaceAll(p, "%", s))
+						}
+						rules = append(rules, makeRule{targets: []string{t}, prereqs: pre, recipe: r.recipe})
+						stem, hasStem = s, true
+					}
+				}
+			}
+		}
+		for _, r := range rules {
+			for _, p := range r.prereqs {
+				visit(p, depth+1)
+			}
+		}
+		for _, r := range rules {
 			if len(r.recipe) > 0 {
-				a.makeRecipe(n, r, t, "", false, m, judge, e)
-			}
-		}
-		if found {
-			continue
-		}
-		// A pattern rule: %.o: %.c.
-		for _, r := range m.rules {
-			for _, pt := range r.targets {
-				stem, ok := makeStem(pt, t)
-				if !ok {
-					continue
-				}
-				var pre []string
-				for _, p := range r.prereqs {
-					pre = append(pre, strings.ReplaceAll(p, "%", stem))
-				}
-				queue = append(queue, pre...)
-				rr := makeRule{targets: []string{t}, prereqs: pre, recipe: r.recipe}
-				a.makeRecipe(n, rr, t, stem, true, m, judge, e)
+				a.makeRecipe(n, r, t, stem, hasStem, m, judge, e)
 			}
 		}
 	}
-	if len(queue) > 0 {
-		a.flag(n.ID, FlagDynamic, "the Makefile has more targets to build than analysis follows (%d)", maxRunnerTargets)
+	for _, t := range targets {
+		visit(t, 0)
 	}
 	return code
 }
