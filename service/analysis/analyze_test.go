@@ -288,3 +288,15 @@ func TestAnalyzeEnvironmentCode(t *testing.T) {
 		}
 	}
 }
+
+// A Makefile whose variables refer to themselves many times over is not
+// expanded for ever.
+func TestMakeSelfReference(t *testing.T) {
+	t.Parallel()
+	fx := corpusFixture(t)
+	cmd := "printf 'X = $(X)$(X)$(X)$(X)$(X)$(X)$(X)$(X)\\nall:\\n\\techo $(X)\\n' > Makefile; make"
+	d := Judge(Analyze(cmd, corpusOptions(t, fx, "")), defaultPolicy())
+	if d.Action != "ask" || d.Code != CodeDynamic {
+		t.Errorf("got %+v, want dynamic", d)
+	}
+}

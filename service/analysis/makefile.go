@@ -247,7 +247,13 @@ type makeExpander struct {
 	hasStem   bool
 	// why is the first thing that could not be expanded.
 	why string
+	// steps counts references expanded: X = $(X)$(X)... must not take
+	// forever.
+	steps int
 }
+
+// maxMakeSteps bounds the references one expansion follows.
+const maxMakeSteps = 4096
 
 // expand expands s; unknown parts become ${NAME} (a shell variable only
 // known at run time) and set e.why.
@@ -288,7 +294,8 @@ func (e *makeExpander) unknownRef(what string) {
 
 // ref expands the reference $(inner).
 func (e *makeExpander) ref(inner string, depth int) string {
-	if depth > 16 {
+	e.steps++
+	if depth > 16 || e.steps > maxMakeSteps {
 		e.unknownRef("variables nested too deeply")
 		return "${MAKE_VARIABLE}"
 	}
