@@ -172,6 +172,7 @@ func codeEnvVar(name string) bool {
 	return cmdVars[name] || promptVars[name] || credFuncVar(name) != "" || name == "BASH_ENV" || name == "ENV" ||
 		name == "SHELLOPTS" || name == "BASHOPTS" || name == "LD_PRELOAD" || name == "LD_AUDIT" ||
 		name == "DYLD_INSERT_LIBRARIES" || name == "GIT_CONFIG_PARAMETERS" ||
+		name == "GIT_CONFIG_GLOBAL" || name == "GIT_CONFIG_SYSTEM" || name == "GIT_CONFIG" ||
 		strings.HasPrefix(name, "GIT_CONFIG_KEY_") || strings.HasPrefix(name, "GIT_CONFIG_VALUE_")
 }
 

@@ -221,6 +221,8 @@ func (a *analyzer) specialVar(n *Node, name string, val Arg, sc *scope) {
 			return
 		}
 		a.unit(n.ID, fn+" "+val.Value, "$"+name, syntax.LangBash, a.payloadScope(sc, n), "exported function")
+	case name == "GIT_CONFIG_GLOBAL" || name == "GIT_CONFIG_SYSTEM" || name == "GIT_CONFIG":
+		a.gitConfigFile(n, name, val, sc)
 	case name == "GIT_CONFIG_PARAMETERS" || strings.HasPrefix(name, "GIT_CONFIG_KEY_") || strings.HasPrefix(name, "GIT_CONFIG_VALUE_"):
 		a.gitEnvSetting(n, name, val, sc)
 	}

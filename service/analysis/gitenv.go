@@ -210,3 +210,92 @@ func (a *analyzer) gitEnvAlias(name string, sc *scope) (Arg, bool) {
 	}
 	return Arg{}, false
 }
+
+// gitConfigFile judges the git configuration file that GIT_CONFIG_GLOBAL,
+// GIT_CONFIG_SYSTEM or GIT_CONFIG names: read (and pinned) under the
+// inspection roots, or as this command writes it.
+func (a *analyzer) gitConfigFile(n *Node, name string, v Arg, sc *scope) {
+	if v.Dynamic {
+		a.flag(n.ID, FlagDynamic, "%s names a git configuration file only known at run time", name)
+		return
+	}
+	if v.Value == "" || v.Value == "/dev/null" {
+		return
+	}
+	ps := a.absPaths(v.Value, sc)
+	if ps == nil {
+		a.flag(n.ID, FlagScriptUnreadable, "%s=%s cannot be located: the working directory is not known", name, v.Value)
+	}
+	for _, p := range ps {
+		text, f, exists, ok := a.runnerSource(n, p)
+		if !exists || !ok {
+			continue
+		}
+		for _, kv := range parseGitConfig(text) {
+			a.gitSetting(n, kv[0], Arg{Value: kv[1]}, p+" "+kv[0], sc)
+		}
+		a.pinRunner(n, f, "gitconfig", nil)
+	}
+}
+
+// parseGitConfig returns the settings of a git configuration file as
+// lower-case section.key (the subsection as written) and value.
+func parseGitConfig(text string) [][2]string {
+	var out [][2]string
+	section := ""
+	lines := strings.Split(text, "\n")
+	for i := 0; i < len(lines); i++ {
+		l := strings.TrimSpace(strings.TrimSuffix(lines[i], "\r"))
+		if strings.HasPrefix(l, "[") {
+			end := strings.IndexByte(l, ']')
+			if end < 0 {
+				continue
+			}
+			hdr := l[1:end]
+			if sp := strings.IndexAny(hdr, " \t"); sp >= 0 {
+				section = strings.ToLower(hdr[:sp]) + "." + strings.Trim(strings.TrimSpace(hdr[sp:]), `"`)
+			} else {
+				section = strings.ToLower(hdr)
+			}
+			l = strings.TrimSpace(l[end+1:])
+		}
+		if l == "" || l[0] == '#' || l[0] == ';' {
+			continue
+		}
+		for strings.HasSuffix(l, "\\") && i+1 < len(lines) {
+			i++
+			l = l[:len(l)-1] + strings.TrimSpace(lines[i])
+		}
+		k, v, _ := strings.Cut(l, "=")
+		out = append(out, [2]string{section + "." + strings.ToLower(strings.TrimSpace(k)), gitConfigValue(strings.TrimSpace(v))})
+	}
+	return out
+}
+
+// gitConfigValue unquotes a value and drops a trailing comment.
+func gitConfigValue(v string) string {
+	var b strings.Builder
+	quoted := false
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case c == '"':
+			quoted = !quoted
+		case c == '\\' && i+1 < len(v):
+			i++
+			switch v[i] {
+			case 'n':
+				b.WriteByte('\n')
+			case 't':
+				b.WriteByte('\t')
+			default:
+				b.WriteByte(v[i])
+			}
+		case (c == '#' || c == ';') && !quoted:
+			return strings.TrimSpace(b.String())
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return strings.TrimSpace(b.String())
+}
