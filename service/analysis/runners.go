@@ -205,12 +205,14 @@ func (a *analyzer) npm(n *Node, sc *scope) {
 	var run []string
 	var extra []Arg
 	script := func() {
-		if len(rest) < 2 {
-			return
+		// npm run [options] NAME [args]
+		for i := 1; i < len(rest); i++ {
+			if name := rest[i].Value; !strings.HasPrefix(name, "-") {
+				run = []string{"pre" + name, name, "post" + name}
+				extra = rest[i+1:]
+				return
+			}
 		}
-		name := rest[1].Value
-		run = []string{"pre" + name, name, "post" + name}
-		extra = rest[2:]
 	}
 	install := false
 	switch n.Name {
