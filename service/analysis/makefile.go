@@ -588,6 +588,34 @@ func (a *analyzer) makeRun(n *Node, m *makefile, targets []string, overrides map
 	for _, s := range m.shells {
 		judge(s, "$(shell)", e)
 	}
+	// Targets and prerequisites may be named by variables: $(BIN): main.go.
+	unknownTargets := false
+	words := func(list []string) ([]string, bool) {
+		var out []string
+		for _, w := range list {
+			if !strings.Contains(w, "$") {
+				out = append(out, w)
+				continue
+			}
+			e.why = ""
+			x := e.expand(w, 0)
+			if e.why != "" {
+				return out, false
+			}
+			out = append(out, strings.Fields(x)...)
+		}
+		return out, true
+	}
+	for i := range m.rules {
+		r := &m.rules[i]
+		ts, ok1 := words(r.targets)
+		ps, ok2 := words(r.prereqs)
+		if m.def != "" && slices.Equal(r.targets, []string{m.def}) && ok1 && len(ts) > 0 {
+			m.def = ts[0]
+		}
+		r.targets, r.prereqs = ts, ps
+		unknownTargets = unknownTargets || !ok1 || !ok2
+	}
 	if len(targets) == 0 {
 		if m.def == "" {
 			return code
@@ -627,6 +655,9 @@ func (a *analyzer) makeRun(n *Node, m *makefile, targets []string, overrides map
 					}
 				}
 			}
+		}
+		if len(rules) == 0 && unknownTargets {
+			a.flag(n.ID, FlagDynamic, "the Makefile names targets or prerequisites with variables analysis cannot expand, so what builds %s is not known", t)
 		}
 		for _, r := range rules {
 			for _, p := range r.prereqs {
