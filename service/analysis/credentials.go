@@ -21,7 +21,12 @@ package analysis
 // It is denied when such a value would become an argument of a process:
 // a word of an external command (argv[0] included), directly or through a
 // command substitution; the code of eval or trap; the input of xargs or
-// of a shell reading code; an unquoted here-document fed to a shell.
+// of a shell reading code; an unquoted here-document fed to a shell; the
+// value of a variable programs run as a command line (GIT_SSH_COMMAND,
+// EDITOR, an exported function, a git command setting). Deferred code
+// (credentials_deferred.go) is checked like the text: trap strings, those
+// variables' static values, prompts, scripts the text writes and runs,
+// and the recipes and scripts of task-runner files.
 // Builtins (echo, printf, read, test...), assignments, redirections,
 // here-strings and process substitutions keep the value off every
 // command line, and are allowed.

@@ -84,7 +84,7 @@ func (c *credChecker) deferredText(name, text string, depth int) {
 	case promptVars[name]:
 		// Prompt strings are expanded: their command substitutions run.
 		w, err := syntax.NewParser().Document(strings.NewReader(text))
-		if err != nil {
+		if err != nil || w == nil {
 			return
 		}
 		var stmts []*syntax.Stmt
