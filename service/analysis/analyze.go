@@ -137,8 +137,43 @@ func Analyze(text string, opts Options) *Tree {
 	if opts.Dir != "" {
 		top.st.cwds = []string{opts.Dir}
 	}
+	a.environment(top)
 	a.unit(-1, text, "", lang, top, "")
 	return a.tree
+}
+
+// environment judges the values of the constructed environment that are
+// code (the agent's variables among them): GIT_SSH_COMMAND, PAGER,
+// BASH_ENV, PS4, exported functions, git settings... One node holds them.
+func (a *analyzer) environment(sc *scope) {
+	var names []string
+	for k := range a.opts.Env {
+		if codeEnvVar(k) {
+			names = append(names, k)
+		}
+	}
+	if len(names) == 0 {
+		return
+	}
+	slices.Sort(names)
+	n := a.newNode(sc, KindAssign, syntax.Pos{})
+	n.Name = "environment"
+	c := sc.child("", nil)
+	c.u = &unit{lang: a.lang}
+	for _, k := range names {
+		n.Assigns = append(n.Assigns, k+"="+a.opts.Env[k])
+		a.specialVar(n, k, Arg{Value: a.opts.Env[k]}, c)
+	}
+	a.flushGitEnv(n, c)
+}
+
+// codeEnvVar reports whether specialVar judges the variable name.
+func codeEnvVar(name string) bool {
+	return cmdVars[name] || promptVars[name] || credFuncVar(name) != "" || name == "BASH_ENV" || name == "ENV" ||
+		name == "SHELLOPTS" || name == "BASHOPTS" || name == "LD_PRELOAD" || name == "LD_AUDIT" ||
+		name == "DYLD_INSERT_LIBRARIES" || name == "GIT_CONFIG_PARAMETERS" ||
+		name == "GIT_CONFIG_GLOBAL" || name == "GIT_CONFIG_SYSTEM" || name == "GIT_CONFIG" ||
+		strings.HasPrefix(name, "GIT_CONFIG_KEY_") || strings.HasPrefix(name, "GIT_CONFIG_VALUE_")
 }
 
 // analyzer holds the state of one analysis.
@@ -161,6 +196,9 @@ type analyzer struct {
 	scripts map[string]int         // Tree.Scripts index by path
 	look    map[[2]string]bool     // PATH lookups
 	writes  []writeRec             // files the command writes, in order
+	// gitEnv are the GIT_CONFIG_* variables a node assigns, judged
+	// together once all of its assignments are known.
+	gitEnv map[int]map[string]Arg
 
 	pipelines int
 	stopped   bool // a parse error or a limit: stop walking
@@ -919,6 +957,7 @@ func (a *analyzer) decl(c *syntax.DeclClause, sc *scope) {
 			}
 		}
 	}
+	a.flushGitEnv(n, sc)
 }
 
 // sprintf is fmt.Sprintf.

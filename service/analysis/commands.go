@@ -40,8 +40,17 @@ var cmdVars = map[string]bool{
 	"GIT_SSH_COMMAND": true, "GIT_EDITOR": true, "GIT_SEQUENCE_EDITOR": true, "GIT_PAGER": true,
 	"GIT_EXTERNAL_DIFF": true, "GIT_ASKPASS": true, "GIT_PROXY_COMMAND": true, "SSH_ASKPASS": true,
 	"SUDO_ASKPASS": true, "PAGER": true, "MANPAGER": true, "EDITOR": true, "VISUAL": true,
-	"LESSOPEN": true, "LESSCLOSE": true, "PROMPT_COMMAND": true,
+	"LESSOPEN": true, "LESSCLOSE": true, "PROMPT_COMMAND": true, "GIT_SSH": true,
+	"FCEDIT": true, "SUDO_EDITOR": true, "SELECTED_EDITOR": true, "KUBE_EDITOR": true,
+	"GH_EDITOR": true, "GH_PAGER": true, "GH_BROWSER": true, "BROWSER": true, "SYSTEMD_PAGER": true,
+	"SYSTEMD_EDITOR": true, "BAT_PAGER": true, "DELTA_PAGER": true, "PSQL_PAGER": true,
+	"PERLDOC_PAGER": true, "HGEDITOR": true, "SVN_EDITOR": true, "CVSEDITOR": true, "GIT_DIFF_VIEWER": true,
 }
+
+// promptVars are expanded (command substitutions included) when the shell
+// prints them: PS4 for set -x (and xtrace from SHELLOPTS), the others in
+// interactive shells (bash -i).
+var promptVars = map[string]bool{"PS0": true, "PS1": true, "PS2": true, "PS4": true}
 
 // pendingWrite is a file a redirection writes, recorded once the command's
 // output is known.
@@ -108,6 +117,7 @@ func (a *analyzer) simple(call *syntax.CallExpr, redirs []*syntax.Redirect, sc *
 		n.Kind = KindAssign
 		empty := Arg{}
 		a.finishWrites(n, pending, &empty)
+		a.flushGitEnv(n, sc)
 		return
 	}
 	n.Argv = argv
@@ -136,7 +146,11 @@ func (a *analyzer) assign(n *Node, as *syntax.Assign, sc *scope) (string, Arg) {
 				a.arith(e.Index, sc, n.ID, nil)
 			}
 			if e.Value != nil {
-				a.str(e.Value, sc, n.ID, nil)
+				v := a.str(e.Value, sc, n.ID, nil)
+				// PROMPT_COMMAND=(cmd1 cmd2): each element is code.
+				if cmdVars[name] || promptVars[name] {
+					a.specialVar(n, name, v, sc)
+				}
 			}
 		}
 		return name, Arg{Value: "(" + short(a.text(sc.u, as.Array)) + ")", Dynamic: true}
@@ -173,7 +187,7 @@ func (a *analyzer) specialVar(n *Node, name string, val Arg, sc *scope) {
 		if strings.TrimSpace(val.Value) != "" {
 			a.unit(n.ID, val.Value, "$"+name, syntax.LangPOSIX, a.payloadScope(sc, n), "$"+name)
 		}
-	case name == "PS4": // expanded for set -x (PS0-PS3 only in interactive shells)
+	case promptVars[name]:
 		if val.Dynamic {
 			a.flag(n.ID, FlagDynamic, "$%s is expanded (command substitutions included) when the shell prints it", name)
 			return
@@ -189,6 +203,28 @@ func (a *analyzer) specialVar(n *Node, name string, val Arg, sc *scope) {
 		a.str(w, c, n.ID, nil)
 	case name == "LD_PRELOAD" || name == "LD_AUDIT" || name == "DYLD_INSERT_LIBRARIES":
 		a.flag(n.ID, FlagNonShellCode, "%s loads native code into the programs it runs", name)
+	case name == "SHELLOPTS" || name == "BASHOPTS":
+		// A child bash turns these options on: xtrace expands $PS4,
+		// extdebug changes what a DEBUG trap does.
+		if val.Dynamic {
+			a.flag(n.ID, FlagDynamic, "$%s sets the options of the shells the command starts, and is only known at run time", name)
+		}
+	case strings.HasPrefix(name, "BASH_FUNC_") && (strings.HasSuffix(name, "%%") || strings.HasSuffix(name, "()")):
+		// An exported function: bash defines it in every bash it starts.
+		fn := strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(name, "BASH_FUNC_"), "%%"), "()")
+		if val.Dynamic {
+			a.flag(n.ID, FlagDynamic, "%s exports a function %s whose body is only known at run time", name, fn)
+			return
+		}
+		if !strings.HasPrefix(val.Value, "() {") || !isName(strings.ReplaceAll(fn, "-", "_")) {
+			a.note(n.ID, name+" does not hold a function bash imports")
+			return
+		}
+		a.unit(n.ID, fn+" "+val.Value, "$"+name, syntax.LangBash, a.payloadScope(sc, n), "exported function")
+	case name == "GIT_CONFIG_GLOBAL" || name == "GIT_CONFIG_SYSTEM" || name == "GIT_CONFIG":
+		a.gitConfigFile(n, name, val, sc)
+	case name == "GIT_CONFIG_PARAMETERS" || strings.HasPrefix(name, "GIT_CONFIG_KEY_") || strings.HasPrefix(name, "GIT_CONFIG_VALUE_"):
+		a.gitEnvSetting(n, name, val, sc)
 	}
 }
 
@@ -320,8 +356,13 @@ func (a *analyzer) output(n *Node, sc *scope) *Arg {
 		}
 		return &Arg{Value: strings.Join(values(args), " ") + "\n"}
 	case "printf":
-		if len(args) == 1 && !strings.ContainsAny(args[0].Value, `%\`) {
-			return &Arg{Value: args[0].Value}
+		if len(args) > 0 && args[0].Value == "--" {
+			args = args[1:]
+		}
+		if len(args) > 0 && !strings.HasPrefix(args[0].Value, "-") {
+			if s, ok := printfOutput(args[0].Value, values(args[1:])); ok {
+				return &Arg{Value: s}
+			}
 		}
 	case "cat":
 		if len(args) == 0 && sc.stdin.kind == "text" && !sc.stdin.text.Dynamic {
@@ -330,6 +371,48 @@ func (a *analyzer) output(n *Node, sc *scope) *Arg {
 		}
 	}
 	return nil
+}
+
+// printfEscapes are the escapes of a printf format that mean one byte.
+var printfEscapes = map[byte]byte{'n': '\n', 't': '\t', '\\': '\\', '"': '"', '\'': '\'', 'a': '\a', 'b': '\b', 'f': '\f', 'r': '\r', 'v': '\v'}
+
+// printfOutput formats like the printf builtin, for the directives %s
+// and %% and the plain escapes; anything else is not known.
+func printfOutput(format string, args []string) (string, bool) {
+	var b strings.Builder
+	for first := true; first || len(args) > 0; first = false {
+		used := false
+		for i := 0; i < len(format); i++ {
+			c := format[i]
+			switch {
+			case c == '\\' && i+1 < len(format):
+				i++
+				e, ok := printfEscapes[format[i]]
+				if !ok {
+					return "", false
+				}
+				b.WriteByte(e)
+			case c == '%' && i+1 < len(format) && format[i+1] == '%':
+				i++
+				b.WriteByte('%')
+			case c == '%' && i+1 < len(format) && format[i+1] == 's':
+				i++
+				used = true
+				if len(args) > 0 {
+					b.WriteString(args[0])
+					args = args[1:]
+				}
+			case c == '%' || c == '\\':
+				return "", false
+			default:
+				b.WriteByte(c)
+			}
+		}
+		if !used {
+			break
+		}
+	}
+	return b.String(), true
 }
 
 func values(args []Arg) []string {
@@ -410,6 +493,7 @@ func (a *analyzer) command(n *Node, sc *scope) {
 	if !n.Builtin && !n.Function && (strings.Contains(n.Argv[0].Value, "/") || a.underRoots(n.Path)) {
 		a.execPath(n, sc)
 	}
+	a.flushGitEnv(n, sc)
 }
 
 // resolve sets n's Name, Path, Builtin and Function.
@@ -668,6 +752,13 @@ func init() {
 		"flock":   (*analyzer).flock,
 		"busybox": func(a *analyzer, n *Node, sc *scope) { a.payload(n, "busybox", n.Argv[1:], sc) },
 		"set":     (*analyzer).set,
+	}
+	handlers["make"], handlers["gmake"] = (*analyzer).makeCmd, (*analyzer).makeCmd
+	for _, name := range []string{"npm", "yarn", "pnpm"} {
+		handlers[name] = (*analyzer).npm
+	}
+	for name := range runnerFiles {
+		handlers[name] = (*analyzer).otherRunner
 	}
 	for name, spec := range wrapSpecs {
 		handlers[name] = func(a *analyzer, n *Node, sc *scope) { a.wrapper(n, name, spec, sc) }
@@ -1027,7 +1118,8 @@ func (a *analyzer) env(n *Node, sc *scope) {
 		case strings.HasPrefix(v, "-") && len(v) > 1:
 			a.flag(n.ID, FlagDynamic, "env with an option analysis does not know: %s", v)
 			args = args[1:]
-		case strings.Contains(v, "=") && isName(v[:strings.IndexByte(v, '=')]):
+		case strings.IndexByte(v, '=') > 0:
+			// env takes any NAME=VALUE, BASH_FUNC_f%%=() {...} included.
 			name, val, _ := strings.Cut(v, "=")
 			envm = envm.with(name, &envVal{val: val, known: true})
 			a.specialVar(n, name, Arg{Value: val}, sc)
@@ -1155,7 +1247,7 @@ func (a *analyzer) wrapper(n *Node, name string, spec optSpec, sc *scope) {
 	psc := sc.child("", nil)
 	// Assignments before the command (sudo VAR=x cmd).
 	if spec.assigns {
-		for len(rest) > 0 && !rest[0].Dynamic && strings.Contains(rest[0].Value, "=") && isName(rest[0].Value[:strings.IndexByte(rest[0].Value, '=')]) {
+		for len(rest) > 0 && !rest[0].Dynamic && strings.IndexByte(rest[0].Value, '=') > 0 && !strings.HasPrefix(rest[0].Value, "-") {
 			k, v, _ := strings.Cut(rest[0].Value, "=")
 			psc.env = psc.env.with(k, &envVal{val: v, known: true})
 			a.specialVar(n, k, Arg{Value: v}, sc)
@@ -1648,15 +1740,8 @@ sub:
 	slices.Sort(keys)
 	for _, k := range keys {
 		v := configs[k]
-		switch {
-		case strings.HasPrefix(k, "alias."):
-		case k == "core.sshcommand" || k == "core.pager" || k == "core.editor" || k == "core.fsmonitor" && v.Value != "true" && v.Value != "false" ||
-			k == "sequence.editor" || k == "diff.external" || k == "core.askpass" || k == "gpg.program" || k == "credential.helper" && strings.HasPrefix(v.Value, "!") ||
-			strings.HasPrefix(k, "filter.") && (strings.HasSuffix(k, ".clean") || strings.HasSuffix(k, ".smudge") || strings.HasSuffix(k, ".process")) ||
-			strings.HasPrefix(k, "merge.") && strings.HasSuffix(k, ".driver") || strings.HasPrefix(k, "diff.") && (strings.HasSuffix(k, ".textconv") || strings.HasSuffix(k, ".command")):
-			a.code(n, Arg{Value: strings.TrimPrefix(v.Value, "!")}, "git -c "+k, syntax.LangPOSIX, a.payloadScope(sc, n))
-		case k == "core.hookspath":
-			a.flag(n.ID, FlagDynamic, "git -c core.hooksPath=%s runs hooks from a directory analysis does not read", v.Value)
+		if !strings.HasPrefix(k, "alias.") {
+			a.gitSetting(n, k, v, "git -c "+k, sc)
 		}
 	}
 	if i >= len(args) {
@@ -1666,7 +1751,15 @@ sub:
 	if sub == "push" {
 		n.gitPush = a.parsePush(args[i+1:], gitDirs, sc)
 	}
-	if v, ok := configs["alias."+strings.ToLower(sub)]; ok {
+	v, ok := configs["alias."+strings.ToLower(sub)]
+	if !ok {
+		v, ok = a.gitEnvAlias(strings.ToLower(sub), sc)
+		if ok && v.Dynamic {
+			a.flag(n.ID, FlagDynamic, "git alias %s comes from the environment and is only known at run time", sub)
+			return
+		}
+	}
+	if ok {
 		if strings.HasPrefix(v.Value, "!") {
 			c := a.payloadScope(sc, n)
 			c.args = params{known: true, zero: "sh", list: args[i+1:]}
@@ -1741,6 +1834,11 @@ func (a *analyzer) writer(n *Node, sc *scope) {
 		if sc.stdin.kind == "text" && !sc.stdin.text.Dynamic {
 			t := sc.stdin.text
 			content = &t
+		} else if sc.stdin.kind == "pipe" && len(sc.stdin.from) == 1 {
+			// echo TEXT | tee f: what echo writes.
+			if f := a.node(sc.stdin.from[0]); f != nil && f.Kind == KindCommand && f.out != nil && !f.out.Dynamic {
+				content = f.out
+			}
 		}
 		for _, f := range rest {
 			rec(f, writeRec{content: content})

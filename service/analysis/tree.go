@@ -221,6 +221,9 @@ type Script struct {
 	Exec bool `json:"exec,omitempty"`
 
 	data []byte
+	// code are the shell texts a task runner's file hands to a shell
+	// (Makefile recipes, package.json scripts), for the credential check.
+	code []string
 }
 
 // Data returns the bytes that were read (and judged).
