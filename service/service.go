@@ -41,8 +41,8 @@ type Options struct {
 	// the socket, so no other service runs, and before it admits anything.
 	// It returns a line per execution it closed, for the log.
 	Reconcile func(ctx context.Context) ([]string, error)
-	Version  string
-	Logger   *slog.Logger
+	Version   string
+	Logger    *slog.Logger
 
 	// ReadTimeout bounds the reading of one request, headers and body
 	// (default 30 s); IdleTimeout closes a kept-alive connection with no
