@@ -124,3 +124,24 @@ func TestSweepGit(t *testing.T) {
 		}
 	}
 }
+
+// A hidden path inside a hidden directory is left to the directory's mask.
+func TestDiscoverNestedHidden(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	gitTree(t, home, map[string]string{
+		"keys/id": "k", "keys/sub/": "", ".ssh/x": "x", "other": "o",
+	})
+	j := func(p string) string { return filepath.Join(home, p) }
+	plan, err := Discover(nil, []string{j("keys/id"), j("keys/sub"), j("keys"), j(".ssh"), j("other"), j(".ssh/x")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plan.Release()
+	if want := []string{j("keys"), j(".ssh")}; !slices.Equal(plan.Mounts.HideDirs, want) {
+		t.Errorf("HideDirs = %q, want %q", plan.Mounts.HideDirs, want)
+	}
+	if want := []string{j("other")}; !slices.Equal(plan.Mounts.HideFiles, want) {
+		t.Errorf("HideFiles = %q, want %q", plan.Mounts.HideFiles, want)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -87,6 +88,14 @@ func Discover(roots, denyRead, writeDeny []string) (*Plan, error) {
 			p.Mounts.HideFiles = append(p.Mounts.HideFiles, d)
 		}
 	}
+	// A path inside a hidden directory is hidden with it, and could not be
+	// mounted over: the empty tmpfs has no entry to mount on.
+	dirs := slices.Clone(p.Mounts.HideDirs)
+	under := func(x string) bool {
+		return slices.ContainsFunc(dirs, func(d string) bool { return x != d && Within(x, d) })
+	}
+	p.Mounts.HideDirs = slices.DeleteFunc(p.Mounts.HideDirs, under)
+	p.Mounts.HideFiles = slices.DeleteFunc(p.Mounts.HideFiles, under)
 	seen := map[string]bool{}
 	bases := reposIn(roots)
 	for _, base := range bases {
