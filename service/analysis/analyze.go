@@ -51,7 +51,9 @@ type Options struct {
 	Env map[string]string
 	// ScriptRoots are the directories whose files may be read (resolved).
 	ScriptRoots []string
-	// DenyRead are never read, even inside ScriptRoots (resolved).
+	// DenyRead are never read, even inside ScriptRoots (resolved); a
+	// command that sends one to the network reads a secret. The executor
+	// passes its deny-read set, every credential store included.
 	DenyRead []string
 	// Writable are the directories the command may write (the workspace
 	// roots). A PATH entry the text adds inside one of them (or in /tmp)

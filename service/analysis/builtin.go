@@ -430,17 +430,13 @@ func forcePush(t *Tree, n *Node) bool {
 	return false
 }
 
-// secret reports whether p is a credential file.
+// secret reports whether p is a credential file: in the deny-read set the
+// caller passes (the executor's: every credential store, sandbox.DenyRead),
+// or a private key or credential file by its name wherever it is.
 func (t *Tree) secret(p string) bool {
 	p = path.Clean(p)
 	for _, d := range t.opts.DenyRead {
 		if within(p, d) {
-			return true
-		}
-	}
-	home := t.opts.Env["HOME"]
-	for _, d := range []string{".ssh", ".aws", ".config/gcloud", ".kube", ".netrc", ".docker", ".gnupg", ".git-credentials", ".pgpass", ".pypirc"} {
-		if home != "" && within(p, path.Join(home, d)) {
 			return true
 		}
 	}

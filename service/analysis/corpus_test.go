@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/gatehouse-dev/gatehouse/sandbox"
 	"github.com/gatehouse-dev/gatehouse/service/policy"
 )
 
@@ -242,7 +243,7 @@ func corpusOptions(t testing.TB, fx fixture, stdin string) Options {
 		Dir:            fx.ws,
 		Env:            map[string]string{"HOME": fx.home, "PATH": "/usr/local/bin:/usr/bin:/bin", "USER": "u", "SHELL": "/bin/bash", "LANG": "C.UTF-8", "TERM": "dumb", "TMPDIR": "/tmp"},
 		ScriptRoots:    []string{fx.ws},
-		DenyRead:       []string{fx.home + "/.ssh", fx.home + "/.aws", fx.home + "/.netrc", fx.ws + "/secrets"},
+		DenyRead:       append(sandbox.DenyRead(fx.home, nil), fx.ws+"/secrets"),
 		Writable:       []string{fx.ws},
 		Stdin:          stdin,
 		MaxScriptBytes: 64 << 10,
