@@ -648,15 +648,35 @@ func auditYesNo(b bool) string {
 // execution. They never stop a command from running: what failed is
 // reported after it (warn).
 type execObservers struct {
-	store    *audit.Store
 	notifier *notify.Notifier
-	openErr  error
-	// ready is closed once store and openErr are set: the trail opens
+	// ready is closed once the first open of the trail has ended: it opens
 	// (SQLite, and the key from the keychain) while the command runs.
 	ready chan struct{}
+	aopts audit.Options
 
 	mu        sync.Mutex
+	store     *audit.Store
+	openErr   error
+	opened    time.Time // of the last attempt
 	appendErr error
+}
+
+// reopenAfter is how long a trail that could not be opened is left before
+// the next write tries again (a long-lived service must not stay off the
+// record because of one busy moment).
+const reopenAfter = time.Second
+
+// trail returns the open trail, opening it again when the last attempt
+// failed long enough ago.
+func (o *execObservers) trail(ctx context.Context) (*audit.Store, error) {
+	<-o.ready
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.store == nil && time.Since(o.opened) >= reopenAfter {
+		o.opened = time.Now()
+		o.store, o.openErr = audit.Open(ctx, o.aopts)
+	}
+	return o.store, o.openErr
 }
 
 // openExecObservers opens the user's audit database and a notifier for cfg;
@@ -681,9 +701,13 @@ func openExecObservers(ctx context.Context, env *Env, home string, cfg *policy.C
 		RetentionEvents: cfg.Exec.Audit.RetentionEvents,
 		Service:         service,
 	}
+	o.aopts = aopts
 	go func() {
 		defer close(o.ready)
-		o.store, o.openErr = audit.Open(ctx, aopts)
+		s, err := audit.Open(ctx, aopts)
+		o.mu.Lock()
+		o.store, o.openErr, o.opened = s, err, time.Now()
+		o.mu.Unlock()
 	}()
 	nopts := notify.Options{
 		SandboxDegraded: cfg.Exec.Notify.SandboxDegraded,
@@ -704,11 +728,11 @@ type lazyLedger struct {
 }
 
 func (l lazyLedger) Claim(key string, now time.Time, window time.Duration) (bool, error) {
-	<-l.o.ready
-	if l.o.store == nil {
+	s, _ := l.o.trail(context.Background())
+	if s == nil {
 		return l.mem.Claim(key, now, window)
 	}
-	return l.o.store.Ledger().Claim(key, now, window)
+	return s.Ledger().Claim(key, now, window)
 }
 
 // Append implements pipeline.AuditLog, remembering a failure for warn.
@@ -722,10 +746,9 @@ func (o *execObservers) Started(ctx context.Context, rec audit.Record) error {
 }
 
 func (o *execObservers) write(ctx context.Context, rec audit.Record, f func(*audit.Store, context.Context, audit.Record) error) error {
-	<-o.ready
-	err := o.openErr
-	if o.store != nil {
-		err = f(o.store, ctx, rec)
+	st, err := o.trail(ctx)
+	if st != nil {
+		err = f(st, ctx, rec)
 	}
 	if err != nil {
 		o.mu.Lock()
@@ -774,6 +797,8 @@ func (o *execObservers) annotate(m map[string]any) map[string]any {
 
 func (o *execObservers) Close() {
 	<-o.ready
+	o.mu.Lock()
+	defer o.mu.Unlock()
 	if o.store != nil {
 		o.store.Close()
 	}

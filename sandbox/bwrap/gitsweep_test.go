@@ -145,3 +145,37 @@ func TestDiscoverNestedHidden(t *testing.T) {
 		t.Errorf("HideFiles = %q, want %q", plan.Mounts.HideFiles, want)
 	}
 }
+
+// BenchmarkDiscoverSweep is the cost per execution of the mounts' look
+// at a workspace of 20 repositories (each with git's sample hooks) and of
+// the sweep afterwards.
+func BenchmarkDiscoverSweep(b *testing.B) {
+	ws := b.TempDir()
+	files := map[string]string{}
+	for i := range 20 {
+		repo := filepath.Join("p", string(rune('a'+i)))
+		files[repo+"/.git/config"] = "[core]\n\tbare = false\n"
+		files[repo+"/src/main.go"] = "package main\n"
+		for _, h := range []string{"pre-commit", "pre-push", "commit-msg", "post-update", "pre-rebase", "update"} {
+			files[repo+"/.git/hooks/"+h+".sample"] = "#!/bin/sh\n"
+		}
+	}
+	for p, data := range files {
+		full := filepath.Join(ws, p)
+		os.MkdirAll(filepath.Dir(full), 0o755)
+		os.WriteFile(full, []byte(data), 0o644)
+	}
+	b.Run("discover", func(b *testing.B) {
+		for b.Loop() {
+			plan, _ := Discover([]string{ws}, nil, DefaultWriteDeny)
+			plan.Release()
+		}
+	})
+	b.Run("sweep", func(b *testing.B) {
+		plan, _ := Discover([]string{ws}, nil, DefaultWriteDeny)
+		defer plan.Release()
+		for b.Loop() {
+			plan.Sweep("bench")
+		}
+	})
+}

@@ -144,9 +144,21 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	}
 	r.SetMaxOpenConns(4)
 	s := &Store{opts: opts, w: w, r: r}
-	if err := s.migrate(ctx); err != nil {
-		s.Close()
-		return nil, fmt.Errorf("opening the audit database %s: %w", opts.Path, err)
+	// Two processes opening a new trail at once (the service and its
+	// reconcile, a CLI beside the service) can see SQLITE_BUSY while the
+	// other sets the journal mode, which the busy timeout does not cover:
+	// try again until it has passed.
+	deadline := opts.Now().Add(opts.BusyTimeout)
+	for {
+		err := s.migrate(ctx)
+		if err == nil {
+			break
+		}
+		if !busy(err) || opts.Now().After(deadline) || ctx.Err() != nil {
+			s.Close()
+			return nil, fmt.Errorf("opening the audit database %s: %w", opts.Path, err)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	if err := s.prepare(ctx); err != nil {
 		s.Close()
@@ -269,4 +281,14 @@ func (s *Store) migrate(ctx context.Context) error {
 		return err
 	}
 	return tx.Commit()
+}
+
+// busy reports whether err is SQLite's SQLITE_BUSY (5) or SQLITE_LOCKED (6).
+func busy(err error) bool {
+	var coded interface{ Code() int }
+	if errors.As(err, &coded) {
+		c := coded.Code() & 0xff // extended codes keep the primary in the low byte
+		return c == 5 || c == 6
+	}
+	return false
 }
