@@ -36,6 +36,14 @@ var DefaultWriteDeny = []string{
 	".mise.toml", "mise.toml", ".yarnrc.yml", ".yarnrc", ".npmrc", ".pnpmfile.cjs",
 }
 
+// watchWhenMissing are write-deny directories that their tools read when
+// the user next acts (a commit, opening a container or a session), not
+// while a command runs: a missing one is watched like a missing file and
+// moved aside if the command creates it, which costs no mount point.
+var watchWhenMissing = map[string]bool{
+	".husky/": true, ".cursor/": true, ".zed/": true, ".devcontainer/": true, ".gemini/": true,
+}
+
 // repoSearchDepth bounds how far below a workspace root repositories are
 // looked for; repoSearchEntries bounds how many directory entries are read.
 const (
@@ -143,7 +151,7 @@ func (p *Plan) protect(base string, roots, names []string, seen map[string]bool)
 			p.addOnce(&p.Mounts.ProtectFiles, path, seen)
 		case !errors.Is(err, fs.ErrNotExist):
 			continue
-		case isDir:
+		case isDir && !watchWhenMissing[name]:
 			if seen[path] {
 				continue
 			}

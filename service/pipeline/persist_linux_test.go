@@ -39,6 +39,8 @@ func TestPersistenceSwept(t *testing.T) {
 			[]string{"store/sep.git/hooks/post-commit"}, []string{"sep/.git"}},
 		{"editor task file in a new repository", `git init -q ed && mkdir ed/.vscode && echo '{}' > ed/.vscode/tasks.json && cp ed/.vscode/tasks.json ed/.mcp.json`,
 			[]string{"ed/.vscode", "ed/.mcp.json"}, nil},
+		{"tool directories the workspace did not have", `mkdir .cursor .husky && echo '{"mcpServers":{}}' > .cursor/mcp.json && echo id > .husky/pre-commit`,
+			[]string{".cursor", ".husky"}, nil},
 		{"git files the workspace did not have", `echo '[submodule "x"]' > .gitmodules; echo '* diff=x' > .gitattributes; echo '[alias] x = !id' > .gitconfig; echo 'yarnPath: x.js' > .yarnrc.yml`,
 			[]string{".gitmodules", ".gitattributes", ".gitconfig", ".yarnrc.yml"}, nil},
 	} {
@@ -89,5 +91,16 @@ git checkout -qb topic`)
 		if _, err := os.Stat(filepath.Join(f.ws, p)); err != nil {
 			t.Errorf("%s: %v", p, err)
 		}
+	}
+}
+
+// A watched tool directory that does not exist is not there while the
+// command runs: no mount point stands in for it.
+func TestWatchedDirectoriesAbsent(t *testing.T) {
+	t.Parallel()
+	f := bwrapFixture(t, nil)
+	o := f.run(`ls -a | grep -c -e '^.cursor$' -e '^.husky$' -e '^.zed$' -e '^.devcontainer$' -e '^.gemini$'; exit 0`)
+	if o.Result.Stdout != "0\n" {
+		t.Errorf("ls -a counts %q of the watched directories, want 0", o.Result.Stdout)
 	}
 }
