@@ -97,11 +97,18 @@ func DenyRead(home string, extra []string) []string {
 		}
 	}
 	for _, d := range hidden {
-		if real, err := filepath.EvalSymlinks(d); err == nil && real != d {
-			add(real)
-		}
-		for _, t := range linkTargets(d) {
-			add(t)
+		fi, err := os.Lstat(d)
+		switch {
+		case err != nil:
+			// Most stores are absent; nothing to follow.
+		case fi.Mode()&fs.ModeSymlink != 0:
+			if real, err := filepath.EvalSymlinks(d); err == nil {
+				add(real)
+			}
+		case fi.IsDir():
+			for _, t := range linkTargets(d) {
+				add(t)
+			}
 		}
 	}
 	for _, f := range sshKeyFiles(home) {
@@ -122,10 +129,6 @@ func Within(p, dir string) bool {
 // linkTargets returns the resolved targets of the symlinks below the
 // directory dir, within the walk's bounds. A dangling link yields nothing.
 func linkTargets(dir string) []string {
-	fi, err := os.Lstat(dir)
-	if err != nil || !fi.IsDir() {
-		return nil
-	}
 	var out []string
 	n := 0
 	filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {

@@ -135,3 +135,24 @@ func TestWithin(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkDenyRead is the per-execution cost of the list: a home with a
+// few stores, a browser profile, and an ssh config.
+func BenchmarkDenyRead(b *testing.B) {
+	home := b.TempDir()
+	for i := range 10 {
+		os.MkdirAll(filepath.Join(home, ".ssh"), 0o700)
+		os.WriteFile(filepath.Join(home, ".ssh", "key"+string(rune('a'+i))), []byte("k"), 0o600)
+	}
+	for i := range 500 {
+		d := filepath.Join(home, ".mozilla", "firefox", "p.default", "storage", string(rune('a'+i%26)))
+		os.MkdirAll(d, 0o700)
+		os.WriteFile(filepath.Join(d, "f"+string(rune('a'+i/26))), []byte("x"), 0o600)
+	}
+	os.WriteFile(filepath.Join(home, ".ssh", "config"), []byte("Host *\n  IdentityFile ~/.ssh/keya\n"), 0o600)
+	os.MkdirAll(filepath.Join(home, ".aws"), 0o700)
+	os.WriteFile(filepath.Join(home, ".aws", "credentials"), []byte("x"), 0o600)
+	for b.Loop() {
+		DenyRead(home, nil)
+	}
+}
