@@ -130,11 +130,16 @@ const (
 	BackgroundTimeoutMS = 1_800_000
 )
 
-// TimeoutSeconds returns the timeout Gatehouse gives the command: one
-// second short of the one Claude Code enforces on the relay (the model's,
+// timeoutMarginMS is how much sooner than Claude Code Gatehouse times a
+// command out.
+const timeoutMarginMS = 2000
+
+// TimeoutSeconds returns the timeout Gatehouse gives the command: two
+// seconds short of the one Claude Code enforces on the relay (the model's,
 // or Claude Code's default; defaultMS, when positive, is
 // BASH_DEFAULT_TIMEOUT_MS), so that Gatehouse's timeout fires first and the
-// relay reports it with exit status 124. At least 1 s.
+// relay reports it with exit status 124 even on a loaded machine, where the
+// teardown and the record take longer than a second. At least 1 s.
 func (b *Bash) TimeoutSeconds(defaultMS int64) int {
 	ms := b.TimeoutMS
 	if ms == 0 {
@@ -147,7 +152,7 @@ func (b *Bash) TimeoutSeconds(defaultMS int64) int {
 			ms = DefaultTimeoutMS
 		}
 	}
-	return int(max(1, (ms-1000)/1000))
+	return int(max(1, (ms-timeoutMarginMS)/1000))
 }
 
 // Output is the hook's answer.

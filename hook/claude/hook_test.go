@@ -79,13 +79,14 @@ func TestTimeoutSeconds(t *testing.T) {
 		def     int64
 		seconds int
 	}{
-		{Bash{TimeoutMS: 3000}, 0, 2},
+		{Bash{TimeoutMS: 5000}, 0, 3},
+		{Bash{TimeoutMS: 3000}, 0, 1},
 		{Bash{TimeoutMS: 1500}, 0, 1},
 		{Bash{TimeoutMS: 100}, 0, 1},
-		{Bash{}, 0, 119},
-		{Bash{}, 60_000, 59},
-		{Bash{Background: true}, 0, 1799},
-		{Bash{TimeoutMS: 600_000}, 0, 599},
+		{Bash{}, 0, 118},
+		{Bash{}, 60_000, 58},
+		{Bash{Background: true}, 0, 1798},
+		{Bash{TimeoutMS: 600_000}, 0, 598},
 	} {
 		if got := tc.b.TimeoutSeconds(tc.def); got != tc.seconds {
 			t.Errorf("%+v default %d: %d s, want %d", tc.b, tc.def, got, tc.seconds)

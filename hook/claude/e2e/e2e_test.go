@@ -454,7 +454,7 @@ func TestDeniedCommandNeverRuns(t *testing.T) {
 	}
 }
 
-// The model's timeout is honoured: Gatehouse's (one second shorter) fires
+// The model's timeout is honoured: Gatehouse's (two seconds shorter) fires
 // first and the relay exits 124.
 func TestTimeoutFromToolInput(t *testing.T) {
 	w := newWorld(t)
@@ -462,14 +462,14 @@ func TestTimeoutFromToolInput(t *testing.T) {
 	w.gatehouse("install", "--no-service")
 	start := time.Now()
 	res, _ := w.runClaude(w.workspace, w.sandboxSettings(false), map[string]any{
-		"command": "echo started; sleep 60", "description": "e2e", "timeout": 3000,
+		"command": "echo started; sleep 60", "description": "e2e", "timeout": 5000,
 	})
-	contains(t, "tool_result", res.Content, "Exit code 124", "started", "timed out after 2 s")
+	contains(t, "tool_result", res.Content, "Exit code 124", "started", "timed out after 3 s")
 	if d := time.Since(start); d > 30*time.Second {
 		t.Errorf("took %v", d)
 	}
 	evs := w.events()
-	if len(evs) != 2 || evs[1].Status != "timed_out" || evs[1].TimeoutSeconds != 2 {
+	if len(evs) != 2 || evs[1].Status != "timed_out" || evs[1].TimeoutSeconds != 3 {
 		t.Errorf("events: %+v", evs)
 	}
 }
