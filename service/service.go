@@ -17,9 +17,9 @@ import (
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/service/api"
+	"github.com/gatehouse-dev/gatehouse/service/localapi"
 	"github.com/gatehouse-dev/gatehouse/service/pipeline"
 	"github.com/gatehouse-dev/gatehouse/service/policy"
-	"github.com/gatehouse-dev/gatehouse/service/server"
 	"github.com/gatehouse-dev/gatehouse/service/socket"
 	"github.com/gatehouse-dev/gatehouse/service/tickets"
 )
@@ -192,7 +192,7 @@ func (s *Service) Run(ctx context.Context) error {
 	// the deadline once the body is in, for streamed answers); no write
 	// timeout, since an execution streams for as long as it runs.
 	srv := &http.Server{
-		Handler:           server.Handler(s, s.log),
+		Handler:           localapi.Handler(s, s.log),
 		ReadHeaderTimeout: min(10*time.Second, s.opts.ReadTimeout),
 		ReadTimeout:       s.opts.ReadTimeout,
 		IdleTimeout:       s.opts.IdleTimeout,
