@@ -52,12 +52,6 @@ func (s *Service) neverRan(r *routed, reason, text string) {
 	s.ring.add(ev)
 }
 
-// relayRequest is what a relay writes into its ticket's in-FIFO.
-type relayRequest struct {
-	Ticket string `json:"ticket"`
-	PID    int    `json:"pid"`
-}
-
 // awaitRelay waits for the relay of ticket name, then runs its execution,
 // streaming into the out-FIFO. The relay holds the in-FIFO open until it
 // exits: end of file there means it is gone, and the execution is killed.
@@ -76,7 +70,7 @@ func (s *Service) awaitRelay(name string, in *tickets.In, expires time.Time) {
 	if len(line) == 0 {
 		return // released: the ticket expired or the service is stopping
 	}
-	var req relayRequest
+	var req api.RelayRequest
 	if err != nil || json.Unmarshal(line, &req) != nil || tickets.Name(req.Ticket) != name {
 		s.log.Warn("malformed relay request", "fifo", name)
 		tickets.Retire(dir, name, "")
