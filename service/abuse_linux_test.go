@@ -176,7 +176,7 @@ func TestStatusProbeCached(t *testing.T) {
 	probes := func() int {
 		f.svc.probe.Lock()
 		defer f.svc.probe.Unlock()
-		return f.svc.probe.n
+		return f.svc.probe.testOnlyRuns
 	}
 	before := probes()
 	for i := 0; i < 20; i++ {

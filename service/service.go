@@ -91,10 +91,10 @@ type Service struct {
 	// probe is the last sandbox probe GET /v1/status reported.
 	probe struct {
 		sync.Mutex
-		gen *generation
-		at  time.Time
-		st  api.SandboxStatus
-		n   int // probes run, for tests
+		gen          *generation
+		at           time.Time
+		st           api.SandboxStatus
+		testOnlyRuns int // probes run, which tests count
 	}
 
 	mu      sync.Mutex
@@ -307,7 +307,7 @@ func (s *Service) probeSandbox(ctx context.Context, g *generation) api.SandboxSt
 			st.Error = res.Error
 		}
 	}
-	p.n++
+	p.testOnlyRuns++
 	if ctx.Err() == nil { // a probe cut short by its caller says nothing
 		p.gen, p.at, p.st = g, time.Now(), st
 	}
