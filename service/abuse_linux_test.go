@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/service/api"
+	"github.com/gatehouse-dev/gatehouse/service/localapi"
 	"github.com/gatehouse-dev/gatehouse/service/policy"
-	"github.com/gatehouse-dev/gatehouse/service/server"
 )
 
 // osThreads is the number of OS threads of this process.
@@ -151,7 +151,7 @@ func TestConnectionCap(t *testing.T) {
 		}
 		held = append(held, c)
 	}
-	c := server.NewClient(f.svc.opts.SocketPath)
+	c := localapi.NewClient(f.svc.opts.SocketPath)
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	_, err := c.Status(ctx)
 	cancel()
@@ -176,7 +176,7 @@ func TestStatusProbeCached(t *testing.T) {
 	probes := func() int {
 		f.svc.probe.Lock()
 		defer f.svc.probe.Unlock()
-		return f.svc.probe.n
+		return f.svc.probe.testOnlyRuns
 	}
 	before := probes()
 	for i := 0; i < 20; i++ {

@@ -17,9 +17,9 @@ import (
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/service/api"
+	"github.com/gatehouse-dev/gatehouse/service/localapi"
 	"github.com/gatehouse-dev/gatehouse/service/pipeline"
 	"github.com/gatehouse-dev/gatehouse/service/policy"
-	"github.com/gatehouse-dev/gatehouse/service/server"
 	"github.com/gatehouse-dev/gatehouse/service/socket"
 	"github.com/gatehouse-dev/gatehouse/service/tickets"
 )
@@ -91,10 +91,10 @@ type Service struct {
 	// probe is the last sandbox probe GET /v1/status reported.
 	probe struct {
 		sync.Mutex
-		gen *generation
-		at  time.Time
-		st  api.SandboxStatus
-		n   int // probes run, for tests
+		gen          *generation
+		at           time.Time
+		st           api.SandboxStatus
+		testOnlyRuns int // probes run, which tests count
 	}
 
 	mu      sync.Mutex
@@ -192,7 +192,7 @@ func (s *Service) Run(ctx context.Context) error {
 	// the deadline once the body is in, for streamed answers); no write
 	// timeout, since an execution streams for as long as it runs.
 	srv := &http.Server{
-		Handler:           server.Handler(s, s.log),
+		Handler:           localapi.Handler(s, s.log),
 		ReadHeaderTimeout: min(10*time.Second, s.opts.ReadTimeout),
 		ReadTimeout:       s.opts.ReadTimeout,
 		IdleTimeout:       s.opts.IdleTimeout,
@@ -307,7 +307,7 @@ func (s *Service) probeSandbox(ctx context.Context, g *generation) api.SandboxSt
 			st.Error = res.Error
 		}
 	}
-	p.n++
+	p.testOnlyRuns++
 	if ctx.Err() == nil { // a probe cut short by its caller says nothing
 		p.gen, p.at, p.st = g, time.Now(), st
 	}

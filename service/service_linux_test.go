@@ -22,9 +22,9 @@ import (
 	"github.com/gatehouse-dev/gatehouse/sandbox/sandboxinit"
 	"github.com/gatehouse-dev/gatehouse/sandbox/sandboxtest"
 	"github.com/gatehouse-dev/gatehouse/service/api"
+	"github.com/gatehouse-dev/gatehouse/service/localapi"
 	"github.com/gatehouse-dev/gatehouse/service/pipeline"
 	"github.com/gatehouse-dev/gatehouse/service/policy"
-	"github.com/gatehouse-dev/gatehouse/service/server"
 	"github.com/gatehouse-dev/gatehouse/service/tickets"
 )
 
@@ -48,7 +48,7 @@ type fixture struct {
 	ws     string
 	relay  string
 	svc    *Service
-	c      *server.Client
+	c      *localapi.Client
 	stop   context.CancelFunc
 	done   chan error
 	broken atomic.Bool // Load fails (reload tests)
@@ -139,7 +139,7 @@ func startWith(t *testing.T, mutate func(*policy.Config), opt func(*Options)) *f
 	f.stop, f.done = cancel, make(chan error, 1)
 	go func() { f.done <- svc.Run(ctx) }()
 	t.Cleanup(f.shutdown)
-	f.c = server.NewClient(svc.opts.SocketPath)
+	f.c = localapi.NewClient(svc.opts.SocketPath)
 	for i := 0; ; i++ {
 		if _, err := f.c.Status(context.Background()); err == nil {
 			break

@@ -10,7 +10,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/sandbox"
 	"github.com/gatehouse-dev/gatehouse/service/api"
-	"github.com/gatehouse-dev/gatehouse/service/server"
+	"github.com/gatehouse-dev/gatehouse/service/localapi"
 )
 
 // execViaService runs req through the user service, printing exactly what
@@ -38,13 +38,13 @@ func execViaService(ctx context.Context, env *Env, req api.ExecRequest, asJSON b
 		xr.Request.Stdin, xr.StdinBytes = "", []byte(req.Stdin)
 	}
 	end, err := c.Execute(ctx, xr, stdout, stderr)
-	if errors.Is(err, server.ErrNotRunning) {
+	if errors.Is(err, localapi.ErrNotRunning) {
 		return false, nil
 	}
 	// The service failed the call, or went away during it: exit 126, never
 	// a status the command could have had. A lost service is one line, as
 	// the relay says it.
-	if errors.Is(err, server.ErrLost) {
+	if errors.Is(err, localapi.ErrLost) {
 		return true, cannotRun(err)
 	}
 	if err != nil {

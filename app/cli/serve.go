@@ -18,9 +18,9 @@ import (
 	"github.com/gatehouse-dev/gatehouse/service/audit"
 	"github.com/gatehouse-dev/gatehouse/service/broker"
 	"github.com/gatehouse-dev/gatehouse/service/daemon"
+	"github.com/gatehouse-dev/gatehouse/service/localapi"
 	"github.com/gatehouse-dev/gatehouse/service/pipeline"
 	"github.com/gatehouse-dev/gatehouse/service/policy"
-	"github.com/gatehouse-dev/gatehouse/service/server"
 	"github.com/gatehouse-dev/gatehouse/service/socket"
 )
 
@@ -160,12 +160,12 @@ func servicePaths(env *Env, home string) paths {
 }
 
 // serviceClient returns a client of the user's service.
-func serviceClient(env *Env) (*server.Client, error) {
+func serviceClient(env *Env) (*localapi.Client, error) {
 	home, err := homeDir(env)
 	if err != nil {
 		return nil, err
 	}
-	return server.NewClient(servicePaths(env, home).socket), nil
+	return localapi.NewClient(servicePaths(env, home).socket), nil
 }
 
 // notRunningHint is the remedy for a service that is not running.
@@ -186,7 +186,7 @@ func configReload(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	r, err := c.Reload(ctx)
-	if errors.Is(err, server.ErrNotRunning) {
+	if errors.Is(err, localapi.ErrNotRunning) {
 		return withHint(err, "the configuration is read when the service starts; "+notRunningHint)
 	}
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/service/server"
+	"github.com/gatehouse-dev/gatehouse/service/localapi"
 )
 
 func init() {
@@ -42,7 +42,7 @@ func runStatus(ctx context.Context, env *Env, args []string) error {
 	}
 	st, err := c.Status(ctx)
 	if err != nil {
-		if errors.Is(err, server.ErrNotRunning) {
+		if errors.Is(err, localapi.ErrNotRunning) {
 			return withHint(err, notRunningHint)
 		}
 		return err

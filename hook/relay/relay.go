@@ -7,6 +7,7 @@ package relay
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,7 +18,6 @@ import (
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/service/api"
-	"github.com/gatehouse-dev/gatehouse/service/tickets"
 )
 
 // openTimeout bounds the wait for the service to answer on the out-FIFO.
@@ -32,11 +32,11 @@ func Run(ctx context.Context, dir, ticket string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "gatehouse relay: error: "+format+"\n", a...)
 		return api.ExitCannotRun
 	}
-	if !tickets.Valid(ticket) {
-		return fail("%v", tickets.ErrMalformed)
+	if !api.ValidTicket(ticket) {
+		return fail("%v", api.ErrMalformedTicket)
 	}
-	name := tickets.Name(ticket)
-	in, err := openIn(filepath.Join(dir, tickets.InName(name)))
+	name := api.RelayName(ticket)
+	in, err := openIn(filepath.Join(dir, api.RelayInName(name)))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return fail("%s", missing(dir, name))
@@ -48,11 +48,11 @@ func Run(ctx context.Context, dir, ticket string, stdout, stderr io.Writer) int 
 	// in stays open until this process exits: the service reads end of
 	// file there as "the relay is gone" and kills the command.
 	defer in.Close()
-	req := fmt.Sprintf(`{"ticket":%q,"pid":%d}`+"\n", ticket, os.Getpid())
-	if _, err := io.WriteString(in, req); err != nil {
+	req, _ := json.Marshal(api.RelayRequest{Ticket: ticket, PID: os.Getpid()})
+	if _, err := in.Write(append(req, '\n')); err != nil {
 		return fail("writing to the relay FIFO: %v", err)
 	}
-	out, err := openOut(ctx, filepath.Join(dir, tickets.OutName(name)), openTimeout)
+	out, err := openOut(ctx, filepath.Join(dir, api.RelayOutName(name)), openTimeout)
 	if err != nil {
 		return fail("the Gatehouse service did not answer on the relay FIFO: %v", err)
 	}
@@ -82,14 +82,14 @@ func missing(dir, name string) string {
 	if _, err := os.Stat(dir); err != nil {
 		return fmt.Sprintf("the relay directory %s does not exist: the Gatehouse service is not running here; start it with 'gatehouse service start'", dir)
 	}
-	b, err := os.ReadFile(filepath.Join(dir, tickets.GoneName(name)))
+	b, err := os.ReadFile(filepath.Join(dir, api.RelayGoneName(name)))
 	if err == nil {
 		switch strings.TrimSpace(string(b)) {
-		case tickets.GoneUsed:
-			return tickets.ErrUsed.Error()
-		case tickets.GoneExpired:
-			return tickets.ErrExpired.Error()
+		case api.RelayGoneUsed:
+			return api.ErrUsedTicket.Error()
+		case api.RelayGoneExpired:
+			return api.ErrExpiredTicket.Error()
 		}
 	}
-	return fmt.Sprintf("%v: no relay FIFO %s", tickets.ErrUnknown, filepath.Join(dir, tickets.InName(name)))
+	return fmt.Sprintf("%v: no relay FIFO %s", api.ErrUnknownTicket, filepath.Join(dir, api.RelayInName(name)))
 }

@@ -168,9 +168,8 @@ func (a absolute) LookupNetIP(ctx context.Context, network, host string) ([]neti
 	return a.r.LookupNetIP(ctx, network, host+".")
 }
 
-// hostAddrs lists the addresses of this machine's interfaces. It is a
-// variable for tests.
-var hostAddrs = func() ([]netip.Addr, error) {
+// hostAddrs lists the addresses of this machine's interfaces.
+func hostAddrs() ([]netip.Addr, error) {
 	ifas, err := net.InterfaceAddrs()
 	if err != nil {
 		return nil, err

@@ -71,17 +71,17 @@ const (
 // because a pinned script changed.
 const StatusReasonPinMismatch = "pin_mismatch"
 
-// pinTestHooks holds test hooks by working directory: afterDecision runs
+// testOnlyPinHooks holds test hooks by working directory: afterDecision runs
 // when a decision is made, before anything is pinned; beforeStart after the
 // pins are taken and checked, right before the sandbox starts.
-var pinTestHooks sync.Map // cwd → *pinHooks
+var testOnlyPinHooks sync.Map // cwd → *pinHooks
 
 type pinHooks struct {
 	afterDecision, beforeStart func()
 }
 
 func runPinHook(cwd string, pick func(*pinHooks) func()) {
-	if h, ok := pinTestHooks.Load(cwd); ok {
+	if h, ok := testOnlyPinHooks.Load(cwd); ok {
 		if f := pick(h.(*pinHooks)); f != nil {
 			f()
 		}

@@ -21,8 +21,8 @@ import (
 
 // hooks installs pinning hooks for f's workspace.
 func (f *fixture) hooks(h *pinHooks) {
-	pinTestHooks.Store(f.ws, h)
-	f.t.Cleanup(func() { pinTestHooks.Delete(f.ws) })
+	testOnlyPinHooks.Store(f.ws, h)
+	f.t.Cleanup(func() { testOnlyPinHooks.Delete(f.ws) })
 }
 
 // leftoverPins reports pin directories holding a file with content.

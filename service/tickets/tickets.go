@@ -7,31 +7,30 @@ package tickets
 
 import (
 	"crypto/rand"
-	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
-	"encoding/hex"
 	"errors"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/gatehouse-dev/gatehouse/service/api"
 )
 
 // Prefix starts every ticket; it keeps a ticket from reading as a flag.
-const Prefix = "ght1."
+const Prefix = api.TicketPrefix
 
 // rawBytes is the ticket's randomness: 192 bits.
-const rawBytes = 24
+const rawBytes = api.TicketRandomBytes
 
 // encodedLen is the length of a ticket.
 var encodedLen = len(Prefix) + base64.RawURLEncoding.EncodedLen(rawBytes)
 
 // Errors of Redeem. The messages are the relay's one line on stderr.
 var (
-	ErrMalformed = errors.New("the ticket is malformed (truncated, or not a Gatehouse ticket)")
-	ErrUnknown   = errors.New("the ticket is unknown to this Gatehouse service (forged, truncated, or issued before the service restarted)")
-	ErrUsed      = errors.New("the ticket was already used; a ticket runs its command once")
-	ErrExpired   = errors.New("the ticket expired before the relay redeemed it; the command never ran")
+	ErrMalformed = api.ErrMalformedTicket
+	ErrUnknown   = api.ErrUnknownTicket
+	ErrUsed      = api.ErrUsedTicket
+	ErrExpired   = api.ErrExpiredTicket
 	ErrClosed    = errors.New("the Gatehouse service is shutting down")
 	// ErrFull is Issue's error when as many tickets as its limit are
 	// pending.
@@ -45,31 +44,22 @@ func New() string {
 	return Prefix + base64.RawURLEncoding.EncodeToString(b[:])
 }
 
-// Valid reports whether t has the form of a ticket.
-func Valid(t string) bool {
-	if len(t) != encodedLen || !strings.HasPrefix(t, Prefix) {
-		return false
-	}
-	_, err := base64.RawURLEncoding.Strict().DecodeString(t[len(Prefix):])
-	return err == nil
-}
+// Valid reports whether t has the form of a ticket (api.ValidTicket).
+func Valid(t string) bool { return api.ValidTicket(t) }
 
-// Name returns the base name of t's FIFOs in the relay directory: a hash
-// of the ticket, so that the directory does not hold the ticket itself.
-func Name(t string) string {
-	s := sha256.Sum256([]byte("gatehouse relay fifo\x00" + t))
-	return hex.EncodeToString(s[:16])
-}
+// Name returns the base name of t's FIFOs in the relay directory
+// (api.RelayName).
+func Name(t string) string { return api.RelayName(t) }
 
-// File names of one ticket's FIFOs and tombstone.
-func InName(name string) string   { return name + ".in" }
-func OutName(name string) string  { return name + ".out" }
-func GoneName(name string) string { return name + ".gone" }
+// File names of one ticket's FIFOs and tombstone (api.RelayInName etc.).
+func InName(name string) string   { return api.RelayInName(name) }
+func OutName(name string) string  { return api.RelayOutName(name) }
+func GoneName(name string) string { return api.RelayGoneName(name) }
 
 // Tombstone contents: why a ticket's FIFOs are gone.
 const (
-	GoneUsed    = "used"
-	GoneExpired = "expired"
+	GoneUsed    = api.RelayGoneUsed
+	GoneExpired = api.RelayGoneExpired
 )
 
 // How long a used or expired ticket is remembered, so that a replay is told

@@ -23,7 +23,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/sandbox/sandboxtest"
 	"github.com/gatehouse-dev/gatehouse/service/api"
-	"github.com/gatehouse-dev/gatehouse/service/server"
+	"github.com/gatehouse-dev/gatehouse/service/localapi"
 )
 
 // gatehouseBin is the gatehouse binary built for these tests.
@@ -296,8 +296,8 @@ func (w *world) stopService() {
 	w.serve = nil
 }
 
-func (w *world) client() *server.Client {
-	return server.NewClient(filepath.Join(w.runtime, "gatehouse", "gatehouse.sock"))
+func (w *world) client() *localapi.Client {
+	return localapi.NewClient(filepath.Join(w.runtime, "gatehouse", "gatehouse.sock"))
 }
 
 // sandboxSettings writes the rendered managed settings to a file for

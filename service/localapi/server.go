@@ -1,7 +1,7 @@
-// Package server is the admission API: its HTTP handler, served by the
+// Package localapi is the admission API: its HTTP handler, served by the
 // user service on its unix socket, and the client every other gatehouse
 // subcommand uses (docs/service.md).
-package server
+package localapi
 
 import (
 	"bytes"
