@@ -8,24 +8,16 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
-	"os"
-	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"text/tabwriter"
 	"time"
 	"unicode/utf8"
 
-	"github.com/gatehouse-dev/gatehouse/keyring"
 	"github.com/gatehouse-dev/gatehouse/sandbox"
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/audit"
-	"github.com/gatehouse-dev/gatehouse/service/notify"
-	"github.com/gatehouse-dev/gatehouse/service/policy"
 	"github.com/gatehouse-dev/gatehouse/service/termesc"
 )
 
@@ -49,21 +41,6 @@ first row changed, removed, inserted or reordered.
 
 DUR is a duration (90m, 36h, 7d) or a time (2025-03-01, 2025-03-01T12:00:00Z).`
 
-// envKeyringService names the keychain service Gatehouse's items live
-// under. Only tests set it, so that they never touch the user's own items;
-// it chooses another item name in the same OS keychain, nothing else.
-const envKeyringService = "GATEHOUSE_KEYRING_SERVICE"
-
-// auditPath returns the audit database of this user.
-func auditPath(env *Env, home string) string {
-	return filepath.Join(policy.StateDir(runtime.GOOS, home, env.Getenv("XDG_STATE_HOME")), audit.FileName)
-}
-
-// keyStore returns the OS keychain.
-func keyStore(env *Env) *keyring.OS {
-	return keyring.NewOS(env.Getenv(envKeyringService))
-}
-
 func runAudit(ctx context.Context, env *Env, args []string) error {
 	if len(args) == 0 {
 		return usagef("audit: missing subcommand; use list, show, export or verify")
@@ -84,21 +61,6 @@ func runAudit(ctx context.Context, env *Env, args []string) error {
 	return usagef("audit: unknown subcommand %q; use list, show, export or verify", args[0])
 }
 
-// openAudit opens the user's audit database; it returns nil (and no
-// error) when none has been written yet.
-func openAudit(ctx context.Context, env *Env) (*audit.Store, error) {
-	home, err := homeDir(env)
-	if err != nil {
-		return nil, err
-	}
-	path := auditPath(env, home)
-	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	return audit.Open(ctx, audit.Options{Path: path, Keys: keyStore(env)})
-}
-
-// auditFilterFlags are the selection flags list and export share.
 type auditFilterFlags struct {
 	since, status, mode, agent, grep string
 }
@@ -642,164 +604,4 @@ func auditYesNo(b bool) string {
 		return "yes"
 	}
 	return "no"
-}
-
-// execObservers are the audit trail and the notifier of an in-process
-// execution. They never stop a command from running: what failed is
-// reported after it (warn).
-type execObservers struct {
-	notifier *notify.Notifier
-	// ready is closed once the first open of the trail has ended: it opens
-	// (SQLite, and the key from the keychain) while the command runs.
-	ready chan struct{}
-	aopts audit.Options
-
-	mu        sync.Mutex
-	store     *audit.Store
-	openErr   error
-	opened    time.Time // of the last attempt
-	appendErr error
-}
-
-// reopenAfter is how long a trail that could not be opened is left before
-// the next write tries again (a long-lived service must not stay off the
-// record because of one busy moment).
-const reopenAfter = time.Second
-
-// trail returns the open trail, opening it again when the last attempt
-// failed long enough ago.
-func (o *execObservers) trail(ctx context.Context) (*audit.Store, error) {
-	<-o.ready
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.store == nil && time.Since(o.opened) >= reopenAfter {
-		o.opened = time.Now()
-		o.store, o.openErr = audit.Open(ctx, o.aopts)
-	}
-	return o.store, o.openErr
-}
-
-// openExecObservers opens the user's audit database and a notifier for cfg;
-// service says they are the user service's. It never fails: a trail that
-// cannot be opened is reported by warn (and, under policy.audit_required,
-// denies every command).
-func openExecObservers(ctx context.Context, env *Env, home string, cfg *policy.Config, service bool) *execObservers {
-	o := &execObservers{ready: make(chan struct{})}
-	logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{
-		Level: slog.LevelWarn,
-		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
-			if a.Key == slog.TimeKey {
-				return slog.Attr{}
-			}
-			return a
-		},
-	}))
-	aopts := audit.Options{
-		Path:            auditPath(env, home),
-		Keys:            keyStore(env),
-		RetentionDays:   cfg.Exec.Audit.RetentionDays,
-		RetentionEvents: cfg.Exec.Audit.RetentionEvents,
-		Service:         service,
-	}
-	o.aopts = aopts
-	go func() {
-		defer close(o.ready)
-		s, err := audit.Open(ctx, aopts)
-		o.mu.Lock()
-		o.store, o.openErr, o.opened = s, err, time.Now()
-		o.mu.Unlock()
-	}()
-	nopts := notify.Options{
-		SandboxDegraded: cfg.Exec.Notify.SandboxDegraded,
-		OutputRedacted:  cfg.Exec.Notify.OutputRedacted,
-		Logger:          logger,
-		Ledger:          lazyLedger{o: o, mem: notify.NewMemoryLedger()},
-	}
-	o.notifier = notify.New(nopts)
-	return o
-}
-
-// lazyLedger is the audit trail's notification ledger once the trail is
-// open, and a ledger in memory (dedupe within this process only) when it
-// could not be opened.
-type lazyLedger struct {
-	o   *execObservers
-	mem *notify.MemoryLedger
-}
-
-func (l lazyLedger) Claim(key string, now time.Time, window time.Duration) (bool, error) {
-	s, _ := l.o.trail(context.Background())
-	if s == nil {
-		return l.mem.Claim(key, now, window)
-	}
-	return s.Ledger().Claim(key, now, window)
-}
-
-// Append implements pipeline.AuditLog, remembering a failure for warn.
-func (o *execObservers) Append(ctx context.Context, rec audit.Record) error {
-	return o.write(ctx, rec, (*audit.Store).Append)
-}
-
-// Started implements pipeline.AuditLog, remembering a failure for warn.
-func (o *execObservers) Started(ctx context.Context, rec audit.Record) error {
-	return o.write(ctx, rec, (*audit.Store).Started)
-}
-
-func (o *execObservers) write(ctx context.Context, rec audit.Record, f func(*audit.Store, context.Context, audit.Record) error) error {
-	st, err := o.trail(ctx)
-	if st != nil {
-		err = f(st, ctx, rec)
-	}
-	if err != nil {
-		o.mu.Lock()
-		o.appendErr = err
-		o.mu.Unlock()
-	}
-	return err
-}
-
-// problem returns why an event was not recorded, and a hint; "" when all
-// were.
-func (o *execObservers) problem() (string, string) {
-	o.mu.Lock()
-	err := o.appendErr
-	o.mu.Unlock()
-	if err == nil {
-		return "", ""
-	}
-	hint := keyring.Hint(err)
-	var ke *audit.KeyError
-	if errors.As(err, &ke) && ke.Hint != "" {
-		hint = ke.Hint
-	}
-	return "this execution is not on the audit record: " + err.Error(), hint
-}
-
-// warn prints problem() to stderr.
-func (o *execObservers) warn(env *Env) {
-	msg, hint := o.problem()
-	if msg == "" {
-		return
-	}
-	fmt.Fprintf(env.Stderr, "gatehouse: warning: %s\n", msg)
-	if hint != "" {
-		fmt.Fprintf(env.Stderr, "gatehouse: hint: %s\n", hint)
-	}
-}
-
-// annotate adds problem() to a --json answer as "audit_error".
-func (o *execObservers) annotate(m map[string]any) map[string]any {
-	if msg, hint := o.problem(); msg != "" {
-		m["audit_error"] = map[string]string{"error": msg, "hint": hint}
-	}
-	return m
-}
-
-func (o *execObservers) Close() {
-	<-o.ready
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.store != nil {
-		o.store.Close()
-	}
 }

@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"io"
 	"sort"
+
+	"github.com/gatehouse-dev/gatehouse/sandbox"
+	"github.com/gatehouse-dev/gatehouse/service/api"
 )
 
 // ExitStatus is a process exit code carried as an error.
@@ -14,15 +17,32 @@ type ExitStatus int
 
 func (e ExitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
 
-// Exit codes shared by subcommands.
+// Exit codes shared by subcommands. The statuses of a governed call are
+// the service's, so a call run in process and one run by the service end
+// the same.
 const (
 	ExitOK        = 0
 	ExitFailure   = 1
 	ExitUsage     = 2
-	ExitTimeout   = 124
-	ExitCannotRun = 126
-	ExitKilled    = 137
+	ExitTimeout   = api.ExitTimeout
+	ExitCannotRun = api.ExitCannotRun
+	ExitKilled    = api.ExitKilled
 )
+
+// ExitCode maps an execution to the process exit status: the command's own,
+// or ExitTimeout, ExitKilled, or ExitCannotRun when it did not complete.
+func ExitCode(r *sandbox.Result) ExitStatus {
+	switch r.Status {
+	case sandbox.StatusCompleted:
+		return ExitStatus(r.ExitCode)
+	case sandbox.StatusTimedOut:
+		return ExitTimeout
+	case sandbox.StatusKilled:
+		return ExitKilled
+	default:
+		return ExitCannotRun
+	}
+}
 
 // Env is what a subcommand may use of the process it runs in.
 type Env struct {

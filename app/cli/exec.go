@@ -155,21 +155,7 @@ func runExec(ctx context.Context, env *Env, args []string) error {
 		}
 		obs.warn(env)
 	}
-	return ExitStatus(exitCode(o.Raw))
-}
-
-// exitCode maps an execution to the process exit status.
-func exitCode(r *sandbox.Result) int {
-	switch r.Status {
-	case sandbox.StatusCompleted:
-		return r.ExitCode
-	case sandbox.StatusTimedOut:
-		return ExitTimeout
-	case sandbox.StatusKilled:
-		return ExitKilled
-	default:
-		return ExitCannotRun
-	}
+	return ExitCode(o.Raw)
 }
 
 // argFlag names a request argument the way the CLI spells it.

@@ -16,12 +16,10 @@ import (
 	"github.com/gatehouse-dev/gatehouse/sandbox/probe"
 	"github.com/gatehouse-dev/gatehouse/service"
 	"github.com/gatehouse-dev/gatehouse/service/audit"
-	"github.com/gatehouse-dev/gatehouse/service/broker"
 	"github.com/gatehouse-dev/gatehouse/service/daemon"
 	"github.com/gatehouse-dev/gatehouse/service/pipeline"
 	"github.com/gatehouse-dev/gatehouse/service/policy"
 	"github.com/gatehouse-dev/gatehouse/service/server"
-	"github.com/gatehouse-dev/gatehouse/service/socket"
 )
 
 func init() {
@@ -124,57 +122,8 @@ func reconcileAudit(ctx context.Context, env *Env, home string) ([]string, error
 	return out, err
 }
 
-// newExecutor builds the pipeline for cfg: gatehouse exec in-process and
-// the service use this one constructor, so both run the same pipeline.
-// logger may be nil.
-func newExecutor(env *Env, opts policy.LoadOptions, cfg *policy.Config, logger *slog.Logger) (*pipeline.Executor, error) {
-	if !filepath.IsAbs(cfg.Exec.Shell) {
-		return nil, usagef("exec.shell %q is not absolute", cfg.Exec.Shell)
-	}
-	return pipeline.New(cfg, pipeline.Options{
-		Home:         opts.Home,
-		InitPath:     execInitPath,
-		PrivatePaths: privatePaths(env, opts),
-		HostPath:     env.Getenv("PATH"),
-		Logger:       logger,
-		// Credentials (cred.go): the keychain, and where files are made.
-		Keyring:       keyStore(env),
-		CredentialDir: broker.DefaultDir(env.Getenv("XDG_RUNTIME_DIR")),
-	})
-}
-
-// paths are where the service and its clients meet.
-type paths struct {
-	state  string // the state directory
-	socket string // the admission API's socket
-	relay  string // the relays' FIFO directory
-}
-
-func servicePaths(env *Env, home string) paths {
-	state := policy.StateDir(runtime.GOOS, home, env.Getenv("XDG_STATE_HOME"))
-	if s := env.Getenv("GATEHOUSE_SOCKET"); s != "" {
-		return paths{state: state, socket: s, relay: filepath.Join(state, "relay")}
-	}
-	dir := socket.Dir(runtime.GOOS, home, env.Getenv("XDG_RUNTIME_DIR"), state)
-	return paths{state: state, socket: filepath.Join(dir, socket.Name), relay: filepath.Join(state, "relay")}
-}
-
-// serviceClient returns a client of the user's service.
-func serviceClient(env *Env) (*server.Client, error) {
-	home, err := homeDir(env)
-	if err != nil {
-		return nil, err
-	}
-	return server.NewClient(servicePaths(env, home).socket), nil
-}
-
 // notRunningHint is the remedy for a service that is not running.
 const notRunningHint = "start it with 'gatehouse service start' (or run 'gatehouse serve' in a terminal)"
-
-// signalContext is ctx ended by SIGINT or SIGTERM.
-func signalContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-}
 
 // configReload asks the running service to load its configuration again.
 func configReload(ctx context.Context, env *Env, args []string) error {
