@@ -22,7 +22,7 @@ import (
 )
 
 func init() {
-	register("audit", command{
+	register(&command{name: "audit",
 		summary: "read and verify the audit trail (audit list|show|export|verify)",
 		run:     runAudit,
 	})

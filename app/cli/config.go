@@ -13,7 +13,7 @@ import (
 )
 
 func init() {
-	register("config", command{
+	register(&command{name: "config",
 		summary: "check, show or reload the configuration (config check [--managed FILE] [FILE], config show [--json], config reload)",
 		run:     runConfig,
 	})

@@ -22,7 +22,7 @@ import (
 )
 
 func init() {
-	register("cred", command{
+	register(&command{name: "cred",
 		summary: "store credentials in the OS keychain for commands (cred set|list|rm)",
 		run:     runCred,
 	})

@@ -16,7 +16,7 @@ import (
 )
 
 func init() {
-	register("hook", command{
+	register(&command{name: "hook",
 		summary: "Claude Code's PreToolUse hook: 'gatehouse hook claude' (installed by 'gatehouse install')",
 		run:     runHook,
 	})

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -23,9 +22,10 @@ import (
 )
 
 func init() {
-	register("serve", command{
+	register(&command{name: "serve",
 		summary: "run the Gatehouse user service (normally started by 'gatehouse service start')",
-		run:     runServe,
+		usage:   serveUsage,
+		flags:   runServe,
 	})
 }
 
@@ -39,67 +39,60 @@ invalid one refuses to start, naming the field), serves the admission API on
 the user's socket and the relays' FIFOs, reloads on SIGHUP or 'gatehouse
 config reload', and on SIGTERM or SIGINT kills running commands and exits.`
 
-func runServe(ctx context.Context, env *Env, args []string) error {
-	fl := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fl.SetOutput(io.Discard)
+func runServe(fl *flag.FlagSet) runFunc {
 	configFile := fl.String("config", "", "")
-	if err := fl.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(env.Stdout, serveUsage)
-			return nil
+	return func(ctx context.Context, env *Env, args []string) error {
+		if fl.NArg() > 0 {
+			return usagef("serve: unexpected argument %q", fl.Arg(0))
 		}
-		return usagef("serve: %v", err)
-	}
-	if fl.NArg() > 0 {
-		return usagef("serve: unexpected argument %q", fl.Arg(0))
-	}
-	if runtime.GOOS == "windows" {
-		return withHint(errors.New("the Gatehouse service does not run on Windows"),
-			"on Windows, 'gatehouse hook claude' and 'gatehouse explain' work without it")
-	}
-	opts, err := loadOptions(env, *configFile)
-	if err != nil {
-		return err
-	}
-	logger := slog.New(slog.NewTextHandler(env.Stderr, nil))
-	paths := servicePaths(env, opts.Home)
-	probe.SetVersionCache(filepath.Join(paths.state, "probe-cache.json"))
-	svc, err := service.New(service.Options{
-		Load: func() (*policy.Loaded, error) { return policy.Load(opts) },
-		NewExecutor: func(cfg *policy.Config) (*pipeline.Executor, error) {
-			ex, err := newExecutor(env, opts, cfg, logger)
-			if err != nil {
-				return nil, err
+		if runtime.GOOS == "windows" {
+			return withHint(errors.New("the Gatehouse service does not run on Windows"),
+				"on Windows, 'gatehouse hook claude' and 'gatehouse explain' work without it")
+		}
+		opts, err := loadOptions(env, *configFile)
+		if err != nil {
+			return err
+		}
+		logger := slog.New(slog.NewTextHandler(env.Stderr, nil))
+		paths := servicePaths(env, opts.Home)
+		probe.SetVersionCache(filepath.Join(paths.state, "probe-cache.json"))
+		svc, err := service.New(service.Options{
+			Load: func() (*policy.Loaded, error) { return policy.Load(opts) },
+			NewExecutor: func(cfg *policy.Config) (*pipeline.Executor, error) {
+				ex, err := newExecutor(env, opts, cfg, logger)
+				if err != nil {
+					return nil, err
+				}
+				// The audit trail and notifications, as for exec (audit.go).
+				// Each configuration gets its own: a ticket decided under the
+				// previous one still records through it.
+				obs := openExecObservers(ctx, env, opts.Home, cfg, true)
+				ex.SetObservers(obs, obs.notifier)
+				return ex, nil
+			},
+			SocketPath: paths.socket,
+			RelayDir:   paths.relay,
+			Version:    Version,
+			Logger:     logger,
+			Reconcile: func(ctx context.Context) ([]string, error) {
+				return reconcileAudit(ctx, env, opts.Home)
+			},
+		})
+		if err != nil {
+			logger.Error("refusing to start", "err", err)
+			return withHint(err, "fix the fields named above; 'gatehouse config check' validates without running anything")
+		}
+		// SIGHUP reloads the configuration.
+		hup := make(chan os.Signal, 1)
+		signal.Notify(hup, syscall.SIGHUP)
+		defer signal.Stop(hup)
+		go func() {
+			for range hup {
+				svc.Reload()
 			}
-			// The audit trail and notifications, as for exec (audit.go).
-			// Each configuration gets its own: a ticket decided under the
-			// previous one still records through it.
-			obs := openExecObservers(ctx, env, opts.Home, cfg, true)
-			ex.SetObservers(obs, obs.notifier)
-			return ex, nil
-		},
-		SocketPath: paths.socket,
-		RelayDir:   paths.relay,
-		Version:    Version,
-		Logger:     logger,
-		Reconcile: func(ctx context.Context) ([]string, error) {
-			return reconcileAudit(ctx, env, opts.Home)
-		},
-	})
-	if err != nil {
-		logger.Error("refusing to start", "err", err)
-		return withHint(err, "fix the fields named above; 'gatehouse config check' validates without running anything")
+		}()
+		return daemon.Run(ctx, svc.Run)
 	}
-	// SIGHUP reloads the configuration.
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
-	go func() {
-		for range hup {
-			svc.Reload()
-		}
-	}()
-	return daemon.Run(ctx, svc.Run)
 }
 
 // reconcileAudit closes on the user's audit trail what a previous service
