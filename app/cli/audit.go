@@ -41,19 +41,21 @@ first row changed, removed, inserted or reordered.
 
 DUR is a duration (90m, 36h, 7d) or a time (2025-03-01, 2025-03-01T12:00:00Z).`
 
+// auditCommands are audit's subcommands. Flags may follow an event ID.
+var auditCommands = map[string]*command{
+	"list":   {name: "audit list", usage: auditUsage, interspersed: true, flags: auditList},
+	"show":   {name: "audit show", usage: auditUsage, interspersed: true, flags: auditShow},
+	"export": {name: "audit export", usage: auditUsage, interspersed: true, flags: auditExport},
+	"verify": {name: "audit verify", usage: auditUsage, interspersed: true, flags: auditVerify},
+}
+
 func runAudit(ctx context.Context, env *Env, args []string) error {
 	if len(args) == 0 {
 		return usagef("audit: missing subcommand; use list, show, export or verify")
 	}
 	switch args[0] {
-	case "list":
-		return auditList(ctx, env, args[1:])
-	case "show":
-		return auditShow(ctx, env, args[1:])
-	case "export":
-		return auditExport(ctx, env, args[1:])
-	case "verify":
-		return auditVerify(ctx, env, args[1:])
+	case "list", "show", "export", "verify":
+		return auditCommands[args[0]].exec(ctx, env, args[1:])
 	case "help", "-h", "--help":
 		fmt.Fprintln(env.Stdout, auditUsage)
 		return nil
@@ -121,74 +123,47 @@ func auditSince(s string, now time.Time) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("%q is neither a duration (90m, 36h, 7d) nor a time (2025-03-01, 2025-03-01T12:00:00Z)", s)
 }
 
-// auditFlags parses args, allowing flags after positional arguments.
-func auditFlags(fl *flag.FlagSet, cmd string, args []string) ([]string, error) {
-	fl.SetOutput(io.Discard)
-	var pos []string
-	for {
-		if err := fl.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, err
-			}
-			return nil, usagef("audit %s: %v", cmd, err)
-		}
-		args = fl.Args()
-		if len(args) == 0 {
-			return pos, nil
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
-	}
-}
-
-func auditList(ctx context.Context, env *Env, args []string) error {
-	fl := flag.NewFlagSet("audit list", flag.ContinueOnError)
+func auditList(fl *flag.FlagSet) runFunc {
 	var ff auditFilterFlags
 	ff.register(fl)
 	limit := fl.Int("limit", 50, "")
 	asJSON := fl.Bool("json", false, "")
-	pos, err := auditFlags(fl, "list", args)
-	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintln(env.Stdout, auditUsage)
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if len(pos) > 0 {
-		return usagef("audit list: unexpected argument %q", pos[0])
-	}
-	if *limit < 0 {
-		return usagef("audit list: --limit: %d is not allowed; use 0 (all) or more", *limit)
-	}
-	f, err := ff.filter("list", time.Now())
-	if err != nil {
-		return err
-	}
-	f.Limit = *limit
-	s, err := openAudit(ctx, env)
-	if err != nil {
-		return err
-	}
-	var entries []audit.Entry
-	if s != nil {
-		defer s.Close()
-		if entries, err = s.List(ctx, f); err != nil {
+	return func(ctx context.Context, env *Env, args []string) error {
+		if len(args) > 0 {
+			return usagef("audit list: unexpected argument %q", args[0])
+		}
+		if *limit < 0 {
+			return usagef("audit list: --limit: %d is not allowed; use 0 (all) or more", *limit)
+		}
+		f, err := ff.filter("list", time.Now())
+		if err != nil {
 			return err
 		}
-	}
-	if *asJSON {
-		out := make([]map[string]any, 0, len(entries))
-		for i := range entries {
-			out = append(out, auditObject(&entries[i]))
+		f.Limit = *limit
+		s, err := openAudit(ctx, env)
+		if err != nil {
+			return err
 		}
-		auditJSON(env.Stdout, out)
-		return nil
+		var entries []audit.Entry
+		if s != nil {
+			defer s.Close()
+			if entries, err = s.List(ctx, f); err != nil {
+				return err
+			}
+		}
+		if *asJSON {
+			out := make([]map[string]any, 0, len(entries))
+			for i := range entries {
+				out = append(out, auditObject(&entries[i]))
+			}
+			auditJSON(env.Stdout, out)
+			return nil
+		}
+		if len(entries) == 0 {
+			return nil
+		}
+		return auditTable(env.Stdout, entries)
 	}
-	if len(entries) == 0 {
-		return nil
-	}
-	return auditTable(env.Stdout, entries)
 }
 
 // auditTable writes one line per entry, terminal controls escaped.
@@ -207,51 +182,44 @@ func auditTable(w io.Writer, entries []audit.Entry) error {
 	return tw.Flush()
 }
 
-func auditShow(ctx context.Context, env *Env, args []string) error {
-	fl := flag.NewFlagSet("audit show", flag.ContinueOnError)
+func auditShow(fl *flag.FlagSet) runFunc {
 	asJSON := fl.Bool("json", false, "")
-	pos, err := auditFlags(fl, "show", args)
-	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintln(env.Stdout, auditUsage)
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if len(pos) != 1 {
-		return usagef("audit show: want one event ID; usage: gatehouse audit show ID [--json]")
-	}
-	s, err := openAudit(ctx, env)
-	if err != nil {
-		return err
-	}
-	if s == nil {
-		return fmt.Errorf("no event %s: nothing has been recorded yet", pos[0])
-	}
-	defer s.Close()
-	e, err := s.Get(ctx, pos[0])
-	if err != nil {
-		if errors.Is(err, audit.ErrAmbiguous) {
-			return withHint(err, "give more digits of the ID")
+	return func(ctx context.Context, env *Env, args []string) error {
+		if len(args) != 1 {
+			return usagef("audit show: want one event ID; usage: gatehouse audit show ID [--json]")
 		}
-		return err
-	}
-	kids, err := s.Children(ctx, e.Event.ID)
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		obj := auditObject(e)
-		obj["stdout"], obj["stderr"] = auditText(e.Stdout), auditText(e.Stderr)
-		var ids []string
-		for _, k := range kids {
-			ids = append(ids, k.ID)
+		s, err := openAudit(ctx, env)
+		if err != nil {
+			return err
 		}
-		obj["children"] = ids
-		auditJSON(env.Stdout, obj)
-		return nil
+		if s == nil {
+			return fmt.Errorf("no event %s: nothing has been recorded yet", args[0])
+		}
+		defer s.Close()
+		e, err := s.Get(ctx, args[0])
+		if err != nil {
+			if errors.Is(err, audit.ErrAmbiguous) {
+				return withHint(err, "give more digits of the ID")
+			}
+			return err
+		}
+		kids, err := s.Children(ctx, e.Event.ID)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			obj := auditObject(e)
+			obj["stdout"], obj["stderr"] = auditText(e.Stdout), auditText(e.Stderr)
+			var ids []string
+			for _, k := range kids {
+				ids = append(ids, k.ID)
+			}
+			obj["children"] = ids
+			auditJSON(env.Stdout, obj)
+			return nil
+		}
+		return auditShowText(env.Stdout, e, kids)
 	}
-	return auditShowText(env.Stdout, e, kids)
 }
 
 // auditShowText writes the card of e, terminal controls escaped.
@@ -269,89 +237,75 @@ func auditJSON(w io.Writer, v any) {
 	w.Write(termesc.JSON(b.Bytes()))
 }
 
-func auditExport(ctx context.Context, env *Env, args []string) error {
-	fl := flag.NewFlagSet("audit export", flag.ContinueOnError)
+func auditExport(fl *flag.FlagSet) runFunc {
 	var ff auditFilterFlags
 	ff.register(fl)
-	pos, err := auditFlags(fl, "export", args)
-	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintln(env.Stdout, auditUsage)
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if len(pos) > 0 {
-		return usagef("audit export: unexpected argument %q", pos[0])
-	}
-	f, err := ff.filter("export", time.Now())
-	if err != nil {
-		return err
-	}
-	f.Oldest = true
-	s, err := openAudit(ctx, env)
-	if err != nil || s == nil {
-		return err
-	}
-	defer s.Close()
-	// Each line decodes to the stored values; terminal controls in them are
-	// \u escapes, so that the export is safe to print too.
-	var line bytes.Buffer
-	enc := json.NewEncoder(&line)
-	enc.SetEscapeHTML(false)
-	return s.Each(ctx, f, func(e *audit.Entry) error {
-		line.Reset()
-		if err := enc.Encode(auditObject(e)); err != nil {
+	return func(ctx context.Context, env *Env, args []string) error {
+		if len(args) > 0 {
+			return usagef("audit export: unexpected argument %q", args[0])
+		}
+		f, err := ff.filter("export", time.Now())
+		if err != nil {
 			return err
 		}
-		_, err := env.Stdout.Write(termesc.JSON(line.Bytes()))
-		return err
-	})
+		f.Oldest = true
+		s, err := openAudit(ctx, env)
+		if err != nil || s == nil {
+			return err
+		}
+		defer s.Close()
+		// Each line decodes to the stored values; terminal controls in them are
+		// \u escapes, so that the export is safe to print too.
+		var line bytes.Buffer
+		enc := json.NewEncoder(&line)
+		enc.SetEscapeHTML(false)
+		return s.Each(ctx, f, func(e *audit.Entry) error {
+			line.Reset()
+			if err := enc.Encode(auditObject(e)); err != nil {
+				return err
+			}
+			_, err := env.Stdout.Write(termesc.JSON(line.Bytes()))
+			return err
+		})
+	}
 }
 
-func auditVerify(ctx context.Context, env *Env, args []string) error {
-	fl := flag.NewFlagSet("audit verify", flag.ContinueOnError)
-	pos, err := auditFlags(fl, "verify", args)
-	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintln(env.Stdout, auditUsage)
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if len(pos) > 0 {
-		return usagef("audit verify: unexpected argument %q", pos[0])
-	}
-	s, err := openAudit(ctx, env)
-	if err != nil {
-		return err
-	}
-	if s == nil {
-		fmt.Fprintln(env.Stdout, "ok: the audit trail is empty")
-		return nil
-	}
-	defer s.Close()
-	rep, err := s.Verify(ctx)
-	if err != nil {
-		var ke *audit.KeyError
-		if errors.As(err, &ke) && ke.Hint != "" {
-			return withHint(err, ke.Hint)
+func auditVerify(fl *flag.FlagSet) runFunc {
+	return func(ctx context.Context, env *Env, args []string) error {
+		if len(args) > 0 {
+			return usagef("audit verify: unexpected argument %q", args[0])
 		}
-		return err
-	}
-	if p := rep.Problem; p != nil {
+		s, err := openAudit(ctx, env)
+		if err != nil {
+			return err
+		}
+		if s == nil {
+			fmt.Fprintln(env.Stdout, "ok: the audit trail is empty")
+			return nil
+		}
+		defer s.Close()
+		rep, err := s.Verify(ctx)
+		if err != nil {
+			var ke *audit.KeyError
+			if errors.As(err, &ke) && ke.Hint != "" {
+				return withHint(err, ke.Hint)
+			}
+			return err
+		}
+		if p := rep.Problem; p != nil {
+			verifyCompleteness(ctx, env, rep)
+			return withHint(fmt.Errorf("audit trail broken: %s", p.Detail),
+				fmt.Sprintf("%d rows checked in %s; rows before the one named are intact", rep.Rows, s.Path()))
+		}
+		if rep.Rows == 0 {
+			fmt.Fprintln(env.Stdout, "ok: the audit trail is empty")
+			return nil
+		}
+		fmt.Fprintf(env.Stdout, "ok: %d rows verified (rows %d–%d, %d retention checkpoints); the chain is intact\n",
+			rep.Rows, rep.FirstSeq, rep.LastSeq, rep.Checkpoints)
 		verifyCompleteness(ctx, env, rep)
-		return withHint(fmt.Errorf("audit trail broken: %s", p.Detail),
-			fmt.Sprintf("%d rows checked in %s; rows before the one named are intact", rep.Rows, s.Path()))
-	}
-	if rep.Rows == 0 {
-		fmt.Fprintln(env.Stdout, "ok: the audit trail is empty")
 		return nil
 	}
-	fmt.Fprintf(env.Stdout, "ok: %d rows verified (rows %d–%d, %d retention checkpoints); the chain is intact\n",
-		rep.Rows, rep.FirstSeq, rep.LastSeq, rep.Checkpoints)
-	verifyCompleteness(ctx, env, rep)
-	return nil
 }
 
 // verifyCompleteness says where the key is, which executions the trail
