@@ -55,20 +55,11 @@ func runExec(fl *flag.FlagSet) runFunc {
 		if timeoutSet && *timeout < 1 {
 			return usagef("exec: --timeout: %d is not allowed; use a whole number of seconds from 1", *timeout)
 		}
-		req := api.ExecRequest{
-			Command:        strings.Join(fl.Args(), " "),
-			Cwd:            *cwd,
-			TimeoutSeconds: *timeout,
-			Agent:          "cli",
-			Surface:        api.SurfaceCLI,
+		req, err := cliRequest("exec", args, *cwd, *stdinFile)
+		if err != nil {
+			return err
 		}
-		if *stdinFile != "" {
-			b, err := readLimited(*stdinFile, 64<<20)
-			if err != nil {
-				return usagef("exec: --stdin: %v", err)
-			}
-			req.Stdin = string(b)
-		}
+		req.TimeoutSeconds = *timeout
 
 		// The user service runs it when one is running (exec_service.go);
 		// otherwise the same pipeline runs in this process.
@@ -150,6 +141,25 @@ func runExec(fl *flag.FlagSet) runFunc {
 		}
 		return ExitCode(o.Raw)
 	}
+}
+
+// cliRequest is the request of exec or explain (cmd): the words of the
+// command, its directory and the file its standard input is read from.
+func cliRequest(cmd string, words []string, cwd, stdinFile string) (api.ExecRequest, error) {
+	req := api.ExecRequest{
+		Command: strings.Join(words, " "),
+		Cwd:     cwd,
+		Agent:   "cli",
+		Surface: api.SurfaceCLI,
+	}
+	if stdinFile != "" {
+		b, err := readLimited(stdinFile, 64<<20)
+		if err != nil {
+			return req, usagef("%s: --stdin: %v", cmd, err)
+		}
+		req.Stdin = string(b)
+	}
+	return req, nil
 }
 
 // argFlag names a request argument the way the CLI spells it.

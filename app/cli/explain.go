@@ -6,10 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/gatehouse-dev/gatehouse/service/analysis"
-	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/pipeline"
 	"github.com/gatehouse-dev/gatehouse/service/termesc"
 )
@@ -42,18 +40,9 @@ func runExplain(fl *flag.FlagSet) runFunc {
 		if fl.NArg() == 0 {
 			return usagef("explain: missing COMMAND; usage: gatehouse explain [flags] 'COMMAND'")
 		}
-		req := api.ExecRequest{
-			Command: strings.Join(fl.Args(), " "),
-			Cwd:     *cwd,
-			Agent:   "cli",
-			Surface: api.SurfaceCLI,
-		}
-		if *stdinFile != "" {
-			b, err := readLimited(*stdinFile, 64<<20)
-			if err != nil {
-				return usagef("explain: --stdin: %v", err)
-			}
-			req.Stdin = string(b)
+		req, err := cliRequest("explain", args, *cwd, *stdinFile)
+		if err != nil {
+			return err
 		}
 		loaded, opts, err := loadConfig(env, *configFile)
 		if err != nil {
