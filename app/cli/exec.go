@@ -93,7 +93,7 @@ func runExec(fl *flag.FlagSet) runFunc {
 			return nil
 		}
 
-		// The audit trail and notifications (audit.go): a command that cannot
+		// The audit trail and notifications (compose.go): a command that cannot
 		// be put on the record first is denied audit_unavailable (or, under
 		// policy.audit_required false, runs and is reported after it).
 		obs := openExecObservers(ctx, env, opts.Home, cfg, false)

@@ -63,7 +63,7 @@ func runServe(fl *flag.FlagSet) runFunc {
 				if err != nil {
 					return nil, err
 				}
-				// The audit trail and notifications, as for exec (audit.go).
+				// The audit trail and notifications, as for exec (compose.go).
 				// Each configuration gets its own: a ticket decided under the
 				// previous one still records through it.
 				obs := openExecObservers(ctx, env, opts.Home, cfg, true)
