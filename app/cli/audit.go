@@ -8,29 +8,21 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
-	"os"
-	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"text/tabwriter"
 	"time"
 	"unicode/utf8"
 
-	"github.com/gatehouse-dev/gatehouse/keyring"
 	"github.com/gatehouse-dev/gatehouse/sandbox"
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/audit"
-	"github.com/gatehouse-dev/gatehouse/service/notify"
-	"github.com/gatehouse-dev/gatehouse/service/policy"
 	"github.com/gatehouse-dev/gatehouse/service/termesc"
 )
 
 func init() {
-	register("audit", command{
+	register(&command{name: "audit",
 		summary: "read and verify the audit trail (audit list|show|export|verify)",
 		run:     runAudit,
 	})
@@ -49,19 +41,12 @@ first row changed, removed, inserted or reordered.
 
 DUR is a duration (90m, 36h, 7d) or a time (2025-03-01, 2025-03-01T12:00:00Z).`
 
-// envKeyringService names the keychain service Gatehouse's items live
-// under. Only tests set it, so that they never touch the user's own items;
-// it chooses another item name in the same OS keychain, nothing else.
-const envKeyringService = "GATEHOUSE_KEYRING_SERVICE"
-
-// auditPath returns the audit database of this user.
-func auditPath(env *Env, home string) string {
-	return filepath.Join(policy.StateDir(runtime.GOOS, home, env.Getenv("XDG_STATE_HOME")), audit.FileName)
-}
-
-// keyStore returns the OS keychain.
-func keyStore(env *Env) *keyring.OS {
-	return keyring.NewOS(env.Getenv(envKeyringService))
+// auditCommands are audit's subcommands. Flags may follow an event ID.
+var auditCommands = map[string]*command{
+	"list":   {name: "audit list", usage: auditUsage, interspersed: true, flags: auditList},
+	"show":   {name: "audit show", usage: auditUsage, interspersed: true, flags: auditShow},
+	"export": {name: "audit export", usage: auditUsage, interspersed: true, flags: auditExport},
+	"verify": {name: "audit verify", usage: auditUsage, interspersed: true, flags: auditVerify},
 }
 
 func runAudit(ctx context.Context, env *Env, args []string) error {
@@ -69,14 +54,8 @@ func runAudit(ctx context.Context, env *Env, args []string) error {
 		return usagef("audit: missing subcommand; use list, show, export or verify")
 	}
 	switch args[0] {
-	case "list":
-		return auditList(ctx, env, args[1:])
-	case "show":
-		return auditShow(ctx, env, args[1:])
-	case "export":
-		return auditExport(ctx, env, args[1:])
-	case "verify":
-		return auditVerify(ctx, env, args[1:])
+	case "list", "show", "export", "verify":
+		return auditCommands[args[0]].exec(ctx, env, args[1:])
 	case "help", "-h", "--help":
 		fmt.Fprintln(env.Stdout, auditUsage)
 		return nil
@@ -84,21 +63,6 @@ func runAudit(ctx context.Context, env *Env, args []string) error {
 	return usagef("audit: unknown subcommand %q; use list, show, export or verify", args[0])
 }
 
-// openAudit opens the user's audit database; it returns nil (and no
-// error) when none has been written yet.
-func openAudit(ctx context.Context, env *Env) (*audit.Store, error) {
-	home, err := homeDir(env)
-	if err != nil {
-		return nil, err
-	}
-	path := auditPath(env, home)
-	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	return audit.Open(ctx, audit.Options{Path: path, Keys: keyStore(env)})
-}
-
-// auditFilterFlags are the selection flags list and export share.
 type auditFilterFlags struct {
 	since, status, mode, agent, grep string
 }
@@ -159,74 +123,47 @@ func auditSince(s string, now time.Time) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("%q is neither a duration (90m, 36h, 7d) nor a time (2025-03-01, 2025-03-01T12:00:00Z)", s)
 }
 
-// auditFlags parses args, allowing flags after positional arguments.
-func auditFlags(fl *flag.FlagSet, cmd string, args []string) ([]string, error) {
-	fl.SetOutput(io.Discard)
-	var pos []string
-	for {
-		if err := fl.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, err
-			}
-			return nil, usagef("audit %s: %v", cmd, err)
-		}
-		args = fl.Args()
-		if len(args) == 0 {
-			return pos, nil
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
-	}
-}
-
-func auditList(ctx context.Context, env *Env, args []string) error {
-	fl := flag.NewFlagSet("audit list", flag.ContinueOnError)
+func auditList(fl *flag.FlagSet) runFunc {
 	var ff auditFilterFlags
 	ff.register(fl)
 	limit := fl.Int("limit", 50, "")
 	asJSON := fl.Bool("json", false, "")
-	pos, err := auditFlags(fl, "list", args)
-	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintln(env.Stdout, auditUsage)
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if len(pos) > 0 {
-		return usagef("audit list: unexpected argument %q", pos[0])
-	}
-	if *limit < 0 {
-		return usagef("audit list: --limit: %d is not allowed; use 0 (all) or more", *limit)
-	}
-	f, err := ff.filter("list", time.Now())
-	if err != nil {
-		return err
-	}
-	f.Limit = *limit
-	s, err := openAudit(ctx, env)
-	if err != nil {
-		return err
-	}
-	var entries []audit.Entry
-	if s != nil {
-		defer s.Close()
-		if entries, err = s.List(ctx, f); err != nil {
+	return func(ctx context.Context, env *Env, args []string) error {
+		if len(args) > 0 {
+			return usagef("audit list: unexpected argument %q", args[0])
+		}
+		if *limit < 0 {
+			return usagef("audit list: --limit: %d is not allowed; use 0 (all) or more", *limit)
+		}
+		f, err := ff.filter("list", time.Now())
+		if err != nil {
 			return err
 		}
-	}
-	if *asJSON {
-		out := make([]map[string]any, 0, len(entries))
-		for i := range entries {
-			out = append(out, auditObject(&entries[i]))
+		f.Limit = *limit
+		s, err := openAudit(ctx, env)
+		if err != nil {
+			return err
 		}
-		auditJSON(env.Stdout, out)
-		return nil
+		var entries []audit.Entry
+		if s != nil {
+			defer s.Close()
+			if entries, err = s.List(ctx, f); err != nil {
+				return err
+			}
+		}
+		if *asJSON {
+			out := make([]map[string]any, 0, len(entries))
+			for i := range entries {
+				out = append(out, auditObject(&entries[i]))
+			}
+			auditJSON(env.Stdout, out)
+			return nil
+		}
+		if len(entries) == 0 {
+			return nil
+		}
+		return auditTable(env.Stdout, entries)
 	}
-	if len(entries) == 0 {
-		return nil
-	}
-	return auditTable(env.Stdout, entries)
 }
 
 // auditTable writes one line per entry, terminal controls escaped.
@@ -245,51 +182,44 @@ func auditTable(w io.Writer, entries []audit.Entry) error {
 	return tw.Flush()
 }
 
-func auditShow(ctx context.Context, env *Env, args []string) error {
-	fl := flag.NewFlagSet("audit show", flag.ContinueOnError)
+func auditShow(fl *flag.FlagSet) runFunc {
 	asJSON := fl.Bool("json", false, "")
-	pos, err := auditFlags(fl, "show", args)
-	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintln(env.Stdout, auditUsage)
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if len(pos) != 1 {
-		return usagef("audit show: want one event ID; usage: gatehouse audit show ID [--json]")
-	}
-	s, err := openAudit(ctx, env)
-	if err != nil {
-		return err
-	}
-	if s == nil {
-		return fmt.Errorf("no event %s: nothing has been recorded yet", pos[0])
-	}
-	defer s.Close()
-	e, err := s.Get(ctx, pos[0])
-	if err != nil {
-		if errors.Is(err, audit.ErrAmbiguous) {
-			return withHint(err, "give more digits of the ID")
+	return func(ctx context.Context, env *Env, args []string) error {
+		if len(args) != 1 {
+			return usagef("audit show: want one event ID; usage: gatehouse audit show ID [--json]")
 		}
-		return err
-	}
-	kids, err := s.Children(ctx, e.Event.ID)
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		obj := auditObject(e)
-		obj["stdout"], obj["stderr"] = auditText(e.Stdout), auditText(e.Stderr)
-		var ids []string
-		for _, k := range kids {
-			ids = append(ids, k.ID)
+		s, err := openAudit(ctx, env)
+		if err != nil {
+			return err
 		}
-		obj["children"] = ids
-		auditJSON(env.Stdout, obj)
-		return nil
+		if s == nil {
+			return fmt.Errorf("no event %s: nothing has been recorded yet", args[0])
+		}
+		defer s.Close()
+		e, err := s.Get(ctx, args[0])
+		if err != nil {
+			if errors.Is(err, audit.ErrAmbiguous) {
+				return withHint(err, "give more digits of the ID")
+			}
+			return err
+		}
+		kids, err := s.Children(ctx, e.Event.ID)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			obj := auditObject(e)
+			obj["stdout"], obj["stderr"] = auditText(e.Stdout), auditText(e.Stderr)
+			var ids []string
+			for _, k := range kids {
+				ids = append(ids, k.ID)
+			}
+			obj["children"] = ids
+			auditJSON(env.Stdout, obj)
+			return nil
+		}
+		return auditShowText(env.Stdout, e, kids)
 	}
-	return auditShowText(env.Stdout, e, kids)
 }
 
 // auditShowText writes the card of e, terminal controls escaped.
@@ -307,89 +237,75 @@ func auditJSON(w io.Writer, v any) {
 	w.Write(termesc.JSON(b.Bytes()))
 }
 
-func auditExport(ctx context.Context, env *Env, args []string) error {
-	fl := flag.NewFlagSet("audit export", flag.ContinueOnError)
+func auditExport(fl *flag.FlagSet) runFunc {
 	var ff auditFilterFlags
 	ff.register(fl)
-	pos, err := auditFlags(fl, "export", args)
-	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintln(env.Stdout, auditUsage)
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if len(pos) > 0 {
-		return usagef("audit export: unexpected argument %q", pos[0])
-	}
-	f, err := ff.filter("export", time.Now())
-	if err != nil {
-		return err
-	}
-	f.Oldest = true
-	s, err := openAudit(ctx, env)
-	if err != nil || s == nil {
-		return err
-	}
-	defer s.Close()
-	// Each line decodes to the stored values; terminal controls in them are
-	// \u escapes, so that the export is safe to print too.
-	var line bytes.Buffer
-	enc := json.NewEncoder(&line)
-	enc.SetEscapeHTML(false)
-	return s.Each(ctx, f, func(e *audit.Entry) error {
-		line.Reset()
-		if err := enc.Encode(auditObject(e)); err != nil {
+	return func(ctx context.Context, env *Env, args []string) error {
+		if len(args) > 0 {
+			return usagef("audit export: unexpected argument %q", args[0])
+		}
+		f, err := ff.filter("export", time.Now())
+		if err != nil {
 			return err
 		}
-		_, err := env.Stdout.Write(termesc.JSON(line.Bytes()))
-		return err
-	})
+		f.Oldest = true
+		s, err := openAudit(ctx, env)
+		if err != nil || s == nil {
+			return err
+		}
+		defer s.Close()
+		// Each line decodes to the stored values; terminal controls in them are
+		// \u escapes, so that the export is safe to print too.
+		var line bytes.Buffer
+		enc := json.NewEncoder(&line)
+		enc.SetEscapeHTML(false)
+		return s.Each(ctx, f, func(e *audit.Entry) error {
+			line.Reset()
+			if err := enc.Encode(auditObject(e)); err != nil {
+				return err
+			}
+			_, err := env.Stdout.Write(termesc.JSON(line.Bytes()))
+			return err
+		})
+	}
 }
 
-func auditVerify(ctx context.Context, env *Env, args []string) error {
-	fl := flag.NewFlagSet("audit verify", flag.ContinueOnError)
-	pos, err := auditFlags(fl, "verify", args)
-	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintln(env.Stdout, auditUsage)
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if len(pos) > 0 {
-		return usagef("audit verify: unexpected argument %q", pos[0])
-	}
-	s, err := openAudit(ctx, env)
-	if err != nil {
-		return err
-	}
-	if s == nil {
-		fmt.Fprintln(env.Stdout, "ok: the audit trail is empty")
-		return nil
-	}
-	defer s.Close()
-	rep, err := s.Verify(ctx)
-	if err != nil {
-		var ke *audit.KeyError
-		if errors.As(err, &ke) && ke.Hint != "" {
-			return withHint(err, ke.Hint)
+func auditVerify(fl *flag.FlagSet) runFunc {
+	return func(ctx context.Context, env *Env, args []string) error {
+		if len(args) > 0 {
+			return usagef("audit verify: unexpected argument %q", args[0])
 		}
-		return err
-	}
-	if p := rep.Problem; p != nil {
+		s, err := openAudit(ctx, env)
+		if err != nil {
+			return err
+		}
+		if s == nil {
+			fmt.Fprintln(env.Stdout, "ok: the audit trail is empty")
+			return nil
+		}
+		defer s.Close()
+		rep, err := s.Verify(ctx)
+		if err != nil {
+			var ke *audit.KeyError
+			if errors.As(err, &ke) && ke.Hint != "" {
+				return withHint(err, ke.Hint)
+			}
+			return err
+		}
+		if p := rep.Problem; p != nil {
+			verifyCompleteness(ctx, env, rep)
+			return withHint(fmt.Errorf("audit trail broken: %s", p.Detail),
+				fmt.Sprintf("%d rows checked in %s; rows before the one named are intact", rep.Rows, s.Path()))
+		}
+		if rep.Rows == 0 {
+			fmt.Fprintln(env.Stdout, "ok: the audit trail is empty")
+			return nil
+		}
+		fmt.Fprintf(env.Stdout, "ok: %d rows verified (rows %d–%d, %d retention checkpoints); the chain is intact\n",
+			rep.Rows, rep.FirstSeq, rep.LastSeq, rep.Checkpoints)
 		verifyCompleteness(ctx, env, rep)
-		return withHint(fmt.Errorf("audit trail broken: %s", p.Detail),
-			fmt.Sprintf("%d rows checked in %s; rows before the one named are intact", rep.Rows, s.Path()))
-	}
-	if rep.Rows == 0 {
-		fmt.Fprintln(env.Stdout, "ok: the audit trail is empty")
 		return nil
 	}
-	fmt.Fprintf(env.Stdout, "ok: %d rows verified (rows %d–%d, %d retention checkpoints); the chain is intact\n",
-		rep.Rows, rep.FirstSeq, rep.LastSeq, rep.Checkpoints)
-	verifyCompleteness(ctx, env, rep)
-	return nil
 }
 
 // verifyCompleteness says where the key is, which executions the trail
@@ -642,164 +558,4 @@ func auditYesNo(b bool) string {
 		return "yes"
 	}
 	return "no"
-}
-
-// execObservers are the audit trail and the notifier of an in-process
-// execution. They never stop a command from running: what failed is
-// reported after it (warn).
-type execObservers struct {
-	notifier *notify.Notifier
-	// ready is closed once the first open of the trail has ended: it opens
-	// (SQLite, and the key from the keychain) while the command runs.
-	ready chan struct{}
-	aopts audit.Options
-
-	mu        sync.Mutex
-	store     *audit.Store
-	openErr   error
-	opened    time.Time // of the last attempt
-	appendErr error
-}
-
-// reopenAfter is how long a trail that could not be opened is left before
-// the next write tries again (a long-lived service must not stay off the
-// record because of one busy moment).
-const reopenAfter = time.Second
-
-// trail returns the open trail, opening it again when the last attempt
-// failed long enough ago.
-func (o *execObservers) trail(ctx context.Context) (*audit.Store, error) {
-	<-o.ready
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.store == nil && time.Since(o.opened) >= reopenAfter {
-		o.opened = time.Now()
-		o.store, o.openErr = audit.Open(ctx, o.aopts)
-	}
-	return o.store, o.openErr
-}
-
-// openExecObservers opens the user's audit database and a notifier for cfg;
-// service says they are the user service's. It never fails: a trail that
-// cannot be opened is reported by warn (and, under policy.audit_required,
-// denies every command).
-func openExecObservers(ctx context.Context, env *Env, home string, cfg *policy.Config, service bool) *execObservers {
-	o := &execObservers{ready: make(chan struct{})}
-	logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{
-		Level: slog.LevelWarn,
-		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
-			if a.Key == slog.TimeKey {
-				return slog.Attr{}
-			}
-			return a
-		},
-	}))
-	aopts := audit.Options{
-		Path:            auditPath(env, home),
-		Keys:            keyStore(env),
-		RetentionDays:   cfg.Exec.Audit.RetentionDays,
-		RetentionEvents: cfg.Exec.Audit.RetentionEvents,
-		Service:         service,
-	}
-	o.aopts = aopts
-	go func() {
-		defer close(o.ready)
-		s, err := audit.Open(ctx, aopts)
-		o.mu.Lock()
-		o.store, o.openErr, o.opened = s, err, time.Now()
-		o.mu.Unlock()
-	}()
-	nopts := notify.Options{
-		SandboxDegraded: cfg.Exec.Notify.SandboxDegraded,
-		OutputRedacted:  cfg.Exec.Notify.OutputRedacted,
-		Logger:          logger,
-		Ledger:          lazyLedger{o: o, mem: notify.NewMemoryLedger()},
-	}
-	o.notifier = notify.New(nopts)
-	return o
-}
-
-// lazyLedger is the audit trail's notification ledger once the trail is
-// open, and a ledger in memory (dedupe within this process only) when it
-// could not be opened.
-type lazyLedger struct {
-	o   *execObservers
-	mem *notify.MemoryLedger
-}
-
-func (l lazyLedger) Claim(key string, now time.Time, window time.Duration) (bool, error) {
-	s, _ := l.o.trail(context.Background())
-	if s == nil {
-		return l.mem.Claim(key, now, window)
-	}
-	return s.Ledger().Claim(key, now, window)
-}
-
-// Append implements pipeline.AuditLog, remembering a failure for warn.
-func (o *execObservers) Append(ctx context.Context, rec audit.Record) error {
-	return o.write(ctx, rec, (*audit.Store).Append)
-}
-
-// Started implements pipeline.AuditLog, remembering a failure for warn.
-func (o *execObservers) Started(ctx context.Context, rec audit.Record) error {
-	return o.write(ctx, rec, (*audit.Store).Started)
-}
-
-func (o *execObservers) write(ctx context.Context, rec audit.Record, f func(*audit.Store, context.Context, audit.Record) error) error {
-	st, err := o.trail(ctx)
-	if st != nil {
-		err = f(st, ctx, rec)
-	}
-	if err != nil {
-		o.mu.Lock()
-		o.appendErr = err
-		o.mu.Unlock()
-	}
-	return err
-}
-
-// problem returns why an event was not recorded, and a hint; "" when all
-// were.
-func (o *execObservers) problem() (string, string) {
-	o.mu.Lock()
-	err := o.appendErr
-	o.mu.Unlock()
-	if err == nil {
-		return "", ""
-	}
-	hint := keyring.Hint(err)
-	var ke *audit.KeyError
-	if errors.As(err, &ke) && ke.Hint != "" {
-		hint = ke.Hint
-	}
-	return "this execution is not on the audit record: " + err.Error(), hint
-}
-
-// warn prints problem() to stderr.
-func (o *execObservers) warn(env *Env) {
-	msg, hint := o.problem()
-	if msg == "" {
-		return
-	}
-	fmt.Fprintf(env.Stderr, "gatehouse: warning: %s\n", msg)
-	if hint != "" {
-		fmt.Fprintf(env.Stderr, "gatehouse: hint: %s\n", hint)
-	}
-}
-
-// annotate adds problem() to a --json answer as "audit_error".
-func (o *execObservers) annotate(m map[string]any) map[string]any {
-	if msg, hint := o.problem(); msg != "" {
-		m["audit_error"] = map[string]string{"error": msg, "hint": hint}
-	}
-	return m
-}
-
-func (o *execObservers) Close() {
-	<-o.ready
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.store != nil {
-		o.store.Close()
-	}
 }

@@ -4,9 +4,13 @@ package cli
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"sort"
+
+	"github.com/gatehouse-dev/gatehouse/sandbox"
+	"github.com/gatehouse-dev/gatehouse/service/api"
 )
 
 // ExitStatus is a process exit code carried as an error.
@@ -14,15 +18,32 @@ type ExitStatus int
 
 func (e ExitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
 
-// Exit codes shared by subcommands.
+// Exit codes shared by subcommands. The statuses of a governed call are
+// the service's, so a call run in process and one run by the service end
+// the same.
 const (
 	ExitOK        = 0
 	ExitFailure   = 1
 	ExitUsage     = 2
-	ExitTimeout   = 124
-	ExitCannotRun = 126
-	ExitKilled    = 137
+	ExitTimeout   = api.ExitTimeout
+	ExitCannotRun = api.ExitCannotRun
+	ExitKilled    = api.ExitKilled
 )
+
+// ExitCode maps an execution to the process exit status: the command's own,
+// or ExitTimeout, ExitKilled, or ExitCannotRun when it did not complete.
+func ExitCode(r *sandbox.Result) ExitStatus {
+	switch r.Status {
+	case sandbox.StatusCompleted:
+		return ExitStatus(r.ExitCode)
+	case sandbox.StatusTimedOut:
+		return ExitTimeout
+	case sandbox.StatusKilled:
+		return ExitKilled
+	default:
+		return ExitCannotRun
+	}
+}
 
 // Env is what a subcommand may use of the process it runs in.
 type Env struct {
@@ -61,15 +82,65 @@ func (e *cannotRunError) Unwrap() error { return e.err }
 
 func cannotRun(err error) error { return &cannotRunError{err: err} }
 
+// runFunc runs a subcommand with its arguments (after its flags, for a
+// command with flags).
+type runFunc func(ctx context.Context, env *Env, args []string) error
+
+// A command is one subcommand, or one subcommand of a subcommand ("audit
+// list"): how it is called, its flags and what it does.
 type command struct {
-	summary string
+	name    string // as it is typed: "exec", "audit list"
+	usage   string // printed on -h; empty when -h is an unknown flag
+	summary string // its line in 'gatehouse help'
 	hidden  bool
-	run     func(ctx context.Context, env *Env, args []string) error
+	// interspersed lets flags follow positional arguments.
+	interspersed bool
+	// flags defines the command's flags on fl and returns the run that
+	// reads them. Nil for a command that reads its arguments itself.
+	flags func(fl *flag.FlagSet) runFunc
+	run   runFunc
 }
 
-var commands = map[string]command{}
+// exec parses the command's flags and runs it: -h prints its usage, a flag
+// that does not parse is one usage line naming the command.
+func (c *command) exec(ctx context.Context, env *Env, args []string) error {
+	if c.flags == nil {
+		return c.run(ctx, env, args)
+	}
+	fl := flag.NewFlagSet(c.name, flag.ContinueOnError)
+	fl.SetOutput(io.Discard)
+	run := c.flags(fl)
+	pos, err := parseFlags(fl, args, c.interspersed)
+	if errors.Is(err, flag.ErrHelp) && c.usage != "" {
+		fmt.Fprintln(env.Stdout, c.usage)
+		return nil
+	}
+	if err != nil {
+		return usagef("%s: %v", c.name, err)
+	}
+	return run(ctx, env, pos)
+}
 
-func register(name string, c command) { commands[name] = c }
+// parseFlags parses args and returns the positional arguments; with
+// interspersed, flags may also follow them.
+func parseFlags(fl *flag.FlagSet, args []string, interspersed bool) ([]string, error) {
+	var pos []string
+	for {
+		if err := fl.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fl.Args()
+		if !interspersed || len(args) == 0 {
+			return append(pos, args...), nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+var commands = map[string]*command{}
+
+func register(c *command) { commands[c.name] = c }
 
 // Main runs the gatehouse command line and returns the process exit code.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -91,7 +162,7 @@ func run(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "gatehouse: hint: run 'gatehouse help' for the list of commands\n")
 		return ExitUsage
 	}
-	err := c.run(ctx, env, args[1:])
+	err := c.exec(ctx, env, args[1:])
 	return report(env.Stderr, err)
 }
 

@@ -6,17 +6,21 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 
 	"github.com/gatehouse-dev/gatehouse/service/policy"
 )
 
 func init() {
-	register("config", command{
+	register(&command{name: "config",
 		summary: "check, show or reload the configuration (config check [--managed FILE] [FILE], config show [--json], config reload)",
 		run:     runConfig,
 	})
+}
+
+var configCommands = map[string]*command{
+	"check": {name: "config check", usage: "usage: gatehouse config check [--managed FILE] [FILE]", flags: configCheck},
+	"show":  {name: "config show", usage: "usage: gatehouse config show [--json] [--config FILE]", flags: configShow},
 }
 
 func runConfig(ctx context.Context, env *Env, args []string) error {
@@ -24,77 +28,61 @@ func runConfig(ctx context.Context, env *Env, args []string) error {
 		return usagef("config: missing subcommand; use 'config check [FILE]' or 'config show [--json]'")
 	}
 	switch args[0] {
-	case "check":
-		return configCheck(env, args[1:])
-	case "show":
-		return configShow(env, args[1:])
+	case "check", "show":
+		return configCommands[args[0]].exec(ctx, env, args[1:])
 	case "reload":
 		return configReload(ctx, env, args[1:]) // serve.go
 	}
 	return usagef("config: unknown subcommand %q; use check, show or reload", args[0])
 }
 
-func configCheck(env *Env, args []string) error {
-	fl := flag.NewFlagSet("config check", flag.ContinueOnError)
-	fl.SetOutput(io.Discard)
+func configCheck(fl *flag.FlagSet) runFunc {
 	managed := fl.String("managed", "", "")
-	if err := fl.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(env.Stdout, "usage: gatehouse config check [--managed FILE] [FILE]")
-			return nil
+	return func(ctx context.Context, env *Env, args []string) error {
+		if fl.NArg() > 1 {
+			return usagef("config check: too many arguments; usage: gatehouse config check [--managed FILE] [FILE]")
 		}
-		return usagef("config check: %v", err)
-	}
-	if fl.NArg() > 1 {
-		return usagef("config check: too many arguments; usage: gatehouse config check [--managed FILE] [FILE]")
-	}
-	opts, err := loadOptions(env, fl.Arg(0))
-	if err != nil {
-		return err
-	}
-	// --managed checks a managed file IT is about to roll out, in place of
-	// the installed one; it changes this check only, never what runs.
-	if *managed != "" {
-		if _, err := os.Stat(*managed); err != nil {
-			return fmt.Errorf("managed file %s: %w", *managed, errors.Unwrap(err))
+		opts, err := loadOptions(env, fl.Arg(0))
+		if err != nil {
+			return err
 		}
-		opts.ManagedFile = *managed
+		// --managed checks a managed file IT is about to roll out, in place of
+		// the installed one; it changes this check only, never what runs.
+		if *managed != "" {
+			if _, err := os.Stat(*managed); err != nil {
+				return fmt.Errorf("managed file %s: %w", *managed, errors.Unwrap(err))
+			}
+			opts.ManagedFile = *managed
+		}
+		l, err := policy.Load(opts)
+		if err != nil {
+			fmt.Fprintln(env.Stderr, err)
+			return ExitStatus(ExitFailure)
+		}
+		names := l.Files
+		if len(names) == 0 {
+			names = []string{"(embedded defaults only)"}
+		}
+		for _, n := range names {
+			fmt.Fprintf(env.Stdout, "%s: ok\n", n)
+		}
+		return nil
 	}
-	l, err := policy.Load(opts)
-	if err != nil {
-		fmt.Fprintln(env.Stderr, err)
-		return ExitStatus(ExitFailure)
-	}
-	names := l.Files
-	if len(names) == 0 {
-		names = []string{"(embedded defaults only)"}
-	}
-	for _, n := range names {
-		fmt.Fprintf(env.Stdout, "%s: ok\n", n)
-	}
-	return nil
 }
 
-func configShow(env *Env, args []string) error {
-	fl := flag.NewFlagSet("config show", flag.ContinueOnError)
-	fl.SetOutput(io.Discard)
+func configShow(fl *flag.FlagSet) runFunc {
 	asJSON := fl.Bool("json", false, "")
 	configFile := fl.String("config", "", "")
-	if err := fl.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(env.Stdout, "usage: gatehouse config show [--json] [--config FILE]")
-			return nil
+	return func(ctx context.Context, env *Env, args []string) error {
+		l, _, err := loadConfig(env, *configFile)
+		if err != nil {
+			return err
 		}
-		return usagef("config show: %v", err)
+		if *asJSON {
+			enc := json.NewEncoder(env.Stdout)
+			enc.SetIndent("", "  ")
+			return enc.Encode(map[string]any{"config": l.Config, "sources": l.Sources, "files": l.Files})
+		}
+		return l.Show(env.Stdout)
 	}
-	l, _, err := loadConfig(env, *configFile)
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		enc := json.NewEncoder(env.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{"config": l.Config, "sources": l.Sources, "files": l.Files})
-	}
-	return l.Show(env.Stdout)
 }

@@ -22,7 +22,7 @@ import (
 )
 
 func init() {
-	register("cred", command{
+	register(&command{name: "cred",
 		summary: "store credentials in the OS keychain for commands (cred set|list|rm)",
 		run:     runCred,
 	})
@@ -39,6 +39,9 @@ at least 8 bytes. Values live in the OS keychain only (service "gatehouse");
 commands get them as variables or files the configuration maps
 (exec.credentials), or by writing ${credential:ID}. See docs/credentials.md.`
 
+// credListCommand is 'cred list': -h there is an unknown flag.
+var credListCommand = &command{name: "cred list", flags: credList}
+
 func runCred(ctx context.Context, env *Env, args []string) error {
 	if len(args) == 0 {
 		return usagef("cred: missing subcommand; use set, list or rm")
@@ -47,7 +50,7 @@ func runCred(ctx context.Context, env *Env, args []string) error {
 	case "set":
 		return credSet(env, args[1:])
 	case "list", "ls":
-		return credList(env, args[1:])
+		return credListCommand.exec(ctx, env, args[1:])
 	case "rm", "remove":
 		return credRemove(env, args[1:])
 	case "help", "-h", "--help":
@@ -120,41 +123,38 @@ func readValue(env *Env, id string) (string, error) {
 	return string(b), nil
 }
 
-func credList(env *Env, args []string) error {
-	fl := flag.NewFlagSet("cred list", flag.ContinueOnError)
-	fl.SetOutput(io.Discard)
+func credList(fl *flag.FlagSet) runFunc {
 	asJSON := fl.Bool("json", false, "")
-	if err := fl.Parse(args); err != nil {
-		return usagef("cred list: %v", err)
-	}
-	if fl.NArg() > 0 {
-		return usagef("cred list: unexpected argument %q", fl.Arg(0))
-	}
-	entries, err := broker.List(keyStore(env))
-	if err != nil {
-		return keychainError(fmt.Errorf("cred list: %w", err))
-	}
-	if *asJSON {
-		if entries == nil {
-			entries = []broker.Entry{}
+	return func(ctx context.Context, env *Env, args []string) error {
+		if fl.NArg() > 0 {
+			return usagef("cred list: unexpected argument %q", fl.Arg(0))
 		}
-		writeJSON(env.Stdout, entries)
-		return nil
-	}
-	if len(entries) == 0 {
-		fmt.Fprintln(env.Stderr, "no credentials stored; add one with 'gatehouse cred set ID'")
-		return nil
-	}
-	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSET")
-	for _, e := range entries {
-		set := "-"
-		if !e.SetAt.IsZero() {
-			set = e.SetAt.Local().Format("2006-01-02 15:04:05")
+		entries, err := broker.List(keyStore(env))
+		if err != nil {
+			return keychainError(fmt.Errorf("cred list: %w", err))
 		}
-		fmt.Fprintf(tw, "%s\t%s\n", e.ID, set)
+		if *asJSON {
+			if entries == nil {
+				entries = []broker.Entry{}
+			}
+			writeJSON(env.Stdout, entries)
+			return nil
+		}
+		if len(entries) == 0 {
+			fmt.Fprintln(env.Stderr, "no credentials stored; add one with 'gatehouse cred set ID'")
+			return nil
+		}
+		tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tSET")
+		for _, e := range entries {
+			set := "-"
+			if !e.SetAt.IsZero() {
+				set = e.SetAt.Local().Format("2006-01-02 15:04:05")
+			}
+			fmt.Fprintf(tw, "%s\t%s\n", e.ID, set)
+		}
+		return tw.Flush()
 	}
-	return tw.Flush()
 }
 
 func credRemove(env *Env, args []string) error {

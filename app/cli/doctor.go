@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"runtime"
 	"strings"
@@ -19,9 +18,10 @@ import (
 )
 
 func init() {
-	register("doctor", command{
+	register(&command{name: "doctor",
 		summary: "check that this host can run the governed shell, and say how to fix it",
-		run:     runDoctor,
+		usage:   "usage: gatehouse doctor [--json] [--config FILE]",
+		flags:   runDoctor,
 	})
 }
 
@@ -67,89 +67,82 @@ type cgroupReport struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-func runDoctor(ctx context.Context, env *Env, args []string) error {
-	fl := flag.NewFlagSet("doctor", flag.ContinueOnError)
-	fl.SetOutput(io.Discard)
+func runDoctor(fl *flag.FlagSet) runFunc {
 	asJSON := fl.Bool("json", false, "")
 	configFile := fl.String("config", "", "")
-	if err := fl.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(env.Stdout, "usage: gatehouse doctor [--json] [--config FILE]")
-			return nil
+	return func(ctx context.Context, env *Env, args []string) error {
+		r := doctorReport{Checks: []probe.Check{}, Problems: []string{}}
+		problem := func(format string, a ...any) { r.Problems = append(r.Problems, fmt.Sprintf(format, a...)) }
+
+		loaded, opts, err := loadConfig(env, *configFile)
+		if err != nil {
+			r.ConfigError = err.Error()
+			problem("the configuration is invalid: fix it ('gatehouse config check')")
+			return finishDoctor(env, &r, *asJSON)
 		}
-		return usagef("doctor: %v", err)
-	}
-	r := doctorReport{Checks: []probe.Check{}, Problems: []string{}}
-	problem := func(format string, a ...any) { r.Problems = append(r.Problems, fmt.Sprintf(format, a...)) }
-
-	loaded, opts, err := loadConfig(env, *configFile)
-	if err != nil {
-		r.ConfigError = err.Error()
-		problem("the configuration is invalid: fix it ('gatehouse config check')")
-		return finishDoctor(env, &r, *asJSON)
-	}
-	cfg := &loaded.Config
-	r.Config = loaded.Files
-	r.Shell = cfg.Exec.Shell
-	r.DefaultCWD = cfg.Exec.DefaultCWD
-	r.Requested = cfg.Exec.Sandbox.Backend
-	r.Seccomp = cfg.Exec.Sandbox.Seccomp
-	r.Required = cfg.Policy.SandboxRequired
-	r.TmpfsSize = cfg.Exec.Limits.TmpfsSize.String()
-	r.FileSizeMax = cfg.Exec.Limits.FileSizeMax.String()
-	r.Audit = doctorAudit(ctx, env, opts.Home)
-	r.Audit.Required = cfg.Policy.AuditRequired
-	if r.Audit.Error != "" {
-		if r.Audit.Required {
-			problem("the audit trail cannot be used (%s): every command would be denied audit_unavailable", r.Audit.Error)
-		} else {
-			problem("the audit trail cannot be used (%s): commands run without a record", r.Audit.Error)
+		cfg := &loaded.Config
+		r.Config = loaded.Files
+		r.Shell = cfg.Exec.Shell
+		r.DefaultCWD = cfg.Exec.DefaultCWD
+		r.Requested = cfg.Exec.Sandbox.Backend
+		r.Seccomp = cfg.Exec.Sandbox.Seccomp
+		r.Required = cfg.Policy.SandboxRequired
+		r.TmpfsSize = cfg.Exec.Limits.TmpfsSize.String()
+		r.FileSizeMax = cfg.Exec.Limits.FileSizeMax.String()
+		r.Audit = doctorAudit(ctx, env, opts.Home)
+		r.Audit.Required = cfg.Policy.AuditRequired
+		if r.Audit.Error != "" {
+			if r.Audit.Required {
+				problem("the audit trail cannot be used (%s): every command would be denied audit_unavailable", r.Audit.Error)
+			} else {
+				problem("the audit trail cannot be used (%s): commands run without a record", r.Audit.Error)
+			}
 		}
-	}
 
-	if !cfg.Exec.Enabled {
-		problem("exec.enabled is false: the governed shell is turned off")
-	}
-	if fi, err := os.Stat(cfg.Exec.Shell); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
-		problem("exec.shell %s is not an executable file", cfg.Exec.Shell)
-	}
-	if fi, err := os.Stat(cfg.Exec.DefaultCWD); err != nil || !fi.IsDir() {
-		problem("exec.default_cwd %s is not a directory: create it or set exec.default_cwd", cfg.Exec.DefaultCWD)
-	}
+		if !cfg.Exec.Enabled {
+			problem("exec.enabled is false: the governed shell is turned off")
+		}
+		if fi, err := os.Stat(cfg.Exec.Shell); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
+			problem("exec.shell %s is not an executable file", cfg.Exec.Shell)
+		}
+		if fi, err := os.Stat(cfg.Exec.DefaultCWD); err != nil || !fi.IsDir() {
+			problem("exec.default_cwd %s is not a directory: create it or set exec.default_cwd", cfg.Exec.DefaultCWD)
+		}
 
-	facts := probe.Gather(cfg.Exec.Sandbox.BwrapPath)
-	if runtime.GOOS == "linux" {
-		_, r.Checks = probe.Bubblewrap(facts)
-	}
-	d := limits.Detect()
-	r.Cgroup = cgroupReport{Memory: d.Memory, Pids: d.Pids, Path: d.Path, Reason: d.Reason}
+		facts := probe.Gather(cfg.Exec.Sandbox.BwrapPath)
+		if runtime.GOOS == "linux" {
+			_, r.Checks = probe.Bubblewrap(facts)
+		}
+		d := limits.Detect()
+		r.Cgroup = cgroupReport{Memory: d.Memory, Pids: d.Pids, Path: d.Path, Reason: d.Reason}
 
-	ex, err := pipeline.New(cfg, pipeline.Options{Home: opts.Home, InitPath: execInitPath})
-	if err != nil {
-		problem("%v", err)
-		return finishDoctor(env, &r, *asJSON)
-	}
-	backend, why, res, err := ex.ProbeSandbox(ctx)
-	r.Backend, r.BackendWhy = backend, why
-	switch {
-	case err != nil:
-		r.BackendWhy = err.Error()
-		r.SandboxMode = string(sandbox.ModeUnavailableDenied)
-		problem("no sandbox: %v", err)
-	case res.Status == sandbox.StatusFailedToStart:
-		r.SandboxMode = string(res.Mode)
-		problem("the probe sandbox did not start: %s", res.Error)
-	default:
-		r.SandboxMode = string(res.Mode)
-		if backend == "none" && cfg.Policy.SandboxRequired {
+		ex, err := pipeline.New(cfg, pipeline.Options{Home: opts.Home, InitPath: execInitPath})
+		if err != nil {
+			problem("%v", err)
+			return finishDoctor(env, &r, *asJSON)
+		}
+		backend, why, res, err := ex.ProbeSandbox(ctx)
+		r.Backend, r.BackendWhy = backend, why
+		switch {
+		case err != nil:
+			r.BackendWhy = err.Error()
 			r.SandboxMode = string(sandbox.ModeUnavailableDenied)
-			problem("no sandbox backend (%s) and policy.sandbox_required is true: every command would be denied", why)
+			problem("no sandbox: %v", err)
+		case res.Status == sandbox.StatusFailedToStart:
+			r.SandboxMode = string(res.Mode)
+			problem("the probe sandbox did not start: %s", res.Error)
+		default:
+			r.SandboxMode = string(res.Mode)
+			if backend == "none" && cfg.Policy.SandboxRequired {
+				r.SandboxMode = string(sandbox.ModeUnavailableDenied)
+				problem("no sandbox backend (%s) and policy.sandbox_required is true: every command would be denied", why)
+			}
+			if res.Mode == sandbox.ModeBubblewrapNoSeccomp && res.SeccompReason != "" {
+				r.BackendWhy += "; seccomp not installed: " + res.SeccompReason
+			}
 		}
-		if res.Mode == sandbox.ModeBubblewrapNoSeccomp && res.SeccompReason != "" {
-			r.BackendWhy += "; seccomp not installed: " + res.SeccompReason
-		}
+		return finishDoctor(env, &r, *asJSON)
 	}
-	return finishDoctor(env, &r, *asJSON)
 }
 
 // doctorAudit reads the audit trail's key source and open executions.

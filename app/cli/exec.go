@@ -22,9 +22,10 @@ import (
 )
 
 func init() {
-	register("exec", command{
+	register(&command{name: "exec",
 		summary: "run one command through the governed shell",
-		run:     runExec,
+		usage:   execUsage,
+		flags:   runExec,
 	})
 }
 
@@ -38,138 +39,127 @@ service running it was lost, 137 when it was killed.`
 // execInitPath lets tests name the binary that implements sandbox-init.
 var execInitPath = ""
 
-func runExec(ctx context.Context, env *Env, args []string) error {
-	fl := flag.NewFlagSet("exec", flag.ContinueOnError)
-	fl.SetOutput(io.Discard)
+func runExec(fl *flag.FlagSet) runFunc {
 	cwd := fl.String("cwd", "", "")
 	timeout := fl.Int("timeout", 0, "")
 	stdinFile := fl.String("stdin", "", "")
 	asJSON := fl.Bool("json", false, "")
 	configFile := fl.String("config", "", "")
 	printArgs := fl.Bool("print-bwrap-args", false, "") // hidden: for benchmarks
-	if err := fl.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(env.Stdout, execUsage)
+	return func(ctx context.Context, env *Env, args []string) error {
+		if fl.NArg() == 0 {
+			return usagef("exec: missing COMMAND; usage: gatehouse exec [flags] -- COMMAND")
+		}
+		timeoutSet := false
+		fl.Visit(func(f *flag.Flag) { timeoutSet = timeoutSet || f.Name == "timeout" })
+		if timeoutSet && *timeout < 1 {
+			return usagef("exec: --timeout: %d is not allowed; use a whole number of seconds from 1", *timeout)
+		}
+		req, err := cliRequest("exec", args, *cwd, *stdinFile)
+		if err != nil {
+			return err
+		}
+		req.TimeoutSeconds = *timeout
+
+		// The user service runs it when one is running (exec_service.go);
+		// otherwise the same pipeline runs in this process.
+		if *configFile == "" && !*printArgs {
+			if handled, err := execViaService(ctx, env, req, *asJSON); handled {
+				return err
+			}
+		}
+		loaded, opts, err := loadConfig(env, *configFile)
+		if err != nil {
+			return err
+		}
+		cfg := &loaded.Config
+		if !strings.HasPrefix(cfg.Exec.Shell, "/") {
+			return usagef("exec: exec.shell %q is not absolute", cfg.Exec.Shell)
+		}
+		probe.SetVersionCache(filepath.Join(policy.StateDir(runtime.GOOS, opts.Home, env.Getenv("XDG_STATE_HOME")), "probe-cache.json"))
+		ex, err := newExecutor(env, opts, cfg, nil)
+		if err != nil {
+			return err
+		}
+
+		if *printArgs {
+			a, err := ex.BwrapArgs(req)
+			if err != nil {
+				return err
+			}
+			for _, s := range a {
+				fmt.Fprintf(env.Stdout, "%s\x00", s)
+			}
 			return nil
 		}
-		return usagef("exec: %v", err)
-	}
-	if fl.NArg() == 0 {
-		return usagef("exec: missing COMMAND; usage: gatehouse exec [flags] -- COMMAND")
-	}
-	timeoutSet := false
-	fl.Visit(func(f *flag.Flag) { timeoutSet = timeoutSet || f.Name == "timeout" })
-	if timeoutSet && *timeout < 1 {
-		return usagef("exec: --timeout: %d is not allowed; use a whole number of seconds from 1", *timeout)
-	}
-	req := api.ExecRequest{
-		Command:        strings.Join(fl.Args(), " "),
-		Cwd:            *cwd,
-		TimeoutSeconds: *timeout,
-		Agent:          "cli",
-		Surface:        api.SurfaceCLI,
-	}
-	if *stdinFile != "" {
-		b, err := readLimited(*stdinFile, 64<<20)
+
+		// The audit trail and notifications (compose.go): a command that cannot
+		// be put on the record first is denied audit_unavailable (or, under
+		// policy.audit_required false, runs and is reported after it).
+		obs := openExecObservers(ctx, env, opts.Home, cfg, false)
+		defer obs.Close()
+		ex.SetObservers(obs, obs.notifier)
+
+		// SIGINT/SIGTERM to gatehouse terminate the command (recorded killed).
+		ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+		defer stop()
+
+		var out sandbox.Streams
+		if !*asJSON {
+			out = sandbox.Streams{Stdout: env.Stdout, Stderr: env.Stderr}
+			if f, ok := env.Stdout.(*os.File); ok {
+				sandbox.GrowPipe(f)
+			}
+		}
+		o, err := ex.Execute(ctx, req, out)
+		var ae *pipeline.ArgError
+		if errors.As(err, &ae) {
+			return usagef("exec: %s: %s", argFlag(ae.Arg), ae.Msg)
+		}
+		var d *pipeline.Denial
+		if errors.As(err, &d) {
+			if *asJSON {
+				writeJSON(env.Stdout, obs.annotate(denialAnswer(d.Code, d.Reason, d.Event)))
+			} else {
+				printDenial(env, d.Code, d.Reason)
+				obs.warn(env)
+			}
+			return ExitStatus(ExitCannotRun)
+		}
 		if err != nil {
-			return usagef("exec: --stdin: %v", err)
+			return err
+		}
+		if *asJSON {
+			writeJSON(env.Stdout, obs.annotate(map[string]any{"result": o.Result, "event": o.Event}))
+		} else {
+			if o.Raw.Status == sandbox.StatusFailedToStart {
+				fmt.Fprintf(env.Stderr, "gatehouse: error: could not start: %s\n", o.Raw.Error)
+			} else if o.Raw.TimedOut {
+				fmt.Fprintf(env.Stderr, "gatehouse: timed out after %d s\n", o.Result.TimeoutSeconds)
+			}
+			obs.warn(env)
+		}
+		return ExitCode(o.Raw)
+	}
+}
+
+// cliRequest is the request of exec or explain (cmd): the words of the
+// command, its directory and the file its standard input is read from.
+func cliRequest(cmd string, words []string, cwd, stdinFile string) (api.ExecRequest, error) {
+	req := api.ExecRequest{
+		Command: strings.Join(words, " "),
+		Cwd:     cwd,
+		Agent:   "cli",
+		Surface: api.SurfaceCLI,
+	}
+	if stdinFile != "" {
+		b, err := readLimited(stdinFile, 64<<20)
+		if err != nil {
+			return req, usagef("%s: --stdin: %v", cmd, err)
 		}
 		req.Stdin = string(b)
 	}
-
-	// The user service runs it when one is running (exec_service.go);
-	// otherwise the same pipeline runs in this process.
-	if *configFile == "" && !*printArgs {
-		if handled, err := execViaService(ctx, env, req, *asJSON); handled {
-			return err
-		}
-	}
-	loaded, opts, err := loadConfig(env, *configFile)
-	if err != nil {
-		return err
-	}
-	cfg := &loaded.Config
-	if !strings.HasPrefix(cfg.Exec.Shell, "/") {
-		return usagef("exec: exec.shell %q is not absolute", cfg.Exec.Shell)
-	}
-	probe.SetVersionCache(filepath.Join(policy.StateDir(runtime.GOOS, opts.Home, env.Getenv("XDG_STATE_HOME")), "probe-cache.json"))
-	ex, err := newExecutor(env, opts, cfg, nil)
-	if err != nil {
-		return err
-	}
-
-	if *printArgs {
-		a, err := ex.BwrapArgs(req)
-		if err != nil {
-			return err
-		}
-		for _, s := range a {
-			fmt.Fprintf(env.Stdout, "%s\x00", s)
-		}
-		return nil
-	}
-
-	// The audit trail and notifications (audit.go): a command that cannot
-	// be put on the record first is denied audit_unavailable (or, under
-	// policy.audit_required false, runs and is reported after it).
-	obs := openExecObservers(ctx, env, opts.Home, cfg, false)
-	defer obs.Close()
-	ex.SetObservers(obs, obs.notifier)
-
-	// SIGINT/SIGTERM to gatehouse terminate the command (recorded killed).
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
-
-	var out sandbox.Streams
-	if !*asJSON {
-		out = sandbox.Streams{Stdout: env.Stdout, Stderr: env.Stderr}
-		if f, ok := env.Stdout.(*os.File); ok {
-			sandbox.GrowPipe(f)
-		}
-	}
-	o, err := ex.Execute(ctx, req, out)
-	var ae *pipeline.ArgError
-	if errors.As(err, &ae) {
-		return usagef("exec: %s: %s", argFlag(ae.Arg), ae.Msg)
-	}
-	var d *pipeline.Denial
-	if errors.As(err, &d) {
-		if *asJSON {
-			writeJSON(env.Stdout, obs.annotate(denialAnswer(d.Code, d.Reason, d.Event)))
-		} else {
-			printDenial(env, d.Code, d.Reason)
-			obs.warn(env)
-		}
-		return ExitStatus(ExitCannotRun)
-	}
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		writeJSON(env.Stdout, obs.annotate(map[string]any{"result": o.Result, "event": o.Event}))
-	} else {
-		if o.Raw.Status == sandbox.StatusFailedToStart {
-			fmt.Fprintf(env.Stderr, "gatehouse: error: could not start: %s\n", o.Raw.Error)
-		} else if o.Raw.TimedOut {
-			fmt.Fprintf(env.Stderr, "gatehouse: timed out after %d s\n", o.Result.TimeoutSeconds)
-		}
-		obs.warn(env)
-	}
-	return ExitStatus(exitCode(o.Raw))
-}
-
-// exitCode maps an execution to the process exit status.
-func exitCode(r *sandbox.Result) int {
-	switch r.Status {
-	case sandbox.StatusCompleted:
-		return r.ExitCode
-	case sandbox.StatusTimedOut:
-		return ExitTimeout
-	case sandbox.StatusKilled:
-		return ExitKilled
-	default:
-		return ExitCannotRun
-	}
+	return req, nil
 }
 
 // argFlag names a request argument the way the CLI spells it.

@@ -6,18 +6,17 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/gatehouse-dev/gatehouse/service/analysis"
-	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/pipeline"
 	"github.com/gatehouse-dev/gatehouse/service/termesc"
 )
 
 func init() {
-	register("explain", command{
+	register(&command{name: "explain",
 		summary: "show how a command is analysed and decided, without running it",
-		run:     runExplain,
+		usage:   explainUsage,
+		flags:   runExplain,
 	})
 }
 
@@ -32,61 +31,45 @@ the command runs); and the decision with its reason. Nothing runs.
 The exit status is 0 whatever the decision (1 on an error, 2 on a bad
 argument); --json prints the decision and the tree as JSON.`
 
-func runExplain(ctx context.Context, env *Env, args []string) error {
-	fl := flag.NewFlagSet("explain", flag.ContinueOnError)
-	fl.SetOutput(io.Discard)
+func runExplain(fl *flag.FlagSet) runFunc {
 	cwd := fl.String("cwd", "", "")
 	stdinFile := fl.String("stdin", "", "")
 	asJSON := fl.Bool("json", false, "")
 	configFile := fl.String("config", "", "")
-	if err := fl.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(env.Stdout, explainUsage)
+	return func(ctx context.Context, env *Env, args []string) error {
+		if fl.NArg() == 0 {
+			return usagef("explain: missing COMMAND; usage: gatehouse explain [flags] 'COMMAND'")
+		}
+		req, err := cliRequest("explain", args, *cwd, *stdinFile)
+		if err != nil {
+			return err
+		}
+		loaded, opts, err := loadConfig(env, *configFile)
+		if err != nil {
+			return err
+		}
+		ex, err := newExecutor(env, opts, &loaded.Config, nil)
+		if err != nil {
+			return err
+		}
+		x, err := ex.Explain(ctx, req)
+		var ae *pipeline.ArgError
+		if errors.As(err, &ae) {
+			return usagef("explain: %s: %s", argFlag(ae.Arg), ae.Msg)
+		}
+		if err != nil {
+			return err
+		}
+		// A command pasted from a transcript may hide what it does behind
+		// terminal controls or bidi characters: both forms show them.
+		if *asJSON {
+			auditJSON(env.Stdout, x)
 			return nil
 		}
-		return usagef("explain: %v", err)
+		esc := termesc.NewWriter(env.Stdout)
+		writeExplanation(esc, x)
+		return esc.Close()
 	}
-	if fl.NArg() == 0 {
-		return usagef("explain: missing COMMAND; usage: gatehouse explain [flags] 'COMMAND'")
-	}
-	req := api.ExecRequest{
-		Command: strings.Join(fl.Args(), " "),
-		Cwd:     *cwd,
-		Agent:   "cli",
-		Surface: api.SurfaceCLI,
-	}
-	if *stdinFile != "" {
-		b, err := readLimited(*stdinFile, 64<<20)
-		if err != nil {
-			return usagef("explain: --stdin: %v", err)
-		}
-		req.Stdin = string(b)
-	}
-	loaded, opts, err := loadConfig(env, *configFile)
-	if err != nil {
-		return err
-	}
-	ex, err := newExecutor(env, opts, &loaded.Config, nil)
-	if err != nil {
-		return err
-	}
-	x, err := ex.Explain(ctx, req)
-	var ae *pipeline.ArgError
-	if errors.As(err, &ae) {
-		return usagef("explain: %s: %s", argFlag(ae.Arg), ae.Msg)
-	}
-	if err != nil {
-		return err
-	}
-	// A command pasted from a transcript may hide what it does behind
-	// terminal controls or bidi characters: both forms show them.
-	if *asJSON {
-		auditJSON(env.Stdout, x)
-		return nil
-	}
-	esc := termesc.NewWriter(env.Stdout)
-	writeExplanation(esc, x)
-	return esc.Close()
 }
 
 // writeExplanation prints x for a person.

@@ -2,10 +2,8 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -16,7 +14,7 @@ import (
 )
 
 func init() {
-	register("hook", command{
+	register(&command{name: "hook",
 		summary: "Claude Code's PreToolUse hook: 'gatehouse hook claude' (installed by 'gatehouse install')",
 		run:     runHook,
 	})
@@ -45,24 +43,23 @@ func runHook(ctx context.Context, env *Env, args []string) error {
 		}
 		return usagef("hook: want 'gatehouse hook claude'")
 	}
-	fl := flag.NewFlagSet("hook claude", flag.ContinueOnError)
-	fl.SetOutput(io.Discard)
+	return hookClaudeCommand.exec(ctx, env, args[1:])
+}
+
+var hookClaudeCommand = &command{name: "hook claude", usage: hookUsage, flags: hookClaude}
+
+func hookClaude(fl *flag.FlagSet) runFunc {
 	routing := fl.String("routing", "", "")
-	if err := fl.Parse(args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(env.Stdout, hookUsage)
-			return nil
+	return func(ctx context.Context, env *Env, _ []string) error {
+		if *routing != "" && *routing != api.RoutingGovernedShell && *routing != api.RoutingFramework {
+			return usagef("hook claude: --routing %q: want governed_shell or framework", *routing)
 		}
-		return usagef("hook claude: %v", err)
+		out := hookDecide(ctx, env, *routing)
+		if out == nil {
+			return nil // not ours: no answer, Claude Code goes on as usual
+		}
+		return out.Encode(env.Stdout)
 	}
-	if *routing != "" && *routing != api.RoutingGovernedShell && *routing != api.RoutingFramework {
-		return usagef("hook claude: --routing %q: want governed_shell or framework", *routing)
-	}
-	out := hookDecide(ctx, env, *routing)
-	if out == nil {
-		return nil // not ours: no answer, Claude Code goes on as usual
-	}
-	return out.Encode(env.Stdout)
 }
 
 // hookDecide returns the hook's answer; nil passes the call through.

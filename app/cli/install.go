@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -15,13 +14,15 @@ import (
 )
 
 func init() {
-	register("install", command{
+	register(&command{name: "install",
 		summary: "install the user service and Claude Code's hook (~/.claude/settings.json)",
-		run:     runInstall,
+		usage:   installUsage,
+		flags:   runInstall,
 	})
-	register("uninstall", command{
+	register(&command{name: "uninstall",
 		summary: "remove what 'gatehouse install' added",
-		run:     runUninstall,
+		usage:   uninstallUsage,
+		flags:   runUninstall,
 	})
 }
 
@@ -39,101 +40,87 @@ const uninstallUsage = `usage: gatehouse uninstall [--keep-service]
 Removes Gatehouse's hook from Claude Code's user settings (after a backup) and
 stops and removes the user service, unless --keep-service.`
 
-func runInstall(ctx context.Context, env *Env, args []string) error {
-	fl := flag.NewFlagSet("install", flag.ContinueOnError)
-	fl.SetOutput(io.Discard)
+func runInstall(fl *flag.FlagSet) runFunc {
 	noService := fl.Bool("no-service", false, "")
-	if err := fl.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(env.Stdout, installUsage)
-			return nil
+	return func(ctx context.Context, env *Env, args []string) error {
+		if fl.NArg() > 0 {
+			return usagef("install: unexpected argument %q", fl.Arg(0))
 		}
-		return usagef("install: %v", err)
-	}
-	if fl.NArg() > 0 {
-		return usagef("install: unexpected argument %q", fl.Arg(0))
-	}
-	exe, err := selfPath()
-	if err != nil {
-		return err
-	}
-	if !*noService {
-		if err := serviceInstallStart(env, exe); err != nil {
-			return err
-		}
-	}
-	file, err := claudeSettingsPath(env)
-	if err != nil {
-		return err
-	}
-	old, err := readOptional(file)
-	if err != nil {
-		return err
-	}
-	merged, changed, err := claude.MergeHook(old, claude.HookCommand(exe, ""))
-	if err != nil {
-		return withHint(fmt.Errorf("%s: %w", file, err), "fix the file (Claude Code reads it as JSON) and run 'gatehouse install' again; nothing was changed")
-	}
-	if !changed {
-		fmt.Fprintf(env.Stdout, "%s: the Gatehouse hook is already installed\n", file)
-		return nil
-	}
-	backup, err := writeWithBackup(file, old, merged)
-	if err != nil {
-		return err
-	}
-	if backup != "" {
-		fmt.Fprintf(env.Stdout, "%s: backed up to %s\n", file, backup)
-	}
-	fmt.Fprintf(env.Stdout, "%s: Gatehouse hook installed (%s)\n", file, claude.HookCommand(exe, ""))
-	return nil
-}
-
-func runUninstall(ctx context.Context, env *Env, args []string) error {
-	fl := flag.NewFlagSet("uninstall", flag.ContinueOnError)
-	fl.SetOutput(io.Discard)
-	keep := fl.Bool("keep-service", false, "")
-	if err := fl.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(env.Stdout, uninstallUsage)
-			return nil
-		}
-		return usagef("uninstall: %v", err)
-	}
-	file, err := claudeSettingsPath(env)
-	if err != nil {
-		return err
-	}
-	old, err := readOptional(file)
-	if err != nil {
-		return err
-	}
-	out, changed, err := claude.RemoveHook(old)
-	if err != nil {
-		return fmt.Errorf("%s: %w", file, err)
-	}
-	if changed {
-		backup, err := writeWithBackup(file, old, out)
+		exe, err := selfPath()
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(env.Stdout, "%s: Gatehouse hook removed (backup: %s)\n", file, backup)
-	} else {
-		fmt.Fprintf(env.Stdout, "%s: no Gatehouse hook to remove\n", file)
-	}
-	if *keep {
+		if !*noService {
+			if err := serviceInstallStart(env, exe); err != nil {
+				return err
+			}
+		}
+		file, err := claudeSettingsPath(env)
+		if err != nil {
+			return err
+		}
+		old, err := readOptional(file)
+		if err != nil {
+			return err
+		}
+		merged, changed, err := claude.MergeHook(old, claude.HookCommand(exe, ""))
+		if err != nil {
+			return withHint(fmt.Errorf("%s: %w", file, err), "fix the file (Claude Code reads it as JSON) and run 'gatehouse install' again; nothing was changed")
+		}
+		if !changed {
+			fmt.Fprintf(env.Stdout, "%s: the Gatehouse hook is already installed\n", file)
+			return nil
+		}
+		backup, err := writeWithBackup(file, old, merged)
+		if err != nil {
+			return err
+		}
+		if backup != "" {
+			fmt.Fprintf(env.Stdout, "%s: backed up to %s\n", file, backup)
+		}
+		fmt.Fprintf(env.Stdout, "%s: Gatehouse hook installed (%s)\n", file, claude.HookCommand(exe, ""))
 		return nil
 	}
-	m, err := serviceManager(env)
-	if err != nil {
-		fmt.Fprintf(env.Stdout, "service: %v; nothing to remove\n", err)
+}
+
+func runUninstall(fl *flag.FlagSet) runFunc {
+	keep := fl.Bool("keep-service", false, "")
+	return func(ctx context.Context, env *Env, args []string) error {
+		file, err := claudeSettingsPath(env)
+		if err != nil {
+			return err
+		}
+		old, err := readOptional(file)
+		if err != nil {
+			return err
+		}
+		out, changed, err := claude.RemoveHook(old)
+		if err != nil {
+			return fmt.Errorf("%s: %w", file, err)
+		}
+		if changed {
+			backup, err := writeWithBackup(file, old, out)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(env.Stdout, "%s: Gatehouse hook removed (backup: %s)\n", file, backup)
+		} else {
+			fmt.Fprintf(env.Stdout, "%s: no Gatehouse hook to remove\n", file)
+		}
+		if *keep {
+			return nil
+		}
+		m, err := serviceManager(env)
+		if err != nil {
+			fmt.Fprintf(env.Stdout, "service: %v; nothing to remove\n", err)
+			return nil
+		}
+		if err := m.Uninstall(); err != nil {
+			return fmt.Errorf("removing the user service: %w", err)
+		}
+		fmt.Fprintln(env.Stdout, "service: stopped and removed")
 		return nil
 	}
-	if err := m.Uninstall(); err != nil {
-		return fmt.Errorf("removing the user service: %w", err)
-	}
-	fmt.Fprintln(env.Stdout, "service: stopped and removed")
-	return nil
 }
 
 // claudeSettingsPath is Claude Code's user settings file.

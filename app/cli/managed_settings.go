@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -21,9 +20,10 @@ import (
 )
 
 func init() {
-	register("managed-settings", command{
+	register(&command{name: "managed-settings",
 		summary: "render Claude Code's managed-settings.json for IT (--install writes it)",
-		run:     runManagedSettings,
+		usage:   managedUsage,
+		flags:   runManagedSettings,
 	})
 }
 
@@ -40,70 +40,63 @@ through Gatehouse whatever the user's policy says; framework leaves routing to
 policy.builtin_exec_routing. --install writes the file where Claude Code reads
 it (or to --path), which needs administrator rights.`
 
-func runManagedSettings(ctx context.Context, env *Env, args []string) error {
-	fl := flag.NewFlagSet("managed-settings", flag.ContinueOnError)
-	fl.SetOutput(io.Discard)
+func runManagedSettings(fl *flag.FlagSet) runFunc {
 	routing := fl.String("routing", api.RoutingGovernedShell, "")
 	install := fl.Bool("install", false, "")
 	path := fl.String("path", "", "")
-	if err := fl.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(env.Stdout, managedUsage)
+	return func(ctx context.Context, env *Env, args []string) error {
+		if *routing != api.RoutingGovernedShell && *routing != api.RoutingFramework {
+			return usagef("managed-settings: --routing %q: want governed_shell or framework", *routing)
+		}
+		exe, err := selfPath()
+		if err != nil {
+			return err
+		}
+		hookRouting := ""
+		if *routing == api.RoutingGovernedShell {
+			hookRouting = api.RoutingGovernedShell
+		}
+		home, err := homeDir(env)
+		if err != nil {
+			return err
+		}
+		deny, readable := fileDenyPaths(env, home)
+		data := claude.RenderManaged(claude.ManagedOptions{Exe: exe, Routing: hookRouting, Home: home, DenyPaths: deny, Readable: readable})
+		target := *path
+		if target == "" {
+			target = claude.ManagedPath(runtime.GOOS)
+		}
+		if !*install {
+			env.Stdout.Write(data)
+			fmt.Fprintf(env.Stderr, "gatehouse: Claude Code reads this from %s (and drop-ins from %s)\n",
+				target, filepath.Join(filepath.Dir(target), "managed-settings.d"))
 			return nil
 		}
-		return usagef("managed-settings: %v", err)
-	}
-	if *routing != api.RoutingGovernedShell && *routing != api.RoutingFramework {
-		return usagef("managed-settings: --routing %q: want governed_shell or framework", *routing)
-	}
-	exe, err := selfPath()
-	if err != nil {
-		return err
-	}
-	hookRouting := ""
-	if *routing == api.RoutingGovernedShell {
-		hookRouting = api.RoutingGovernedShell
-	}
-	home, err := homeDir(env)
-	if err != nil {
-		return err
-	}
-	deny, readable := fileDenyPaths(env, home)
-	data := claude.RenderManaged(claude.ManagedOptions{Exe: exe, Routing: hookRouting, Home: home, DenyPaths: deny, Readable: readable})
-	target := *path
-	if target == "" {
-		target = claude.ManagedPath(runtime.GOOS)
-	}
-	if !*install {
-		env.Stdout.Write(data)
-		fmt.Fprintf(env.Stderr, "gatehouse: Claude Code reads this from %s (and drop-ins from %s)\n",
-			target, filepath.Join(filepath.Dir(target), "managed-settings.d"))
-		return nil
-	}
-	old, err := readOptional(target)
-	if err != nil {
-		return err
-	}
-	if bytes.Equal(old, data) {
-		fmt.Fprintf(env.Stdout, "%s: already up to date\n", target)
-		return nil
-	}
-	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-		return managedWriteErr(target, err)
-	}
-	if old != nil {
-		if err := os.WriteFile(target+".gatehouse-backup", old, 0o644); err != nil {
+		old, err := readOptional(target)
+		if err != nil {
+			return err
+		}
+		if bytes.Equal(old, data) {
+			fmt.Fprintf(env.Stdout, "%s: already up to date\n", target)
+			return nil
+		}
+		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
 			return managedWriteErr(target, err)
 		}
+		if old != nil {
+			if err := os.WriteFile(target+".gatehouse-backup", old, 0o644); err != nil {
+				return managedWriteErr(target, err)
+			}
+		}
+		if err := os.WriteFile(target, data, 0o644); err != nil {
+			return managedWriteErr(target, err)
+		}
+		if err := os.Chmod(target, 0o644); err != nil {
+			return managedWriteErr(target, err)
+		}
+		fmt.Fprintf(env.Stdout, "%s: written\n", target)
+		return nil
 	}
-	if err := os.WriteFile(target, data, 0o644); err != nil {
-		return managedWriteErr(target, err)
-	}
-	if err := os.Chmod(target, 0o644); err != nil {
-		return managedWriteErr(target, err)
-	}
-	fmt.Fprintf(env.Stdout, "%s: written\n", target)
-	return nil
 }
 
 func managedWriteErr(target string, err error) error {

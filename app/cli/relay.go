@@ -7,7 +7,7 @@ import (
 )
 
 func init() {
-	register("relay", command{
+	register(&command{name: "relay",
 		summary: "run a command Gatehouse admitted for Claude Code (gatehouse relay TICKET)",
 		hidden:  true,
 		run:     runRelay,

@@ -7,7 +7,7 @@ import (
 )
 
 func init() {
-	register("sandbox-init", command{hidden: true, run: func(_ context.Context, _ *Env, args []string) error {
+	register(&command{name: "sandbox-init", hidden: true, run: func(_ context.Context, _ *Env, args []string) error {
 		return ExitStatus(sandboxinit.Init(args))
 	}})
 }

@@ -9,7 +9,7 @@ import (
 )
 
 func init() {
-	register("sandbox-exec", command{hidden: true, run: func(_ context.Context, _ *Env, args []string) error {
+	register(&command{name: "sandbox-exec", hidden: true, run: func(_ context.Context, _ *Env, args []string) error {
 		return ExitStatus(sandboxinit.Exec(args))
 	}})
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -16,18 +15,17 @@ import (
 	"github.com/gatehouse-dev/gatehouse/sandbox/probe"
 	"github.com/gatehouse-dev/gatehouse/service"
 	"github.com/gatehouse-dev/gatehouse/service/audit"
-	"github.com/gatehouse-dev/gatehouse/service/broker"
 	"github.com/gatehouse-dev/gatehouse/service/daemon"
 	"github.com/gatehouse-dev/gatehouse/service/localapi"
 	"github.com/gatehouse-dev/gatehouse/service/pipeline"
 	"github.com/gatehouse-dev/gatehouse/service/policy"
-	"github.com/gatehouse-dev/gatehouse/service/socket"
 )
 
 func init() {
-	register("serve", command{
+	register(&command{name: "serve",
 		summary: "run the Gatehouse user service (normally started by 'gatehouse service start')",
-		run:     runServe,
+		usage:   serveUsage,
+		flags:   runServe,
 	})
 }
 
@@ -41,67 +39,60 @@ invalid one refuses to start, naming the field), serves the admission API on
 the user's socket and the relays' FIFOs, reloads on SIGHUP or 'gatehouse
 config reload', and on SIGTERM or SIGINT kills running commands and exits.`
 
-func runServe(ctx context.Context, env *Env, args []string) error {
-	fl := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fl.SetOutput(io.Discard)
+func runServe(fl *flag.FlagSet) runFunc {
 	configFile := fl.String("config", "", "")
-	if err := fl.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(env.Stdout, serveUsage)
-			return nil
+	return func(ctx context.Context, env *Env, args []string) error {
+		if fl.NArg() > 0 {
+			return usagef("serve: unexpected argument %q", fl.Arg(0))
 		}
-		return usagef("serve: %v", err)
-	}
-	if fl.NArg() > 0 {
-		return usagef("serve: unexpected argument %q", fl.Arg(0))
-	}
-	if runtime.GOOS == "windows" {
-		return withHint(errors.New("the Gatehouse service does not run on Windows"),
-			"on Windows, 'gatehouse hook claude' and 'gatehouse explain' work without it")
-	}
-	opts, err := loadOptions(env, *configFile)
-	if err != nil {
-		return err
-	}
-	logger := slog.New(slog.NewTextHandler(env.Stderr, nil))
-	paths := servicePaths(env, opts.Home)
-	probe.SetVersionCache(filepath.Join(paths.state, "probe-cache.json"))
-	svc, err := service.New(service.Options{
-		Load: func() (*policy.Loaded, error) { return policy.Load(opts) },
-		NewExecutor: func(cfg *policy.Config) (*pipeline.Executor, error) {
-			ex, err := newExecutor(env, opts, cfg, logger)
-			if err != nil {
-				return nil, err
+		if runtime.GOOS == "windows" {
+			return withHint(errors.New("the Gatehouse service does not run on Windows"),
+				"on Windows, 'gatehouse hook claude' and 'gatehouse explain' work without it")
+		}
+		opts, err := loadOptions(env, *configFile)
+		if err != nil {
+			return err
+		}
+		logger := slog.New(slog.NewTextHandler(env.Stderr, nil))
+		paths := servicePaths(env, opts.Home)
+		probe.SetVersionCache(filepath.Join(paths.state, "probe-cache.json"))
+		svc, err := service.New(service.Options{
+			Load: func() (*policy.Loaded, error) { return policy.Load(opts) },
+			NewExecutor: func(cfg *policy.Config) (*pipeline.Executor, error) {
+				ex, err := newExecutor(env, opts, cfg, logger)
+				if err != nil {
+					return nil, err
+				}
+				// The audit trail and notifications, as for exec (compose.go).
+				// Each configuration gets its own: a ticket decided under the
+				// previous one still records through it.
+				obs := openExecObservers(ctx, env, opts.Home, cfg, true)
+				ex.SetObservers(obs, obs.notifier)
+				return ex, nil
+			},
+			SocketPath: paths.socket,
+			RelayDir:   paths.relay,
+			Version:    Version,
+			Logger:     logger,
+			Reconcile: func(ctx context.Context) ([]string, error) {
+				return reconcileAudit(ctx, env, opts.Home)
+			},
+		})
+		if err != nil {
+			logger.Error("refusing to start", "err", err)
+			return withHint(err, "fix the fields named above; 'gatehouse config check' validates without running anything")
+		}
+		// SIGHUP reloads the configuration.
+		hup := make(chan os.Signal, 1)
+		signal.Notify(hup, syscall.SIGHUP)
+		defer signal.Stop(hup)
+		go func() {
+			for range hup {
+				svc.Reload()
 			}
-			// The audit trail and notifications, as for exec (audit.go).
-			// Each configuration gets its own: a ticket decided under the
-			// previous one still records through it.
-			obs := openExecObservers(ctx, env, opts.Home, cfg, true)
-			ex.SetObservers(obs, obs.notifier)
-			return ex, nil
-		},
-		SocketPath: paths.socket,
-		RelayDir:   paths.relay,
-		Version:    Version,
-		Logger:     logger,
-		Reconcile: func(ctx context.Context) ([]string, error) {
-			return reconcileAudit(ctx, env, opts.Home)
-		},
-	})
-	if err != nil {
-		logger.Error("refusing to start", "err", err)
-		return withHint(err, "fix the fields named above; 'gatehouse config check' validates without running anything")
+		}()
+		return daemon.Run(ctx, svc.Run)
 	}
-	// SIGHUP reloads the configuration.
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
-	go func() {
-		for range hup {
-			svc.Reload()
-		}
-	}()
-	return daemon.Run(ctx, svc.Run)
 }
 
 // reconcileAudit closes on the user's audit trail what a previous service
@@ -124,57 +115,8 @@ func reconcileAudit(ctx context.Context, env *Env, home string) ([]string, error
 	return out, err
 }
 
-// newExecutor builds the pipeline for cfg: gatehouse exec in-process and
-// the service use this one constructor, so both run the same pipeline.
-// logger may be nil.
-func newExecutor(env *Env, opts policy.LoadOptions, cfg *policy.Config, logger *slog.Logger) (*pipeline.Executor, error) {
-	if !filepath.IsAbs(cfg.Exec.Shell) {
-		return nil, usagef("exec.shell %q is not absolute", cfg.Exec.Shell)
-	}
-	return pipeline.New(cfg, pipeline.Options{
-		Home:         opts.Home,
-		InitPath:     execInitPath,
-		PrivatePaths: privatePaths(env, opts),
-		HostPath:     env.Getenv("PATH"),
-		Logger:       logger,
-		// Credentials (cred.go): the keychain, and where files are made.
-		Keyring:       keyStore(env),
-		CredentialDir: broker.DefaultDir(env.Getenv("XDG_RUNTIME_DIR")),
-	})
-}
-
-// paths are where the service and its clients meet.
-type paths struct {
-	state  string // the state directory
-	socket string // the admission API's socket
-	relay  string // the relays' FIFO directory
-}
-
-func servicePaths(env *Env, home string) paths {
-	state := policy.StateDir(runtime.GOOS, home, env.Getenv("XDG_STATE_HOME"))
-	if s := env.Getenv("GATEHOUSE_SOCKET"); s != "" {
-		return paths{state: state, socket: s, relay: filepath.Join(state, "relay")}
-	}
-	dir := socket.Dir(runtime.GOOS, home, env.Getenv("XDG_RUNTIME_DIR"), state)
-	return paths{state: state, socket: filepath.Join(dir, socket.Name), relay: filepath.Join(state, "relay")}
-}
-
-// serviceClient returns a client of the user's service.
-func serviceClient(env *Env) (*localapi.Client, error) {
-	home, err := homeDir(env)
-	if err != nil {
-		return nil, err
-	}
-	return localapi.NewClient(servicePaths(env, home).socket), nil
-}
-
 // notRunningHint is the remedy for a service that is not running.
 const notRunningHint = "start it with 'gatehouse service start' (or run 'gatehouse serve' in a terminal)"
-
-// signalContext is ctx ended by SIGINT or SIGTERM.
-func signalContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-}
 
 // configReload asks the running service to load its configuration again.
 func configReload(ctx context.Context, env *Env, args []string) error {

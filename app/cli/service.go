@@ -9,7 +9,7 @@ import (
 )
 
 func init() {
-	register("service", command{
+	register(&command{name: "service",
 		summary: "manage the user service: service install|uninstall|start|stop|status",
 		run:     runService,
 	})
