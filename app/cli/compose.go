@@ -21,10 +21,10 @@ import (
 	"github.com/gatehouse-dev/gatehouse/keyring"
 	"github.com/gatehouse-dev/gatehouse/service/audit"
 	"github.com/gatehouse-dev/gatehouse/service/broker"
+	"github.com/gatehouse-dev/gatehouse/service/localapi"
 	"github.com/gatehouse-dev/gatehouse/service/notify"
 	"github.com/gatehouse-dev/gatehouse/service/pipeline"
 	"github.com/gatehouse-dev/gatehouse/service/policy"
-	"github.com/gatehouse-dev/gatehouse/service/localapi"
 	"github.com/gatehouse-dev/gatehouse/service/socket"
 )
 
