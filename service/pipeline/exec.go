@@ -62,6 +62,20 @@ type Denial struct {
 
 func (d *Denial) Error() string { return "denied " + d.Code + ": " + d.Reason }
 
+// deny records on ev that the request is refused for code and reason, and
+// returns the denial that carries it. Every stage denies through it.
+func deny(ev *api.Event, code, reason string) *Denial {
+	ev.Decision, ev.BlockedBy, ev.Reason = "deny", code, reason
+	return &Denial{Code: code, Reason: reason, Event: ev}
+}
+
+// denyNeverRan is deny for an execution that was on its way to start: its
+// status says it never ran, and why (statusReason).
+func denyNeverRan(ev *api.Event, code, reason, statusReason string) *Denial {
+	ev.Status, ev.StatusReason = string(sandbox.StatusNeverRan), statusReason
+	return deny(ev, code, reason)
+}
+
 // MandatoryDenyRead are the home-relative paths no command may read.
 var MandatoryDenyRead = policy.MandatoryDenyRead
 
@@ -200,10 +214,6 @@ func (e *Executor) decide(ctx context.Context, req api.ExecRequest) (*Decision, 
 		Egress:        api.Egress{DeniedHosts: []string{}},
 	}
 	e.commands.put(ev.ID, req.Command)
-	deny := func(code, reason string) error {
-		ev.Decision, ev.BlockedBy, ev.Reason = "deny", code, reason
-		return &Denial{Code: code, Reason: reason, Event: &ev}
-	}
 	if err := e.checkArgs(&req); err != nil {
 		return nil, err
 	}
@@ -215,15 +225,15 @@ func (e *Executor) decide(ctx context.Context, req api.ExecRequest) (*Decision, 
 	timeout := e.timeout(req.TimeoutSeconds)
 	ev.TimeoutSeconds = timeout
 	if !e.cfg.Exec.Enabled {
-		return nil, deny(DenyExecDisabled, "the governed shell is turned off (exec.enabled: false)")
+		return nil, deny(&ev, DenyExecDisabled, "the governed shell is turned off (exec.enabled: false)")
 	}
 	roots, err := e.workspaceRoots()
 	if err != nil {
-		return nil, deny(DenyWorkspaceRoot, err.Error())
+		return nil, deny(&ev, DenyWorkspaceRoot, err.Error())
 	}
 	dir, err := e.resolveCwd(req.Cwd, roots)
 	if err != nil {
-		return nil, deny(DenyCwdOutside, err.Error())
+		return nil, deny(&ev, DenyCwdOutside, err.Error())
 	}
 	ev.Cwd = dir
 
@@ -276,10 +286,6 @@ func (e *Executor) ExecutionEvent(d *Decision) api.Event {
 }
 
 func (e *Executor) run(ctx context.Context, d *Decision, out sandbox.Streams, ev *api.Event) (_ *Outcome, err error) {
-	deny := func(code, reason string) error {
-		ev.Decision, ev.BlockedBy, ev.Reason = "deny", code, reason
-		return &Denial{Code: code, Reason: reason, Event: ev}
-	}
 	req, dir, timeout, plan := &d.req, d.dir, d.timeout, d.plan
 	defer plan.release() // the pinned copies live for this run only
 	e.commands.put(ev.ID, req.Command)
@@ -293,10 +299,8 @@ func (e *Executor) run(ctx context.Context, d *Decision, out sandbox.Streams, ev
 		if choice.backend == "none" && choice.err == nil {
 			reason = "sandbox backend is none (" + choice.why + ") and policy.sandbox_required is true"
 		}
-		ev.Status = string(sandbox.StatusNeverRan)
-		ev.StatusReason = DenySandboxUnavailable
 		ev.SandboxMode = string(sandbox.ModeUnavailableDenied)
-		return nil, deny(DenySandboxUnavailable, reason)
+		return nil, denyNeverRan(ev, DenySandboxUnavailable, reason, DenySandboxUnavailable)
 	}
 
 	// The roots and the working directory are resolved again: a symlink
@@ -306,8 +310,7 @@ func (e *Executor) run(ctx context.Context, d *Decision, out sandbox.Streams, ev
 	if err != nil {
 		var den *Denial
 		errors.As(err, &den)
-		ev.Status, ev.StatusReason = string(sandbox.StatusNeverRan), den.Code
-		return nil, deny(den.Code, den.Reason)
+		return nil, denyNeverRan(ev, den.Code, den.Reason, den.Code)
 	}
 
 	// On the record before anything starts (observe.go): a command that
@@ -354,8 +357,7 @@ func (e *Executor) run(ctx context.Context, d *Decision, out sandbox.Streams, ev
 		if errors.As(err, &den) {
 			code, reason = den.Code, den.Reason
 		}
-		ev.Status, ev.StatusReason = string(sandbox.StatusNeverRan), code
-		return nil, deny(code, reason)
+		return nil, denyNeverRan(ev, code, reason, code)
 	}
 	// Output goes to the caller's writers as it arrives; a stream without
 	// a writer is captured (up to the cap) into the result instead.

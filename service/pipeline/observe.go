@@ -94,9 +94,7 @@ func (e *Executor) started(ev *api.Event, command string, warning *string) error
 	if e.opts.Notifier != nil {
 		e.opts.Notifier.AuditUnavailable(ev.Agent, err.Error(), false)
 	}
-	ev.Decision, ev.BlockedBy, ev.Reason = "deny", DenyAuditUnavailable, reason
-	ev.Status, ev.StatusReason = string(sandbox.StatusNeverRan), DenyAuditUnavailable
-	return &Denial{Code: DenyAuditUnavailable, Reason: reason, Event: ev}
+	return denyNeverRan(ev, DenyAuditUnavailable, reason, DenyAuditUnavailable)
 }
 
 // notRecorded is the warning of an event that is not on the record.
