@@ -110,8 +110,6 @@ type Options struct {
 type Executor struct {
 	cfg  *policy.Config
 	opts Options
-	// commands remembers the judged text of events not yet recorded.
-	commands commandMemo
 }
 
 // New returns an Executor for cfg, which must have been validated.
@@ -213,7 +211,7 @@ func (e *Executor) decide(ctx context.Context, req api.ExecRequest) (*Decision, 
 		Credentials:   []string{},
 		Egress:        api.Egress{DeniedHosts: []string{}},
 	}
-	e.commands.put(ev.ID, req.Command)
+	ev.SetCommand(req.Command) // the text as asked, until it is judged
 	if err := e.checkArgs(&req); err != nil {
 		return nil, err
 	}
@@ -242,7 +240,7 @@ func (e *Executor) decide(ctx context.Context, req api.ExecRequest) (*Decision, 
 	if err != nil {
 		return nil, err
 	}
-	e.commands.put(ev.ID, req.Command) // the judged text
+	ev.SetCommand(req.Command) // the judged text
 	// credential_in_argv, then the credentials it gets under the grants
 	// (credentials.go).
 	creds, err := e.planCredentials(&req, plan, &ev)
@@ -281,14 +279,13 @@ func (e *Executor) Run(ctx context.Context, d *Decision, out sandbox.Streams, ev
 func (e *Executor) ExecutionEvent(d *Decision) api.Event {
 	ev := d.Event
 	ev.ParentID, ev.ID, ev.Time = d.Event.ID, NewID(), time.Now().UTC()
-	e.commands.put(ev.ID, d.req.Command)
 	return ev
 }
 
 func (e *Executor) run(ctx context.Context, d *Decision, out sandbox.Streams, ev *api.Event) (_ *Outcome, err error) {
 	req, dir, timeout, plan := &d.req, d.dir, d.timeout, d.plan
 	defer plan.release() // the pinned copies live for this run only
-	e.commands.put(ev.ID, req.Command)
+	ev.SetCommand(req.Command)
 
 	choice := e.chooseBackend()
 	if choice.err != nil || choice.backend == "none" && e.cfg.Policy.SandboxRequired {
@@ -317,7 +314,7 @@ func (e *Executor) run(ctx context.Context, d *Decision, out sandbox.Streams, ev
 	// cannot be recorded does not run, unless policy.audit_required is
 	// false.
 	var warning string
-	if err := e.started(ev, req.Command, &warning); err != nil {
+	if err := e.started(ev, &warning); err != nil {
 		return nil, err
 	}
 	// From here an error that is not a *Denial ends the started execution
