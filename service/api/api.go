@@ -86,7 +86,19 @@ type Event struct {
 	// its execution event follows (parent_id) when the relay redeems it,
 	// or says never_ran.
 	Routed bool `json:"routed,omitempty"`
+
+	// command is the judged text the event carries to the audit record
+	// (which keeps it beside the event); it is never serialised with the
+	// event, which carries only its hash.
+	command string
 }
+
+// Command returns the judged text ev carries to the audit record; "" when
+// it carries none (a file-tool event, an event read back).
+func (ev Event) Command() string { return ev.command }
+
+// SetCommand sets the judged text ev carries to the audit record.
+func (ev *Event) SetCommand(text string) { ev.command = text }
 
 // Output describes the output of an execution; the text itself is not here.
 type Output struct {

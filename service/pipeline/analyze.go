@@ -187,18 +187,15 @@ const analysisOffReason = "command analysis is off (policy.command_analysis_mode
 // analyze parses req's command, applies the policy rules and fills the
 // event's analysis fields. A *Denial means nothing may run.
 func (e *Executor) analyze(ctx context.Context, req *api.ExecRequest, dir string, ev *api.Event) (*execPlan, error) {
-	deny := func(code, reason string) error {
-		ev.Decision, ev.BlockedBy, ev.Reason = "deny", code, reason
-		return &Denial{Code: code, Reason: reason, Event: ev}
-	}
 	if e.cfg.Policy.CommandAnalysisMode == "off" {
-		return nil, deny(DenyAnalysisOff, analysisOffReason)
+		return nil, deny(ev, DenyAnalysisOff, analysisOffReason)
 	}
 	tree, dec := e.judge(req, dir)
 	ev.Dialect = tree.Dialect
 	ev.ResolvedCmds = tree.ResolvedCommands()
 	if dec.Action != policy.ActionAllow {
-		return nil, deny(denialOf(dec))
+		code, reason := denialOf(dec)
+		return nil, deny(ev, code, reason)
 	}
 	plan := &execPlan{scripts: tree.Scripts}
 	method := PinBindMount
@@ -232,16 +229,6 @@ func (m *pinMismatch) Error() string {
 // copies of the judged bytes, for bubblewrap to bind over their paths),
 // sets them on spec and checks them once more.
 func (e *Executor) recheckPins(plan *execPlan, spec *sandbox.Spec, backend string, ev *api.Event) error {
-	deny := func(code, reason string) error {
-		ev.Decision, ev.BlockedBy, ev.Reason = "deny", code, reason
-		ev.Status = string(sandbox.StatusNeverRan)
-		if code == DenyModified {
-			ev.StatusReason = StatusReasonPinMismatch
-		} else {
-			ev.StatusReason = code
-		}
-		return &Denial{Code: code, Reason: reason, Event: ev}
-	}
 	if plan == nil || len(plan.scripts) == 0 {
 		return nil
 	}
@@ -249,7 +236,7 @@ func (e *Executor) recheckPins(plan *execPlan, spec *sandbox.Spec, backend strin
 	// the decision and now is not run, in either its old or its new form.
 	for _, s := range plan.scripts {
 		if err := sameBytes(s.Path, s.SHA256, s.Size); err != nil {
-			return deny(DenyModified, err.Error())
+			return denyNeverRan(ev, DenyModified, err.Error(), StatusReasonPinMismatch)
 		}
 	}
 	method := PinChecked
@@ -259,9 +246,9 @@ func (e *Executor) recheckPins(plan *execPlan, spec *sandbox.Spec, backend strin
 		if err != nil {
 			var m *pinMismatch
 			if errors.As(err, &m) {
-				return deny(DenyModified, err.Error())
+				return denyNeverRan(ev, DenyModified, err.Error(), StatusReasonPinMismatch)
 			}
-			return deny(DenyPinFailed, "the pinned copies of the judged scripts could not be made: "+err.Error())
+			return denyNeverRan(ev, DenyPinFailed, "the pinned copies of the judged scripts could not be made: "+err.Error(), DenyPinFailed)
 		}
 		spec.Pins = pins
 	}

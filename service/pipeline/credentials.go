@@ -51,13 +51,9 @@ const (
 // rewriteCredentials rewrites the credential references in req's command
 // and checks its variables. It runs before analysis.
 func (e *Executor) rewriteCredentials(req *api.ExecRequest, ev *api.Event) error {
-	deny := func(code, reason string) error {
-		ev.Decision, ev.BlockedBy, ev.Reason = "deny", code, reason
-		return &Denial{Code: code, Reason: reason, Event: ev}
-	}
 	text, _, err := broker.Rewrite(req.Command)
 	if err != nil {
-		return deny(DenyCredUnknown, err.Error()+"; nothing ran")
+		return deny(ev, DenyCredUnknown, err.Error()+"; nothing ran")
 	}
 	req.Command = text
 	ev.CommandHash = hashHex([]byte(text))
@@ -83,9 +79,7 @@ func (e *Executor) planCredentials(req *api.ExecRequest, plan *execPlan, ev *api
 		Dialect: ev.Dialect, Vars: e.credentialVars(req), Stdin: req.Stdin,
 	})
 	if use != nil {
-		reason := use.Reason()
-		ev.Decision, ev.BlockedBy, ev.Reason = "deny", DenyCredInArgv, reason
-		return nil, &Denial{Code: DenyCredInArgv, Reason: reason, Event: ev}
+		return nil, deny(ev, DenyCredInArgv, use.Reason())
 	}
 	p, err := e.cfg.CredentialConfig().Plan(broker.Request{Agent: req.Agent, Command: req.Command, Env: req.Env})
 	if err != nil {
@@ -94,18 +88,22 @@ func (e *Executor) planCredentials(req *api.ExecRequest, plan *execPlan, ev *api
 	return p, nil
 }
 
-// credDenial turns a broker error into a recorded denial.
+// credDenial turns a broker error into a recorded denial; another error
+// is returned as it is.
 func credDenial(err error, ev *api.Event) error {
 	var be *broker.Error
 	if !errors.As(err, &be) {
 		return err
 	}
-	reason := be.Reason
+	return deny(ev, be.Code, brokerReason(be))
+}
+
+// brokerReason is the reason of a broker's denial.
+func brokerReason(be *broker.Error) string {
 	if be.Hint != "" {
-		reason += " (" + be.Hint + ")"
+		return be.Reason + " (" + be.Hint + ")"
 	}
-	ev.Decision, ev.BlockedBy, ev.Reason = "deny", be.Code, reason
-	return &Denial{Code: be.Code, Reason: reason, Event: ev}
+	return be.Reason
 }
 
 // credentialVars returns the variables that carry a credential into a
@@ -140,14 +138,8 @@ func (e *Executor) leaseCredentials(d *Decision, spec *sandbox.Spec, backend str
 	if p == nil || len(p.IDs) == 0 {
 		return nil, nil
 	}
-	deny := func(err error) error {
-		ev.Status = string(sandbox.StatusNeverRan)
-		err = credDenial(err, ev)
-		ev.StatusReason = ev.BlockedBy
-		return err
-	}
 	if e.opts.Keyring == nil {
-		return nil, deny(&broker.Error{Code: DenyCredUnavailable, Reason: "no keychain is configured for the governed shell; nothing ran"})
+		return nil, denyNeverRan(ev, DenyCredUnavailable, "no keychain is configured for the governed shell; nothing ran", DenyCredUnavailable)
 	}
 	opts := broker.LeaseOptions{ExecID: ev.ID}
 	if backend == "bubblewrap" {
@@ -157,7 +149,7 @@ func (e *Executor) leaseCredentials(d *Decision, spec *sandbox.Spec, backend str
 	if err != nil {
 		var be *broker.Error
 		if errors.As(err, &be) {
-			return nil, deny(err)
+			return nil, denyNeverRan(ev, be.Code, brokerReason(be), be.Code)
 		}
 		return nil, fmt.Errorf("credentials: %w", err)
 	}

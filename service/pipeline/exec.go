@@ -62,6 +62,20 @@ type Denial struct {
 
 func (d *Denial) Error() string { return "denied " + d.Code + ": " + d.Reason }
 
+// deny records on ev that the request is refused for code and reason, and
+// returns the denial that carries it. Every stage denies through it.
+func deny(ev *api.Event, code, reason string) *Denial {
+	ev.Decision, ev.BlockedBy, ev.Reason = "deny", code, reason
+	return &Denial{Code: code, Reason: reason, Event: ev}
+}
+
+// denyNeverRan is deny for an execution that was on its way to start: its
+// status says it never ran, and why (statusReason).
+func denyNeverRan(ev *api.Event, code, reason, statusReason string) *Denial {
+	ev.Status, ev.StatusReason = string(sandbox.StatusNeverRan), statusReason
+	return deny(ev, code, reason)
+}
+
 // MandatoryDenyRead are the home-relative paths no command may read.
 var MandatoryDenyRead = policy.MandatoryDenyRead
 
@@ -96,8 +110,6 @@ type Options struct {
 type Executor struct {
 	cfg  *policy.Config
 	opts Options
-	// commands remembers the judged text of events not yet recorded.
-	commands commandMemo
 }
 
 // New returns an Executor for cfg, which must have been validated.
@@ -199,11 +211,7 @@ func (e *Executor) decide(ctx context.Context, req api.ExecRequest) (*Decision, 
 		Credentials:   []string{},
 		Egress:        api.Egress{DeniedHosts: []string{}},
 	}
-	e.commands.put(ev.ID, req.Command)
-	deny := func(code, reason string) error {
-		ev.Decision, ev.BlockedBy, ev.Reason = "deny", code, reason
-		return &Denial{Code: code, Reason: reason, Event: &ev}
-	}
+	ev.SetCommand(req.Command) // the text as asked, until it is judged
 	if err := e.checkArgs(&req); err != nil {
 		return nil, err
 	}
@@ -215,15 +223,15 @@ func (e *Executor) decide(ctx context.Context, req api.ExecRequest) (*Decision, 
 	timeout := e.timeout(req.TimeoutSeconds)
 	ev.TimeoutSeconds = timeout
 	if !e.cfg.Exec.Enabled {
-		return nil, deny(DenyExecDisabled, "the governed shell is turned off (exec.enabled: false)")
+		return nil, deny(&ev, DenyExecDisabled, "the governed shell is turned off (exec.enabled: false)")
 	}
 	roots, err := e.workspaceRoots()
 	if err != nil {
-		return nil, deny(DenyWorkspaceRoot, err.Error())
+		return nil, deny(&ev, DenyWorkspaceRoot, err.Error())
 	}
 	dir, err := e.resolveCwd(req.Cwd, roots)
 	if err != nil {
-		return nil, deny(DenyCwdOutside, err.Error())
+		return nil, deny(&ev, DenyCwdOutside, err.Error())
 	}
 	ev.Cwd = dir
 
@@ -232,7 +240,7 @@ func (e *Executor) decide(ctx context.Context, req api.ExecRequest) (*Decision, 
 	if err != nil {
 		return nil, err
 	}
-	e.commands.put(ev.ID, req.Command) // the judged text
+	ev.SetCommand(req.Command) // the judged text
 	// credential_in_argv, then the credentials it gets under the grants
 	// (credentials.go).
 	creds, err := e.planCredentials(&req, plan, &ev)
@@ -271,18 +279,13 @@ func (e *Executor) Run(ctx context.Context, d *Decision, out sandbox.Streams, ev
 func (e *Executor) ExecutionEvent(d *Decision) api.Event {
 	ev := d.Event
 	ev.ParentID, ev.ID, ev.Time = d.Event.ID, NewID(), time.Now().UTC()
-	e.commands.put(ev.ID, d.req.Command)
 	return ev
 }
 
 func (e *Executor) run(ctx context.Context, d *Decision, out sandbox.Streams, ev *api.Event) (_ *Outcome, err error) {
-	deny := func(code, reason string) error {
-		ev.Decision, ev.BlockedBy, ev.Reason = "deny", code, reason
-		return &Denial{Code: code, Reason: reason, Event: ev}
-	}
 	req, dir, timeout, plan := &d.req, d.dir, d.timeout, d.plan
 	defer plan.release() // the pinned copies live for this run only
-	e.commands.put(ev.ID, req.Command)
+	ev.SetCommand(req.Command)
 
 	choice := e.chooseBackend()
 	if choice.err != nil || choice.backend == "none" && e.cfg.Policy.SandboxRequired {
@@ -293,10 +296,8 @@ func (e *Executor) run(ctx context.Context, d *Decision, out sandbox.Streams, ev
 		if choice.backend == "none" && choice.err == nil {
 			reason = "sandbox backend is none (" + choice.why + ") and policy.sandbox_required is true"
 		}
-		ev.Status = string(sandbox.StatusNeverRan)
-		ev.StatusReason = DenySandboxUnavailable
 		ev.SandboxMode = string(sandbox.ModeUnavailableDenied)
-		return nil, deny(DenySandboxUnavailable, reason)
+		return nil, denyNeverRan(ev, DenySandboxUnavailable, reason, DenySandboxUnavailable)
 	}
 
 	// The roots and the working directory are resolved again: a symlink
@@ -306,15 +307,14 @@ func (e *Executor) run(ctx context.Context, d *Decision, out sandbox.Streams, ev
 	if err != nil {
 		var den *Denial
 		errors.As(err, &den)
-		ev.Status, ev.StatusReason = string(sandbox.StatusNeverRan), den.Code
-		return nil, deny(den.Code, den.Reason)
+		return nil, denyNeverRan(ev, den.Code, den.Reason, den.Code)
 	}
 
 	// On the record before anything starts (observe.go): a command that
 	// cannot be recorded does not run, unless policy.audit_required is
 	// false.
 	var warning string
-	if err := e.started(ev, req.Command, &warning); err != nil {
+	if err := e.started(ev, &warning); err != nil {
 		return nil, err
 	}
 	// From here an error that is not a *Denial ends the started execution
@@ -354,8 +354,7 @@ func (e *Executor) run(ctx context.Context, d *Decision, out sandbox.Streams, ev
 		if errors.As(err, &den) {
 			code, reason = den.Code, den.Reason
 		}
-		ev.Status, ev.StatusReason = string(sandbox.StatusNeverRan), code
-		return nil, deny(code, reason)
+		return nil, denyNeverRan(ev, code, reason, code)
 	}
 	// Output goes to the caller's writers as it arrives; a stream without
 	// a writer is captured (up to the cap) into the result instead.

@@ -42,10 +42,9 @@ const appendTimeout = 30 * time.Second
 // the outcome. It returns why the event is not on the record, nil when it
 // is.
 func (e *Executor) observe(ev *api.Event, o *Outcome) error {
-	command := e.commands.take(ev.ID)
 	var err error
 	if e.opts.Audit != nil {
-		rec := audit.Record{Event: *ev, Command: command, SandboxReason: sandboxHostReason(ev, o)}
+		rec := audit.Record{Event: *ev, Command: ev.Command(), SandboxReason: sandboxHostReason(ev, o)}
 		if o != nil {
 			rec.Stdout, rec.Stderr = o.KeptStdout, o.KeptStderr
 		}
@@ -72,12 +71,12 @@ func (e *Executor) observe(ev *api.Event, o *Outcome) error {
 // starts. It returns nil when the command may start: recorded, or not
 // recorded under policy.audit_required false (warning then says so). A
 // *Denial (audit_unavailable) means it must not start.
-func (e *Executor) started(ev *api.Event, command string, warning *string) error {
+func (e *Executor) started(ev *api.Event, warning *string) error {
 	if e.opts.Audit == nil {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), appendTimeout)
-	err := e.opts.Audit.Started(ctx, audit.Record{Event: *ev, Command: command})
+	err := e.opts.Audit.Started(ctx, audit.Record{Event: *ev, Command: ev.Command()})
 	cancel()
 	if err == nil {
 		return nil
@@ -94,9 +93,7 @@ func (e *Executor) started(ev *api.Event, command string, warning *string) error
 	if e.opts.Notifier != nil {
 		e.opts.Notifier.AuditUnavailable(ev.Agent, err.Error(), false)
 	}
-	ev.Decision, ev.BlockedBy, ev.Reason = "deny", DenyAuditUnavailable, reason
-	ev.Status, ev.StatusReason = string(sandbox.StatusNeverRan), DenyAuditUnavailable
-	return &Denial{Code: DenyAuditUnavailable, Reason: reason, Event: ev}
+	return denyNeverRan(ev, DenyAuditUnavailable, reason, DenyAuditUnavailable)
 }
 
 // notRecorded is the warning of an event that is not on the record.
@@ -214,52 +211,6 @@ func (k *keepWriter) Bytes() []byte {
 		return nil
 	}
 	return append([]byte{}, k.buf.Bytes()...)
-}
-
-// commandMemo remembers the judged text of each event until it is
-// recorded: the event carries only its hash. It is bounded, so events that
-// are never recorded cannot make it grow without limit. The zero value is
-// ready; it is safe for concurrent use.
-type commandMemo struct {
-	mu    sync.Mutex
-	m     map[string]string
-	order []string
-}
-
-const commandMemoMax = 4096
-
-func (c *commandMemo) put(id, command string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil {
-		c.m = map[string]string{}
-	}
-	if _, ok := c.m[id]; !ok {
-		c.order = append(c.order, id)
-	}
-	c.m[id] = command
-	for len(c.m) > commandMemoMax && len(c.order) > 0 {
-		delete(c.m, c.order[0])
-		c.order = c.order[1:]
-	}
-	if len(c.order) > 2*commandMemoMax {
-		// Drop ids already taken from the front of the queue.
-		live := c.order[:0]
-		for _, k := range c.order {
-			if _, ok := c.m[k]; ok {
-				live = append(live, k)
-			}
-		}
-		c.order = live
-	}
-}
-
-func (c *commandMemo) take(id string) string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	s := c.m[id]
-	delete(c.m, id)
-	return s
 }
 
 // SetObservers sets where e records events and raises notifications, as

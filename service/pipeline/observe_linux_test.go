@@ -159,18 +159,3 @@ func TestObserveBubblewrap(t *testing.T) {
 		t.Errorf("redaction notifications %v", n.redacted)
 	}
 }
-
-func TestCommandMemoBounded(t *testing.T) {
-	var m commandMemo
-	for i := range commandMemoMax * 3 {
-		m.put(NewID(), "x")
-		_ = i
-	}
-	if len(m.m) > commandMemoMax || len(m.order) > 2*commandMemoMax+1 {
-		t.Errorf("memo holds %d (%d queued)", len(m.m), len(m.order))
-	}
-	m.put("a", "cmd")
-	if m.take("a") != "cmd" || m.take("a") != "" {
-		t.Error("take")
-	}
-}
