@@ -35,6 +35,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/sandbox"
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/pipeline"
 )
@@ -285,12 +286,7 @@ func resolvePath(p string) (string, error) {
 func isNotDir(err error) bool { return errors.Is(err, syscall.ENOTDIR) }
 
 // within reports whether p is dir or under it.
-func within(p, dir string) bool {
-	if p == dir {
-		return true
-	}
-	return strings.HasPrefix(p, strings.TrimSuffix(dir, string(filepath.Separator))+string(filepath.Separator))
-}
+func within(p, dir string) bool { return sandbox.Within(p, filepath.Clean(dir)) }
 
 func withinAny(p string, dirs []string) bool {
 	for _, d := range dirs {

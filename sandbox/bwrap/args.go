@@ -9,7 +9,6 @@ import (
 	"slices"
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/gatehouse-dev/gatehouse/sandbox"
 	"github.com/gatehouse-dev/gatehouse/sandbox/sandboxinit"
@@ -177,12 +176,8 @@ func anchors(lists ...[]string) []string {
 // InitPath.
 var InitCommand = []string{"--", InitPath, "sandbox-init"}
 
-// Within reports whether path is root or lies below it. Both are cleaned,
-// absolute paths.
+// Within reports whether path is root or lies below it: sandbox.Within
+// of the cleaned absolute paths.
 func Within(path, root string) bool {
-	path, root = filepath.Clean(path), filepath.Clean(root)
-	if path == root || root == "/" {
-		return true
-	}
-	return strings.HasPrefix(path, root+string(filepath.Separator))
+	return sandbox.Within(filepath.Clean(path), filepath.Clean(root))
 }
