@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/gatehouse-dev/gatehouse/service/analysis"
 	"github.com/gatehouse-dev/gatehouse/service/pipeline"
+	"github.com/gatehouse-dev/gatehouse/service/policy"
 	"github.com/gatehouse-dev/gatehouse/service/termesc"
 )
 
@@ -84,7 +84,7 @@ func writeExplanation(w io.Writer, x *pipeline.Explanation) {
 	if x.BlockedBy != "" {
 		d.Code, d.Reason = x.BlockedBy, x.Reason
 	}
-	analysis.WriteText(w, x.Tree, d)
+	policy.WriteText(w, x.Tree, d)
 	if x.Cwd != "" {
 		fmt.Fprintf(w, "\ncwd: %s\n", x.Cwd)
 	}

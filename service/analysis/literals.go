@@ -245,3 +245,29 @@ func simpleWord(w *syntax.Word) (string, bool) {
 	}
 	return "", false
 }
+
+// ArgHasFlag reports whether the argument arg is (or contains, in a
+// cluster like -rf) the flag f.
+func ArgHasFlag(arg, f string) bool {
+	if arg == f {
+		return true
+	}
+	if strings.HasPrefix(f, "--") {
+		return strings.HasPrefix(arg, f+"=")
+	}
+	// -f inside a cluster: -rf, -fr, -Rf.
+	if len(arg) < 2 || arg[0] != '-' || arg[1] == '-' {
+		return false
+	}
+	for _, c := range arg[1:] {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	for _, c := range f[1:] {
+		if !strings.ContainsRune(arg[1:], c) {
+			return false
+		}
+	}
+	return true
+}

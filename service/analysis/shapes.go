@@ -1,7 +1,8 @@
 package analysis
 
-// This file implements the shapes of the built-in rules listed (with their
-// reasons) in policy.BuiltinRules.
+// This file marks the shapes of the built-in rules: the last pass of
+// Analyze sets them on nodes, and each built-in rule of service/policy
+// names the shape it denies.
 
 import (
 	"path"
@@ -9,19 +10,81 @@ import (
 	"strings"
 )
 
-// builtinMatchers match each built-in rule's shape on one node.
-var builtinMatchers = map[string]func(t *Tree, n *Node) bool{
-	"rm-root":                  rmRoot,
-	"find-delete-root":         findDeleteRoot,
-	"disk-write":               diskWrite,
-	"chmod-recursive-root":     chmodRoot,
-	"curl-pipe-shell":          func(t *Tree, n *Node) bool { return runsCodeFrom(t, n, isFetcher) },
-	"decode-pipe-shell":        func(t *Tree, n *Node) bool { return runsCodeFrom(t, n, isDecoder) },
-	"shell-rc-write":           rcWrite,
-	"git-force-push-protected": forcePush,
-	"secret-exfiltration":      exfiltration,
-	"fork-bomb":                func(t *Tree, n *Node) bool { return n.funcSelfPipe },
+// A Shape is a dangerous form a command has, whatever it is spelled like:
+// the facts a built-in rule of the policy denies.
+type Shape string
+
+// The shapes.
+const (
+	// ShapeRmRoot: recursive rm of /, the home directory or a top-level
+	// system directory.
+	ShapeRmRoot Shape = "rm-root"
+	// ShapeFindDeleteRoot: find -delete (or -exec rm) starting at one of
+	// those.
+	ShapeFindDeleteRoot Shape = "find-delete-root"
+	// ShapeDiskWrite: writing to a disk device, mkfs, wipefs, shred of a
+	// device.
+	ShapeDiskWrite Shape = "disk-write"
+	// ShapeChmodRoot: recursive chmod, chown or chgrp of a root.
+	ShapeChmodRoot Shape = "chmod-recursive-root"
+	// ShapeCurlPipeShell: code fetched from the network is run.
+	ShapeCurlPipeShell Shape = "curl-pipe-shell"
+	// ShapeDecodePipeShell: decoded data is run as code.
+	ShapeDecodePipeShell Shape = "decode-pipe-shell"
+	// ShapeShellRCWrite: a shell startup file is written.
+	ShapeShellRCWrite Shape = "shell-rc-write"
+	// ShapeForcePushProtected: a protected branch is force-pushed or
+	// deleted.
+	ShapeForcePushProtected Shape = "git-force-push-protected"
+	// ShapeSecretExfiltration: a credential file is sent to the network.
+	ShapeSecretExfiltration Shape = "secret-exfiltration"
+	// ShapeForkBomb: a function runs itself in a background pipeline.
+	ShapeForkBomb Shape = "fork-bomb"
+)
+
+// shapeMatchers match each shape on one node, in the order of AllShapes.
+var shapeMatchers = []struct {
+	shape Shape
+	match func(t *Tree, n *Node) bool
+}{
+	{ShapeRmRoot, rmRoot},
+	{ShapeFindDeleteRoot, findDeleteRoot},
+	{ShapeDiskWrite, diskWrite},
+	{ShapeChmodRoot, chmodRoot},
+	{ShapeCurlPipeShell, func(t *Tree, n *Node) bool { return runsCodeFrom(t, n, isFetcher) }},
+	{ShapeDecodePipeShell, func(t *Tree, n *Node) bool { return runsCodeFrom(t, n, isDecoder) }},
+	{ShapeShellRCWrite, rcWrite},
+	{ShapeForcePushProtected, forcePush},
+	{ShapeSecretExfiltration, exfiltration},
+	{ShapeForkBomb, func(t *Tree, n *Node) bool { return n.funcSelfPipe }},
 }
+
+// AllShapes lists every shape.
+var AllShapes = func() []Shape {
+	out := make([]Shape, len(shapeMatchers))
+	for i, m := range shapeMatchers {
+		out[i] = m.shape
+	}
+	return out
+}()
+
+// markShapes is the last pass of Analyze: it sets on every node the
+// shapes it has.
+func (t *Tree) markShapes() {
+	if t.ParseError != nil {
+		return
+	}
+	for _, n := range t.Nodes {
+		for _, m := range shapeMatchers {
+			if m.match(t, n) {
+				n.shapes = append(n.shapes, m.shape)
+			}
+		}
+	}
+}
+
+// HasShape reports whether n has shape s.
+func (n *Node) HasShape(s Shape) bool { return slices.Contains(n.shapes, s) }
 
 // systemDirs are top-level directories whose recursive removal (or
 // permission change) wrecks a system.
@@ -121,7 +184,7 @@ func hasFlag(args []Arg, flags ...string) bool {
 			return false
 		}
 		for _, f := range flags {
-			if flagIs(x.Value, f) {
+			if ArgHasFlag(x.Value, f) {
 				return true
 			}
 		}

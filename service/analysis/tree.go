@@ -6,7 +6,7 @@ import (
 )
 
 // Flag is a fact analysis found about a node; rules can require flags
-// (policy.RuleFlags lists the same names).
+// (AllFlags are the names a rule may use).
 type Flag string
 
 const (
@@ -48,7 +48,7 @@ const (
 )
 
 // A Tree is the analysis of one command text. It is not safe for
-// concurrent use while Judge fills in matches.
+// concurrent use while policy.Decide fills in matches.
 type Tree struct {
 	// Dialect is the language the text was parsed in: bash or sh.
 	Dialect string `json:"dialect"`
@@ -126,9 +126,9 @@ type Node struct {
 	// Scripts index Tree.Scripts: the files this node runs or sources.
 	Scripts []int `json:"scripts,omitempty"`
 
-	// Matches are the rules that matched, filled in by Judge.
+	// Matches are the rules that matched, filled in by policy.Decide.
 	Matches []Match `json:"matches,omitempty"`
-	// Action is the node's own decision, filled in by Judge.
+	// Action is the node's own decision, filled in by policy.Decide.
 	Action string `json:"action,omitempty"`
 
 	// codeFrom are nodes whose output becomes this node's code: the
@@ -166,6 +166,8 @@ type Node struct {
 	dynamicWhy string
 	// script is the innermost script file the node comes from.
 	script string
+	// shapes are the built-in rules' shapes the node has (markShapes).
+	shapes []Shape
 }
 
 // gitPush is what a git push does to which branches.
@@ -229,7 +231,8 @@ type Script struct {
 // Data returns the bytes that were read (and judged).
 func (s *Script) Data() []byte { return s.data }
 
-// A Match is one rule (or setting) that applied to a node.
+// A Match is one rule (or setting) that applied to a node, recorded by
+// policy.Decide.
 type Match struct {
 	Rule string `json:"rule"`
 	// Origin is builtin, managed, user, default_action or dynamic_action.
@@ -247,6 +250,14 @@ func (n *Node) Has(f Flag) bool {
 	}
 	return false
 }
+
+// InScript returns the innermost script file n comes from, "" for a
+// command of the text itself.
+func (n *Node) InScript() string { return n.script }
+
+// DynamicWhy returns the note that came with n's dynamic flag, "" when
+// there is none.
+func (n *Node) DynamicWhy() string { return n.dynamicWhy }
 
 // TopLevel reports whether n is a command of the text itself: not inside
 // a wrapper's payload, a script, a shell string, a command or process

@@ -47,10 +47,10 @@ import (
 const (
 	DenyAnalysisOff = "command_analysis_off"
 	DenyModified    = "modified_outside_governance"
-	DenyParseError  = analysis.CodeParseError
-	DenyPolicyRule  = analysis.CodePolicyRule
-	DenyDefault     = analysis.CodeDefaultAction
-	DenyDynamic     = analysis.CodeDynamic
+	DenyParseError  = policy.CodeParseError
+	DenyPolicyRule  = policy.CodePolicyRule
+	DenyDefault     = policy.CodeDefaultAction
+	DenyDynamic     = policy.CodeDynamic
 	// DenyApproval is an "ask" decision: it needs a person's approval, and
 	// there is no approval flow yet, so it is refused.
 	DenyApproval = "approval_required"
@@ -167,14 +167,14 @@ func resolveAll(paths []string, keep bool) []string {
 // (DESIGN §5), so that the judged text never holds a value, and the tree is
 // then checked for credential-bearing variables in argv
 // (credential_in_argv).
-func (e *Executor) judge(req *api.ExecRequest, dir string) (*analysis.Tree, analysis.Decision) {
+func (e *Executor) judge(req *api.ExecRequest, dir string) (*analysis.Tree, policy.Verdict) {
 	tree := analysis.Analyze(req.Command, e.analysisOptions(req, dir))
-	return tree, analysis.Judge(tree, &e.cfg.Policy)
+	return tree, policy.Decide(tree, &e.cfg.Policy)
 }
 
 // denialOf turns a decision that is not allow into a blocked_by code and a
 // reason for the agent.
-func denialOf(d analysis.Decision) (code, reason string) {
+func denialOf(d policy.Verdict) (code, reason string) {
 	if d.Action == policy.ActionAsk {
 		return DenyApproval, d.Reason + "; this needs a person's approval, and approvals are not available yet, so the command was not run"
 	}
@@ -328,8 +328,8 @@ type Explanation struct {
 	Reason    string `json:"reason,omitempty"`
 	// Analysis is the analysis's own verdict (allow, ask or deny, with the
 	// deciding rule and node).
-	Analysis analysis.Decision `json:"analysis"`
-	Cwd      string            `json:"cwd,omitempty"`
+	Analysis policy.Verdict `json:"analysis"`
+	Cwd      string         `json:"cwd,omitempty"`
 	// Tree is nil when the request was refused before analysis.
 	Tree *analysis.Tree `json:"tree,omitempty"`
 	// PinnedScripts are the scripts that would be pinned.
@@ -339,7 +339,7 @@ type Explanation struct {
 // Explain decides req as Execute would, without running or recording
 // anything. An *ArgError is a bad request.
 func (e *Executor) Explain(ctx context.Context, req api.ExecRequest) (*Explanation, error) {
-	x := &Explanation{Decision: "deny", PinnedScripts: []api.Pin{}, Analysis: analysis.Decision{Node: -1}}
+	x := &Explanation{Decision: "deny", PinnedScripts: []api.Pin{}, Analysis: policy.Verdict{Node: -1}}
 	if err := e.checkArgs(&req); err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+
 	"github.com/gatehouse-dev/gatehouse/service/api"
 
 	"github.com/gatehouse-dev/gatehouse/sandbox"

@@ -241,7 +241,7 @@ func TestAnalysisDenials(t *testing.T) {
 		t.Fatalf("Explain: %+v %v", x, err)
 	}
 	var b bytes.Buffer
-	analysis.WriteText(&b, x.Tree, x.Analysis)
+	policy.WriteText(&b, x.Tree, x.Analysis)
 	if cmds := x.Tree.ResolvedCommands(); len(cmds) != 4 || !strings.HasSuffix(cmds[0], "sudo") || !strings.HasSuffix(cmds[3], "wc") {
 		t.Errorf("resolved_commands = %q\n%s", cmds, b.String())
 	}

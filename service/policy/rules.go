@@ -33,6 +33,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 	"mvdan.cc/sh/v3/pattern"
+
+	"github.com/gatehouse-dev/gatehouse/service/analysis"
 )
 
 // Actions a rule (and default_action, dynamic_action) may take, from the
@@ -49,17 +51,15 @@ const (
 	WhereTopLevel = "top_level"
 )
 
-// RuleFlags are the analysis flags a rule may require; service/analysis
-// sets them on the nodes of a command tree.
-var RuleFlags = []string{
-	"dynamic",              // what runs cannot be known before it runs
-	"dynamic_args",         // an argument or redirection target is only known at run time
-	"write_then_run",       // the command runs a file it writes itself
-	"non_shell_code",       // python -c, node -e, perl/ruby/php scripts...
-	"script_outside_roots", // a script outside script_inspection_roots or in the deny-read set
-	"script_unreadable",    // a script that is missing, unreadable, too large or not found
-	"script_inspected",     // a script that was read, judged and will be pinned
-}
+// RuleFlags are the analysis flags a rule may require (analysis.AllFlags);
+// command analysis sets them on the nodes of a command tree.
+var RuleFlags = func() []string {
+	out := make([]string, len(analysis.AllFlags))
+	for i, f := range analysis.AllFlags {
+		out[i] = string(f)
+	}
+	return out
+}()
 
 // maxRules bounds the rules one file may hold; maxRuleReason bounds a
 // reason.

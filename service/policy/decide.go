@@ -1,6 +1,6 @@
-package analysis
+package policy
 
-// This file judges a tree: for each node the built-in rules that match,
+// This file decides a command's tree: for each node the built-in rules that match,
 // the first matching managed rule, the first matching user rule, and the
 // default and dynamic actions; the strictest answer of the strictest node
 // decides.
@@ -11,8 +11,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
-	"github.com/gatehouse-dev/gatehouse/service/policy"
+	"github.com/gatehouse-dev/gatehouse/service/analysis"
 )
 
 // Decision codes: why a command was not allowed.
@@ -32,8 +33,8 @@ const (
 	OriginDynamicAction = "dynamic_action"
 )
 
-// A Decision is the verdict on a tree.
-type Decision struct {
+// A Verdict is the decision on a command's tree.
+type Verdict struct {
 	// Action is allow, ask or deny.
 	Action string `json:"action"`
 	// Code says why the command is not allowed: parse_error, policy_rule,
@@ -50,54 +51,54 @@ type Decision struct {
 // rank orders actions from the widest to the narrowest.
 func rank(action string) int {
 	switch action {
-	case policy.ActionDeny:
+	case ActionDeny:
 		return 2
-	case policy.ActionAsk:
+	case ActionAsk:
 		return 1
 	}
 	return 0
 }
 
-// Judge decides t under p and records on every node the rules that
+// Decide judges t under p and records on every node the rules that
 // matched it and its own action.
-func Judge(t *Tree, p *policy.Policy) Decision {
+func Decide(t *analysis.Tree, p *Policy) Verdict {
 	if t.ParseError != nil {
-		return Decision{
-			Action: policy.ActionDeny, Code: CodeParseError, Node: -1,
+		return Verdict{
+			Action: ActionDeny, Code: CodeParseError, Node: -1,
 			Reason: "the command does not parse (" + t.ParseError.Error() + "); nothing that cannot be analysed runs",
 		}
 	}
-	best := Decision{Action: policy.ActionAllow, Node: -1}
-	bestMatch := Match{}
+	best := Verdict{Action: ActionAllow, Node: -1}
+	bestMatch := analysis.Match{}
 	for _, n := range t.Nodes {
-		n.Matches = matches(t, n, p)
-		n.Action = policy.ActionAllow
-		var deciding Match
+		n.Matches = matches(n, p)
+		n.Action = ActionAllow
+		var deciding analysis.Match
 		for _, m := range n.Matches {
 			if rank(m.Action) > rank(n.Action) {
 				n.Action, deciding = m.Action, m
 			}
 		}
 		if rank(n.Action) > rank(best.Action) {
-			best = Decision{Action: n.Action, Node: n.ID, Rule: deciding.Rule}
+			best = Verdict{Action: n.Action, Node: n.ID, Rule: deciding.Rule}
 			bestMatch = deciding
 		}
 	}
 	if best.Node >= 0 {
 		n := t.Nodes[best.Node]
-		best.Code, best.Reason = reason(n, bestMatch, p)
+		best.Code, best.Reason = reason(n, bestMatch)
 	}
 	return best
 }
 
 // reason words the decision made by m on n.
-func reason(n *Node, m Match, p *policy.Policy) (code, text string) {
+func reason(n *analysis.Node, m analysis.Match) (code, text string) {
 	what := fmt.Sprintf("%q (at %s)", shortN(nodeText(n), 160), n.Pos())
 	switch m.Origin {
 	case OriginDefaultAction:
 		return CodeDefaultAction, fmt.Sprintf("no rule allows %s and policy.default_action is %s", what, m.Action)
 	case OriginDynamicAction:
-		why := n.dynamicWhy
+		why := n.DynamicWhy()
 		if why == "" {
 			why = "part of it is only known at run time"
 		}
@@ -118,7 +119,7 @@ func reason(n *Node, m Match, p *policy.Policy) (code, text string) {
 }
 
 // nodeText is the command of n for a message.
-func nodeText(n *Node) string {
+func nodeText(n *analysis.Node) string {
 	if s := n.Text(); s != "" {
 		return s
 	}
@@ -126,14 +127,11 @@ func nodeText(n *Node) string {
 }
 
 // matches returns everything that applies to n.
-func matches(t *Tree, n *Node, p *policy.Policy) []Match {
-	var out []Match
-	for _, b := range policy.BuiltinRules {
-		if !p.BuiltinEnabled(b.Name) {
-			continue
-		}
-		if f := builtinMatchers[b.Name]; f != nil && f(t, n) {
-			out = append(out, Match{Rule: b.Name, Origin: OriginBuiltin, Action: b.Action, Reason: b.Reason})
+func matches(n *analysis.Node, p *Policy) []analysis.Match {
+	var out []analysis.Match
+	for _, b := range BuiltinRules {
+		if p.BuiltinEnabled(b.Name) && n.HasShape(b.Shape) {
+			out = append(out, analysis.Match{Rule: b.Name, Origin: OriginBuiltin, Action: b.Action, Reason: b.Reason})
 		}
 	}
 	tierMatched, dynamicDecided := false, false
@@ -147,49 +145,49 @@ func matches(t *Tree, n *Node, p *policy.Policy) []Match {
 			if managed {
 				origin = OriginManaged
 			}
-			out = append(out, Match{Rule: r.Name, Origin: origin, Action: r.Action, Reason: r.Reason})
+			out = append(out, analysis.Match{Rule: r.Name, Origin: origin, Action: r.Action, Reason: r.Reason})
 			tierMatched = true
 			// A rule about dynamic nodes decides them instead of
 			// dynamic_action (both tiers must name it: the managed
 			// tier's own default is dynamic_action).
-			if slices.Contains(r.Flags, string(FlagDynamic)) {
+			if slices.Contains(r.Flags, string(analysis.FlagDynamic)) {
 				dynamicDecided = true
 			}
 			break
 		}
 	}
-	if !tierMatched && n.Kind == KindCommand {
-		out = append(out, Match{Rule: "default_action", Origin: OriginDefaultAction, Action: orAllow(p.DefaultAction)})
+	if !tierMatched && n.Kind == analysis.KindCommand {
+		out = append(out, analysis.Match{Rule: "default_action", Origin: OriginDefaultAction, Action: orAllow(p.DefaultAction)})
 	}
-	if n.Has(FlagDynamic) && !dynamicDecided && p.DynamicAction != policy.ActionAllow {
-		out = append(out, Match{Rule: "dynamic_action", Origin: OriginDynamicAction, Action: orAsk(p.DynamicAction)})
+	if n.Has(analysis.FlagDynamic) && !dynamicDecided && p.DynamicAction != ActionAllow {
+		out = append(out, analysis.Match{Rule: "dynamic_action", Origin: OriginDynamicAction, Action: orAsk(p.DynamicAction)})
 	}
 	return out
 }
 
 func orAllow(s string) string {
 	if s == "" {
-		return policy.ActionAllow
+		return ActionAllow
 	}
 	return s
 }
 
 func orAsk(s string) string {
 	if s == "" {
-		return policy.ActionAsk
+		return ActionAsk
 	}
 	return s
 }
 
 // RuleMatches reports whether rule r matches node n.
-func RuleMatches(r *policy.Rule, n *Node) bool {
-	if r.Where == policy.WhereTopLevel && !n.topLevel {
+func RuleMatches(r *Rule, n *analysis.Node) bool {
+	if r.Where == WhereTopLevel && !n.TopLevel() {
 		return false
 	}
 	if len(r.Script) > 0 {
 		ok := false
 		for _, s := range r.Script {
-			if n.script != "" && globMatch(s, n.script) {
+			if sc := n.InScript(); sc != "" && globMatch(s, sc) {
 				ok = true
 				break
 			}
@@ -199,12 +197,12 @@ func RuleMatches(r *policy.Rule, n *Node) bool {
 		}
 	}
 	for _, f := range r.Flags {
-		if !n.Has(Flag(f)) {
+		if !n.Has(analysis.Flag(f)) {
 			return false
 		}
 	}
 	if len(r.Command) > 0 {
-		if n.Kind != KindCommand || n.Name == "" {
+		if n.Kind != analysis.KindCommand || n.Name == "" {
 			return false
 		}
 		ok := false
@@ -222,7 +220,7 @@ func RuleMatches(r *policy.Rule, n *Node) bool {
 			return false
 		}
 	}
-	var args []Arg
+	var args []analysis.Arg
 	if len(n.Argv) > 1 {
 		args = n.Argv[1:]
 	}
@@ -235,7 +233,7 @@ func RuleMatches(r *policy.Rule, n *Node) bool {
 }
 
 // argMatch applies one argument matcher.
-func argMatch(m policy.ArgMatch, args []Arg) bool {
+func argMatch(m ArgMatch, args []analysis.Arg) bool {
 	switch {
 	case len(m.Flag) > 0:
 		for _, x := range args {
@@ -246,7 +244,7 @@ func argMatch(m policy.ArgMatch, args []Arg) bool {
 				return false
 			}
 			for _, f := range m.Flag {
-				if flagIs(x.Value, f) {
+				if analysis.ArgHasFlag(x.Value, f) {
 					return true
 				}
 			}
@@ -286,30 +284,6 @@ func argMatch(m policy.ArgMatch, args []Arg) bool {
 	return false
 }
 
-// flagIs reports whether the argument arg is (or contains) the flag f.
-func flagIs(arg, f string) bool {
-	if arg == f {
-		return true
-	}
-	if strings.HasPrefix(f, "--") {
-		return strings.HasPrefix(arg, f+"=")
-	}
-	// -f inside a cluster: -rf, -fr, -Rf.
-	if len(arg) < 2 || arg[0] != '-' || arg[1] == '-' {
-		return false
-	}
-	for _, c := range arg[1:] {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
-			return false
-		}
-	}
-	for _, c := range f[1:] {
-		if !strings.ContainsRune(arg[1:], c) {
-			return false
-		}
-	}
-	return true
-}
 
 // patterns caches compiled patterns and expressions.
 var patterns sync.Map // string → *regexp.Regexp (nil when invalid)
@@ -329,7 +303,7 @@ func compiled(s string, regex bool) *regexp.Regexp {
 	if regex {
 		re, err = regexp.Compile(s)
 	} else {
-		re, err = policy.CompileGlob(s)
+		re, err = CompileGlob(s)
 	}
 	if err != nil {
 		re = nil
@@ -345,4 +319,17 @@ func globMatch(pat, s string) bool {
 	}
 	re := compiled(pat, false)
 	return re != nil && re.MatchString(s)
+}
+
+// shortN abbreviates s to about n bytes, on one line.
+func shortN(s string, n int) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	if len(s) > n {
+		i := n - 3
+		for i > 0 && !utf8.RuneStart(s[i]) {
+			i--
+		}
+		return s[:i] + "..."
+	}
+	return s
 }

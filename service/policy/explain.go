@@ -1,15 +1,17 @@
-package analysis
+package policy
 
 import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/gatehouse-dev/gatehouse/service/analysis"
 )
 
-// WriteText writes t and d for a person: the decision, then every node
+// WriteText writes the tree t and its verdict d for a person: the decision, then every node
 // indented under its parent with its flags, notes and matched rules, then
 // the scripts that were read.
-func WriteText(w io.Writer, t *Tree, d Decision) {
+func WriteText(w io.Writer, t *analysis.Tree, d Verdict) {
 	fmt.Fprintf(w, "decision: %s", d.Action)
 	if d.Code != "" {
 		fmt.Fprintf(w, " (%s)", d.Code)
@@ -34,7 +36,7 @@ func WriteText(w io.Writer, t *Tree, d Decision) {
 		}
 		ind := strings.Repeat("    ", depth[n.ID])
 		line := nodeText(n)
-		if n.Kind != KindCommand {
+		if n.Kind != analysis.KindCommand {
 			line = "[" + n.Kind + "] " + line
 		}
 		if n.Via != "" {
