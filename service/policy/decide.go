@@ -284,7 +284,6 @@ func argMatch(m ArgMatch, args []analysis.Arg) bool {
 	return false
 }
 
-
 // patterns caches compiled patterns and expressions.
 var patterns sync.Map // string → *regexp.Regexp (nil when invalid)
 
