@@ -157,11 +157,11 @@ func (b *Bash) TimeoutSeconds(defaultMS int64) int {
 
 // Output is the hook's answer.
 type Output struct {
-	HookSpecificOutput Decision `json:"hookSpecificOutput"`
+	HookSpecificOutput HookOutput `json:"hookSpecificOutput"`
 }
 
-// Decision is PreToolUse's hookSpecificOutput.
-type Decision struct {
+// HookOutput is PreToolUse's hookSpecificOutput.
+type HookOutput struct {
 	HookEventName            string                     `json:"hookEventName"`
 	PermissionDecision       string                     `json:"permissionDecision"`
 	PermissionDecisionReason string                     `json:"permissionDecisionReason,omitempty"`
@@ -171,14 +171,14 @@ type Decision struct {
 // Deny returns an answer that refuses the tool call; Claude Code shows
 // reason to the model.
 func Deny(reason string) *Output {
-	return &Output{Decision{HookEventName: "PreToolUse", PermissionDecision: "deny", PermissionDecisionReason: reason}}
+	return &Output{HookOutput{HookEventName: "PreToolUse", PermissionDecision: "deny", PermissionDecisionReason: reason}}
 }
 
 // Allow returns an answer that lets the call run as the model asked,
 // except that dangerouslyDisableSandbox, when the input has it, is set to
 // false: the command stays inside Claude Code's sandbox.
 func Allow(in *Input, reason string) *Output {
-	d := Decision{HookEventName: "PreToolUse", PermissionDecision: "allow", PermissionDecisionReason: reason}
+	d := HookOutput{HookEventName: "PreToolUse", PermissionDecision: "allow", PermissionDecisionReason: reason}
 	if _, ok := in.ToolInput[disableSandbox]; ok {
 		d.UpdatedInput = make(map[string]json.RawMessage, len(in.ToolInput))
 		for k, v := range in.ToolInput {
@@ -206,7 +206,7 @@ func Route(in *Input, relay, reason string) *Output {
 	}
 	cmd, _ := json.Marshal(relay)
 	up["command"] = cmd
-	return &Output{Decision{HookEventName: "PreToolUse", PermissionDecision: "allow", PermissionDecisionReason: reason, UpdatedInput: up}}
+	return &Output{HookOutput{HookEventName: "PreToolUse", PermissionDecision: "allow", PermissionDecisionReason: reason, UpdatedInput: up}}
 }
 
 // RelayCommand returns the command that redeems ticket: the gatehouse
