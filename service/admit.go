@@ -102,7 +102,7 @@ func (s *Service) Execute(ctx context.Context, req api.ExecRequest, out sandbox.
 
 // run executes a decision under the concurrency limit, killed when ctx
 // or the service ends.
-func (s *Service) run(ctx context.Context, ex *pipeline.Executor, d *pipeline.Decision, ev api.Event, out sandbox.Streams) *api.End {
+func (s *Service) run(ctx context.Context, ex *pipeline.Executor, d *pipeline.Admitted, ev api.Event, out sandbox.Streams) *api.End {
 	if !s.acquire() {
 		max := s.gen.Load().ex.Config().Exec.Limits.MaxConcurrent
 		reason := fmt.Sprintf("%d commands are already running, the limit (exec.limits.max_concurrent); try again when one has finished", max)

@@ -19,7 +19,7 @@ import (
 // routed is a decided execution waiting for its relay.
 type routed struct {
 	ex *pipeline.Executor
-	d  *pipeline.Decision
+	d  *pipeline.Admitted
 	// in is the ticket's in-FIFO, open from the decision on.
 	in *tickets.In
 }
@@ -129,7 +129,7 @@ func (s *Service) openRelay(r *routed, name string) error {
 // exec.limits.max_pending_tickets wait for their relay: after the
 // decision, already on the record, comes an execution that never ran
 // (concurrency_limit).
-func (s *Service) refusePending(ex *pipeline.Executor, d *pipeline.Decision, resp *api.DecideResponse, max int) {
+func (s *Service) refusePending(ex *pipeline.Executor, d *pipeline.Admitted, resp *api.DecideResponse, max int) {
 	reason := fmt.Sprintf("%d routed commands are already waiting for their relay, the limit (exec.limits.max_pending_tickets); try again when one has run or its ticket has expired", max)
 	ev := ex.ExecutionEvent(d)
 	ev.Decision, ev.BlockedBy, ev.Reason = "deny", ReasonConcurrency, reason

@@ -57,8 +57,8 @@ var skipDirs = map[string]bool{
 	"target": true, "dist": true, "build": true, ".venv": true, "venv": true,
 }
 
-// Plan is the result of looking at the host file system for one execution.
-type Plan struct {
+// HostSurvey is the result of looking at the host file system for one execution.
+type HostSurvey struct {
 	Mounts Mounts
 	// Watch are write-deny files that did not exist: they cannot be mounted
 	// over without creating them, so they are checked after the execution
@@ -83,8 +83,8 @@ var mountpoints = struct {
 // Discover classifies the deny-read paths and finds the write-deny paths
 // inside roots. Missing write-deny directories are created (empty) as mount
 // points; Release removes them again.
-func Discover(roots, denyRead, writeDeny []string) (*Plan, error) {
-	p := &Plan{}
+func Discover(roots, denyRead, writeDeny []string) (*HostSurvey, error) {
+	p := &HostSurvey{}
 	for _, d := range denyRead {
 		fi, err := os.Stat(d)
 		switch {
@@ -117,7 +117,7 @@ func Discover(roots, denyRead, writeDeny []string) (*Plan, error) {
 	return p, nil
 }
 
-func (p *Plan) protect(base string, roots, names []string, seen map[string]bool) error {
+func (p *HostSurvey) protect(base string, roots, names []string, seen map[string]bool) error {
 	gitDir := false
 	if fi, err := os.Lstat(filepath.Join(base, ".git")); err == nil && fi.IsDir() {
 		gitDir = true
@@ -169,7 +169,7 @@ func (p *Plan) protect(base string, roots, names []string, seen map[string]bool)
 	return nil
 }
 
-func (p *Plan) addOnce(list *[]string, path string, seen map[string]bool) {
+func (p *HostSurvey) addOnce(list *[]string, path string, seen map[string]bool) {
 	if seen[path] {
 		return
 	}
@@ -177,7 +177,7 @@ func (p *Plan) addOnce(list *[]string, path string, seen map[string]bool) {
 	*list = append(*list, path)
 }
 
-func (p *Plan) makeMountpoint(path string) error {
+func (p *HostSurvey) makeMountpoint(path string) error {
 	mountpoints.Lock()
 	defer mountpoints.Unlock()
 	if mountpoints.n[path] == 0 {
@@ -192,7 +192,7 @@ func (p *Plan) makeMountpoint(path string) error {
 
 // adopt takes a share of a mount point another execution in this process
 // created, so that it is not removed while this one runs.
-func (p *Plan) adopt(path string) {
+func (p *HostSurvey) adopt(path string) {
 	mountpoints.Lock()
 	defer mountpoints.Unlock()
 	if mountpoints.n[path] > 0 {
@@ -203,7 +203,7 @@ func (p *Plan) adopt(path string) {
 
 // Release removes the mount points this plan created once no other execution
 // in this process uses them. It is safe to call more than once.
-func (p *Plan) Release() {
+func (p *HostSurvey) Release() {
 	mountpoints.Lock()
 	defer mountpoints.Unlock()
 	for _, path := range p.created {
@@ -219,7 +219,7 @@ func (p *Plan) Release() {
 // Sweep moves aside every watched write-deny file that the execution
 // created, and what it planted in repositories (sweepGit), so that nothing
 // runs it later, and returns the new names.
-func (p *Plan) Sweep(suffix string) []string {
+func (p *HostSurvey) Sweep(suffix string) []string {
 	var moved []string
 	for _, path := range p.Watch {
 		if _, err := os.Lstat(path); err != nil {

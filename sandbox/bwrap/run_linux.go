@@ -112,7 +112,7 @@ func Run(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams, opt RunOp
 		argW.Write(b.Bytes())
 		argW.Close()
 	}()
-	p := sandboxinit.Plan{
+	p := sandboxinit.Stage1Spec{
 		Shell:       spec.Shell,
 		Argv:        []string{spec.Shell, "--noprofile", "--norc", "-c", spec.Command},
 		Seccomp:     string(spec.Seccomp),

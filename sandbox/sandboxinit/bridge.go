@@ -14,7 +14,7 @@ import (
 	"strings"
 )
 
-// Bridge is the bridge's part of the Plan.
+// Bridge is the bridge's part of the Stage1Spec.
 type Bridge struct {
 	// Listen are the TCP addresses to listen on inside the sandbox, for
 	// example "127.0.0.1:3128". The first is the one the proxy variables

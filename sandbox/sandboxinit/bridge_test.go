@@ -26,7 +26,7 @@ func TestProxyEnv(t *testing.T) {
 func TestPlanBridgeRoundTrip(t *testing.T) {
 	t.Parallel()
 	var sb strings.Builder
-	p := &Plan{Shell: "/bin/sh", Argv: []string{"/bin/sh"}, Seccomp: "required",
+	p := &Stage1Spec{Shell: "/bin/sh", Argv: []string{"/bin/sh"}, Seccomp: "required",
 		Bridge: &Bridge{Listen: []string{"127.0.0.1:3128"}, Socket: "/run/gatehouse/proxy.sock"}}
 	if err := WritePlan(&sb, p); err != nil {
 		t.Fatal(err)
@@ -36,7 +36,7 @@ func TestPlanBridgeRoundTrip(t *testing.T) {
 		t.Fatalf("ReadPlan = %+v, %v", got, err)
 	}
 	sb.Reset()
-	WritePlan(&sb, &Plan{Shell: "/bin/sh", Argv: []string{"/bin/sh"}, Bridge: &Bridge{Listen: []string{"127.0.0.1:1"}}})
+	WritePlan(&sb, &Stage1Spec{Shell: "/bin/sh", Argv: []string{"/bin/sh"}, Bridge: &Bridge{Listen: []string{"127.0.0.1:1"}}})
 	if _, err := ReadPlan(strings.NewReader(sb.String())); err == nil {
 		t.Error("a bridge without a socket was accepted")
 	}

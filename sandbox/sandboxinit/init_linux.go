@@ -119,7 +119,7 @@ func Init(args []string) int {
 }
 
 // setLimits applies the plan's resource limits to this process.
-func setLimits(plan *Plan) error {
+func setLimits(plan *Stage1Spec) error {
 	if plan.FileSizeMax > 0 {
 		lim := &unix.Rlimit{Cur: uint64(plan.FileSizeMax), Max: uint64(plan.FileSizeMax)}
 		if err := unix.Setrlimit(unix.RLIMIT_FSIZE, lim); err != nil {

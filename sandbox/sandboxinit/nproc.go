@@ -10,10 +10,10 @@ package sandboxinit
 //
 //   - Linux 5.14 and later count per user namespace: under bubblewrap
 //     (--unshare-user) only the sandbox's own tasks count, so the limit is
-//     Plan.NProc plus the init's own threads and InitReserve for them.
+//     Stage1Spec.NProc plus the init's own threads and InitReserve for them.
 //   - Older kernels, and the "none" mode (no user namespace), count every
 //     task of the real uid on the host. The host counts them just before
-//     the start (Plan.NProcBase) and the limit is that plus Plan.NProc; the
+//     the start (Stage1Spec.NProcBase) and the limit is that plus Stage1Spec.NProc; the
 //     user's other processes starting meanwhile use the same budget.
 //
 // The kernel does not apply RLIMIT_NPROC to root (uid 0 in the initial
@@ -27,7 +27,7 @@ import (
 	"strings"
 )
 
-// InitReserve is how many tasks beyond Plan.NProc the init keeps for its
+// InitReserve is how many tasks beyond Stage1Spec.NProc the init keeps for its
 // own threads (the Go runtime may start one while the command is at its
 // limit). A command may so reach NProc+InitReserve tasks.
 const InitReserve = 8

@@ -8,7 +8,7 @@
 // bwrap starts "gatehouse sandbox-init" as pid 1 of the sandbox's pid
 // namespace (--as-pid-1: bwrap's own reaper would be an unfiltered process
 // the command could reach through /proc/1/mem). The init makes itself
-// non-dumpable, reads its Plan from fd 3, opens the network bridge's
+// non-dumpable, reads its Stage1Spec from fd 3, opens the network bridge's
 // listeners when the plan has one, and starts the shell from a thread that
 // alone carries no-new-privs and the seccomp filter. The init stays outside
 // the filter (the bridge serves from its other threads), relays the host's termination
@@ -21,7 +21,7 @@
 //
 // # Protocol
 //
-// Host to init (fd 3): the Plan (WritePlan), then control lines "term"
+// Host to init (fd 3): the Stage1Spec (WritePlan), then control lines "term"
 // (SIGTERM to every process) and "kill" (SIGKILL to every process, then
 // the init exits: the kernel kills whatever is left in the pid namespace
 // and lets nothing fork there any more, so a fork storm cannot outrun it).
@@ -45,8 +45,8 @@ import (
 	"strings"
 )
 
-// Plan is what stage 1 needs to know, sent by the host on fd 3.
-type Plan struct {
+// Stage1Spec is what stage 1 needs to know, sent by the host on fd 3.
+type Stage1Spec struct {
 	Shell       string   `json:"shell"`
 	Argv        []string `json:"argv"` // full argv of the shell, argv[0] included
 	Seccomp     string   `json:"seccomp"`
@@ -65,7 +65,7 @@ type Plan struct {
 
 // ExecArgs returns the stage-2 command line (after the binary name) that
 // runs plan's shell.
-func ExecArgs(p *Plan) []string {
+func ExecArgs(p *Stage1Spec) []string {
 	a := []string{"sandbox-exec", "--seccomp", p.Seccomp, "--fsize", strconv.FormatInt(p.FileSizeMax, 10)}
 	if p.AllowPtrace {
 		a = append(a, "--allow-ptrace")
@@ -106,7 +106,7 @@ func ReadStatus(r *bufio.Reader) (Status, error) {
 // WritePlan writes p to w as the init reads it: its length in decimal, a
 // newline, then the JSON. The length lets the init read exactly the plan
 // and leave the control lines that follow to the supervisor.
-func WritePlan(w io.Writer, p *Plan) error {
+func WritePlan(w io.Writer, p *Stage1Spec) error {
 	b, err := json.Marshal(p)
 	if err != nil {
 		return err
@@ -116,7 +116,7 @@ func WritePlan(w io.Writer, p *Plan) error {
 }
 
 // ReadPlan reads one plan written by WritePlan, without reading past it.
-func ReadPlan(r io.Reader) (*Plan, error) {
+func ReadPlan(r io.Reader) (*Stage1Spec, error) {
 	var head []byte
 	one := make([]byte, 1)
 	for {
@@ -139,7 +139,7 @@ func ReadPlan(r io.Reader) (*Plan, error) {
 	if _, err := io.ReadFull(r, b); err != nil {
 		return nil, err
 	}
-	var p Plan
+	var p Stage1Spec
 	if err := json.Unmarshal(b, &p); err != nil {
 		return nil, err
 	}

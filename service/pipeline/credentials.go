@@ -133,7 +133,7 @@ func (e *Executor) credBroker() *broker.Broker {
 // CredDirInSandbox (bubblewrap) or named by its host path (no bind
 // mounts). The caller releases the lease when the run ends. A *Denial
 // means nothing may run.
-func (e *Executor) leaseCredentials(d *Decision, spec *sandbox.Spec, backend string, ev *api.Event) (*broker.Lease, error) {
+func (e *Executor) leaseCredentials(d *Admitted, spec *sandbox.Spec, backend string, ev *api.Event) (*broker.Lease, error) {
 	p := d.creds
 	if p == nil || len(p.IDs) == 0 {
 		return nil, nil

@@ -163,11 +163,11 @@ func (e *Executor) Execute(ctx context.Context, req api.ExecRequest, out sandbox
 	return e.Run(ctx, d, out, d.Event)
 }
 
-// A Decision is an allowed request with its execution plan fixed: the
+// Admitted is an allowed request with its execution plan fixed: the
 // judged text, the cwd, the timeout, the pinned scripts. Run executes it,
 // now or later (a routed command is decided at admit time and run when its
 // ticket is redeemed).
-type Decision struct {
+type Admitted struct {
 	// Event is the decision event (decision "allow").
 	Event api.Event
 
@@ -179,12 +179,12 @@ type Decision struct {
 }
 
 // Request returns the request as decided.
-func (d *Decision) Request() api.ExecRequest { return d.req }
+func (d *Admitted) Request() api.ExecRequest { return d.req }
 
 // Decide runs the pipeline up to the decision: argument checks, workspace,
 // analysis and policy. A *Denial (recorded) or *ArgError means the request
 // may not run.
-func (e *Executor) Decide(ctx context.Context, req api.ExecRequest) (*Decision, error) {
+func (e *Executor) Decide(ctx context.Context, req api.ExecRequest) (*Admitted, error) {
 	d, err := e.decide(ctx, req)
 	var den *Denial
 	if errors.As(err, &den) && den.Event != nil {
@@ -195,7 +195,7 @@ func (e *Executor) Decide(ctx context.Context, req api.ExecRequest) (*Decision, 
 	return d, err
 }
 
-func (e *Executor) decide(ctx context.Context, req api.ExecRequest) (*Decision, error) {
+func (e *Executor) decide(ctx context.Context, req api.ExecRequest) (*Admitted, error) {
 	ev := api.Event{
 		ID:            NewID(),
 		Time:          time.Now().UTC(),
@@ -247,14 +247,14 @@ func (e *Executor) decide(ctx context.Context, req api.ExecRequest) (*Decision, 
 	if err != nil {
 		return nil, err
 	}
-	return &Decision{Event: ev, req: req, dir: dir, timeout: timeout, plan: plan, creds: creds}, nil
+	return &Admitted{Event: ev, req: req, dir: dir, timeout: timeout, plan: plan, creds: creds}, nil
 }
 
 // Run executes an allowed decision and records its execution event, ev:
 // the decision event itself for Execute (one event for both), or a new
 // event linked to the decision (parent_id) for a routed command. A
 // *Denial means nothing ran (no sandbox, or a pinned script changed).
-func (e *Executor) Run(ctx context.Context, d *Decision, out sandbox.Streams, ev api.Event) (*Outcome, error) {
+func (e *Executor) Run(ctx context.Context, d *Admitted, out sandbox.Streams, ev api.Event) (*Outcome, error) {
 	o, err := e.run(ctx, d, out, &ev)
 	var den *Denial
 	if err != nil && !errors.As(err, &den) && ev.Status == string(sandbox.StatusFailedToStart) {
@@ -276,13 +276,13 @@ func (e *Executor) Run(ctx context.Context, d *Decision, out sandbox.Streams, ev
 
 // ExecutionEvent returns a new event for running d later, linked to its
 // decision event.
-func (e *Executor) ExecutionEvent(d *Decision) api.Event {
+func (e *Executor) ExecutionEvent(d *Admitted) api.Event {
 	ev := d.Event
 	ev.ParentID, ev.ID, ev.Time = d.Event.ID, NewID(), time.Now().UTC()
 	return ev
 }
 
-func (e *Executor) run(ctx context.Context, d *Decision, out sandbox.Streams, ev *api.Event) (_ *Outcome, err error) {
+func (e *Executor) run(ctx context.Context, d *Admitted, out sandbox.Streams, ev *api.Event) (_ *Outcome, err error) {
 	req, dir, timeout, plan := &d.req, d.dir, d.timeout, d.plan
 	defer plan.release() // the pinned copies live for this run only
 	ev.SetCommand(req.Command)
