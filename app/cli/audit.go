@@ -21,11 +21,9 @@ import (
 	"github.com/gatehouse-dev/gatehouse/service/termesc"
 )
 
-func init() {
-	register(&command{name: "audit",
-		summary: "read and verify the audit trail (audit list|show|export|verify)",
-		run:     runAudit,
-	})
+var auditCmd = &command{name: "audit",
+	summary: "read and verify the audit trail (audit list|show|export|verify)",
+	run:     runAudit,
 }
 
 const auditUsage = `usage:

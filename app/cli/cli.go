@@ -22,12 +22,12 @@ func (e ExitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)
 // the service's, so a call run in process and one run by the service end
 // the same.
 const (
-	ExitOK        = 0
-	ExitFailure   = 1
-	ExitUsage     = 2
-	ExitTimeout   = api.ExitTimeout
-	ExitCannotRun = api.ExitCannotRun
-	ExitKilled    = api.ExitKilled
+	ExitOK        ExitStatus = 0
+	ExitFailure   ExitStatus = 1
+	ExitUsage     ExitStatus = 2
+	ExitTimeout   ExitStatus = api.ExitTimeout
+	ExitCannotRun ExitStatus = api.ExitCannotRun
+	ExitKilled    ExitStatus = api.ExitKilled
 )
 
 // ExitCode maps an execution to the process exit status: the command's own,
@@ -138,17 +138,29 @@ func parseFlags(fl *flag.FlagSet, args []string, interspersed bool) ([]string, e
 	}
 }
 
-var commands = map[string]*command{}
+// commands are gatehouse's subcommands by name: one table, with the
+// commands of this platform (platformCommands).
+var commands = byName(append([]*command{
+	execCmd, explainCmd, auditCmd, statusCmd, doctorCmd, configCmd, credCmd,
+	installCmd, uninstallCmd, serviceCmd, serveCmd, hookCmd, relayCmd, managedSettingsCmd,
+}, platformCommands()...))
 
-func register(c *command) { commands[c.name] = c }
+// byName indexes cs by name.
+func byName(cs []*command) map[string]*command {
+	m := make(map[string]*command, len(cs))
+	for _, c := range cs {
+		m[c.name] = c
+	}
+	return m
+}
 
 // Main runs the gatehouse command line and returns the process exit code.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	env := &Env{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: osGetenv}
-	return run(ctx, env, args)
+	return int(run(ctx, env, args))
 }
 
-func run(ctx context.Context, env *Env, args []string) int {
+func run(ctx context.Context, env *Env, args []string) ExitStatus {
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		usage(env.Stdout)
 		if len(args) == 0 {
@@ -167,13 +179,13 @@ func run(ctx context.Context, env *Env, args []string) int {
 }
 
 // report prints err in the CLI's form and returns the exit code for it.
-func report(stderr io.Writer, err error) int {
+func report(stderr io.Writer, err error) ExitStatus {
 	if err == nil {
 		return ExitOK
 	}
 	var st ExitStatus
 	if errors.As(err, &st) {
-		return int(st)
+		return st
 	}
 	fmt.Fprintf(stderr, "gatehouse: error: %v\n", err)
 	var he *hintError

@@ -89,7 +89,7 @@ func TestExitStatus(t *testing.T) {
 	run1 := func(args ...string) (int, string) {
 		var out, errb bytes.Buffer
 		env := &Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: getenv}
-		code := run(context.Background(), env, args)
+		code := int(run(context.Background(), env, args))
 		return code, out.String() + errb.String()
 	}
 	big := strings.Repeat("x", 64<<10+1)

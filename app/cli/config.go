@@ -11,11 +11,9 @@ import (
 	"github.com/gatehouse-dev/gatehouse/service/policy"
 )
 
-func init() {
-	register(&command{name: "config",
-		summary: "check, show or reload the configuration (config check [--managed FILE] [FILE], config show [--json], config reload)",
-		run:     runConfig,
-	})
+var configCmd = &command{name: "config",
+	summary: "check, show or reload the configuration (config check [--managed FILE] [FILE], config show [--json], config reload)",
+	run:     runConfig,
 }
 
 var configCommands = map[string]*command{

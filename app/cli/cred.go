@@ -21,11 +21,9 @@ import (
 	"github.com/gatehouse-dev/gatehouse/service/broker"
 )
 
-func init() {
-	register(&command{name: "cred",
-		summary: "store credentials in the OS keychain for commands (cred set|list|rm)",
-		run:     runCred,
-	})
+var credCmd = &command{name: "cred",
+	summary: "store credentials in the OS keychain for commands (cred set|list|rm)",
+	run:     runCred,
 }
 
 const credUsage = `usage:

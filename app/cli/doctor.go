@@ -17,12 +17,10 @@ import (
 	"github.com/gatehouse-dev/gatehouse/service/pipeline"
 )
 
-func init() {
-	register(&command{name: "doctor",
-		summary: "check that this host can run the governed shell, and say how to fix it",
-		usage:   "usage: gatehouse doctor [--json] [--config FILE]",
-		flags:   runDoctor,
-	})
+var doctorCmd = &command{name: "doctor",
+	summary: "check that this host can run the governed shell, and say how to fix it",
+	usage:   "usage: gatehouse doctor [--json] [--config FILE]",
+	flags:   runDoctor,
 }
 
 // doctorReport is the JSON form of gatehouse doctor.

@@ -21,12 +21,10 @@ import (
 	"github.com/gatehouse-dev/gatehouse/service/policy"
 )
 
-func init() {
-	register(&command{name: "exec",
-		summary: "run one command through the governed shell",
-		usage:   execUsage,
-		flags:   runExec,
-	})
+var execCmd = &command{name: "exec",
+	summary: "run one command through the governed shell",
+	usage:   execUsage,
+	flags:   runExec,
 }
 
 const execUsage = `usage: gatehouse exec [--cwd DIR] [--timeout S] [--stdin FILE] [--json] [--config FILE] -- COMMAND

@@ -12,12 +12,10 @@ import (
 	"github.com/gatehouse-dev/gatehouse/service/termesc"
 )
 
-func init() {
-	register(&command{name: "explain",
-		summary: "show how a command is analysed and decided, without running it",
-		usage:   explainUsage,
-		flags:   runExplain,
-	})
+var explainCmd = &command{name: "explain",
+	summary: "show how a command is analysed and decided, without running it",
+	usage:   explainUsage,
+	flags:   runExplain,
 }
 
 const explainUsage = `usage: gatehouse explain [--json] [--cwd DIR] [--stdin FILE] [--config FILE] [--] COMMAND

@@ -13,11 +13,9 @@ import (
 	"github.com/gatehouse-dev/gatehouse/service/pipeline"
 )
 
-func init() {
-	register(&command{name: "hook",
-		summary: "Claude Code's PreToolUse hook: 'gatehouse hook claude' (installed by 'gatehouse install')",
-		run:     runHook,
-	})
+var hookCmd = &command{name: "hook",
+	summary: "Claude Code's PreToolUse hook: 'gatehouse hook claude' (installed by 'gatehouse install')",
+	run:     runHook,
 }
 
 const hookUsage = `usage: gatehouse hook claude [--routing governed_shell|framework]

@@ -13,17 +13,16 @@ import (
 	"github.com/gatehouse-dev/gatehouse/hook/claude"
 )
 
-func init() {
-	register(&command{name: "install",
-		summary: "install the user service and Claude Code's hook (~/.claude/settings.json)",
-		usage:   installUsage,
-		flags:   runInstall,
-	})
-	register(&command{name: "uninstall",
-		summary: "remove what 'gatehouse install' added",
-		usage:   uninstallUsage,
-		flags:   runUninstall,
-	})
+var installCmd = &command{name: "install",
+	summary: "install the user service and Claude Code's hook (~/.claude/settings.json)",
+	usage:   installUsage,
+	flags:   runInstall,
+}
+
+var uninstallCmd = &command{name: "uninstall",
+	summary: "remove what 'gatehouse install' added",
+	usage:   uninstallUsage,
+	flags:   runUninstall,
 }
 
 const installUsage = `usage: gatehouse install [--no-service]

@@ -19,12 +19,10 @@ import (
 	"github.com/gatehouse-dev/gatehouse/service/policy"
 )
 
-func init() {
-	register(&command{name: "managed-settings",
-		summary: "render Claude Code's managed-settings.json for IT (--install writes it)",
-		usage:   managedUsage,
-		flags:   runManagedSettings,
-	})
+var managedSettingsCmd = &command{name: "managed-settings",
+	summary: "render Claude Code's managed-settings.json for IT (--install writes it)",
+	usage:   managedUsage,
+	flags:   runManagedSettings,
 }
 
 const managedUsage = `usage: gatehouse managed-settings [--routing governed_shell|framework] [--install] [--path FILE]

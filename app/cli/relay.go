@@ -6,12 +6,10 @@ import (
 	"github.com/gatehouse-dev/gatehouse/hook/relay"
 )
 
-func init() {
-	register(&command{name: "relay",
-		summary: "run a command Gatehouse admitted for Claude Code (gatehouse relay TICKET)",
-		hidden:  true,
-		run:     runRelay,
-	})
+var relayCmd = &command{name: "relay",
+	summary: "run a command Gatehouse admitted for Claude Code (gatehouse relay TICKET)",
+	hidden:  true,
+	run:     runRelay,
 }
 
 func runRelay(ctx context.Context, env *Env, args []string) error {

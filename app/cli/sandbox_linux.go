@@ -6,8 +6,6 @@ import (
 	"github.com/gatehouse-dev/gatehouse/sandbox/sandboxinit"
 )
 
-func init() {
-	register(&command{name: "sandbox-init", hidden: true, run: func(_ context.Context, _ *Env, args []string) error {
-		return ExitStatus(sandboxinit.Init(args))
-	}})
-}
+var sandboxInitCmd = &command{name: "sandbox-init", hidden: true, run: func(_ context.Context, _ *Env, args []string) error {
+	return ExitStatus(sandboxinit.Init(args))
+}}

@@ -21,12 +21,10 @@ import (
 	"github.com/gatehouse-dev/gatehouse/service/policy"
 )
 
-func init() {
-	register(&command{name: "serve",
-		summary: "run the Gatehouse user service (normally started by 'gatehouse service start')",
-		usage:   serveUsage,
-		flags:   runServe,
-	})
+var serveCmd = &command{name: "serve",
+	summary: "run the Gatehouse user service (normally started by 'gatehouse service start')",
+	usage:   serveUsage,
+	flags:   runServe,
 }
 
 // Version is the gatehouse version the service reports.

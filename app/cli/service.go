@@ -8,11 +8,9 @@ import (
 	"github.com/gatehouse-dev/gatehouse/service/daemon"
 )
 
-func init() {
-	register(&command{name: "service",
-		summary: "manage the user service: service install|uninstall|start|stop|status",
-		run:     runService,
-	})
+var serviceCmd = &command{name: "service",
+	summary: "manage the user service: service install|uninstall|start|stop|status",
+	run:     runService,
 }
 
 const serviceUsage = `usage: gatehouse service install|uninstall|start|stop|status

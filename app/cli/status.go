@@ -11,12 +11,10 @@ import (
 	"github.com/gatehouse-dev/gatehouse/service/localapi"
 )
 
-func init() {
-	register(&command{name: "status",
-		summary: "show the running service: version, sandbox now, policy, recent events",
-		usage:   statusUsage,
-		flags:   runStatus,
-	})
+var statusCmd = &command{name: "status",
+	summary: "show the running service: version, sandbox now, policy, recent events",
+	usage:   statusUsage,
+	flags:   runStatus,
 }
 
 const statusUsage = `usage: gatehouse status [--json] [--events N]
