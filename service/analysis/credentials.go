@@ -63,6 +63,9 @@ type CredentialOptions struct {
 	// Stdin is the call's standard input; when a shell in the text reads
 	// its code from there (bash, bash -s), it is checked too.
 	Stdin string
+	// Tree is the analysis of the text, when there is one: the units it
+	// parsed are read from it, not parsed again.
+	Tree *Tree
 }
 
 // A CredentialUse is a credential that would be on a command line.
@@ -125,7 +128,9 @@ type credUnit struct {
 }
 
 type credChecker struct {
-	lang  syntax.LangVariant
+	lang syntax.LangVariant
+	// tree is the analysis of the text, whose parsed units are reused.
+	tree  *Tree
 	units []*credUnit
 	// val are the variables carrying a credential; dir those carrying the
 	// credential directory.
@@ -161,7 +166,7 @@ func CredentialInArgv(text string, scripts []*Script, opts CredentialOptions) *C
 	if !ok {
 		lang = syntax.LangBash
 	}
-	c := &credChecker{lang: lang, val: map[string]bool{}, dir: map[string]bool{credDirEnv: true}, funcs: map[string]bool{},
+	c := &credChecker{lang: lang, tree: opts.Tree, val: map[string]bool{}, dir: map[string]bool{credDirEnv: true}, funcs: map[string]bool{},
 		gitKeys: map[string][]string{}, written: map[string]*syntax.Word{}}
 	for _, v := range opts.Vars {
 		c.val[v] = true
@@ -244,9 +249,12 @@ func (c *credChecker) add(src, text string, depth int) {
 	if len(c.units) >= credMaxUnits || depth > credMaxDepth {
 		return
 	}
-	f, err := syntax.NewParser(syntax.Variant(c.lang)).Parse(strings.NewReader(text), "")
-	if err != nil {
-		return
+	f := c.tree.parsedUnit(c.lang, text)
+	if f == nil {
+		var err error
+		if f, err = parseShell(nil, c.lang, text); err != nil {
+			return
+		}
 	}
 	c.addFile(src, f, depth)
 }

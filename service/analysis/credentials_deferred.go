@@ -66,7 +66,7 @@ func (c *credChecker) deferredText(name, text string, depth int) {
 	case strings.HasPrefix(name, "GIT_CONFIG_VALUE_"):
 		c.gitValues = append(c.gitValues, credPending{idx: strings.TrimPrefix(name, "GIT_CONFIG_VALUE_"), code: text, depth: depth + 1})
 	case name == "GIT_CONFIG_PARAMETERS":
-		f, err := syntax.NewParser(syntax.Variant(syntax.LangPOSIX)).Parse(strings.NewReader(text), "")
+		f, err := parseShell(nil, syntax.LangPOSIX, text)
 		if err != nil {
 			return
 		}

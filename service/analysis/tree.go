@@ -3,6 +3,8 @@ package analysis
 import (
 	"fmt"
 	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // Flag is a fact analysis found about a node; rules can require flags
@@ -64,6 +66,8 @@ type Tree struct {
 	Truncated bool `json:"truncated,omitempty"`
 
 	opts Options
+	// units are the shell texts the analysis parsed (parse.go).
+	units map[unitKey]*syntax.File
 }
 
 // A ParseError is text the parser could not read.

@@ -293,8 +293,12 @@ func (a *analyzer) unit(parent int, text, source string, lang syntax.LangVariant
 	a.stmts(f.Stmts, &c)
 }
 
-// parse parses text in lang with a parser kept for the analysis.
+// parse parses text in lang with a parser kept for the analysis, once:
+// a text met again (a script run twice) is the unit parsed before.
 func (a *analyzer) parse(text string, lang syntax.LangVariant) (*syntax.File, error) {
+	if f := a.tree.parsedUnit(lang, text); f != nil {
+		return f, nil
+	}
 	p := a.parsers[lang]
 	if p == nil {
 		p = syntax.NewParser(syntax.Variant(lang))
@@ -303,7 +307,14 @@ func (a *analyzer) parse(text string, lang syntax.LangVariant) (*syntax.File, er
 		}
 		a.parsers[lang] = p
 	}
-	return p.Parse(strings.NewReader(text), "")
+	f, err := parseShell(p, lang, text)
+	if err == nil {
+		if a.tree.units == nil {
+			a.tree.units = map[unitKey]*syntax.File{}
+		}
+		a.tree.units[unitKey{lang, text}] = f
+	}
+	return f, err
 }
 
 // parseError records the first parse error; analysis stops.

@@ -92,12 +92,23 @@ func runPinHook(cwd string, pick func(*pinHooks) func()) {
 type execPlan struct {
 	// scripts are the scripts the tree read: path, judged bytes and hash.
 	scripts []*analysis.Script
+	// analysed is the command's tree, whose parsed units the credential
+	// check reads instead of parsing again.
+	analysed *analysis.Tree
 	// pins are the inspected scripts bound over their paths; they are made
 	// right before the start (recheckPins).
 	pins []sandbox.Pin
 
 	mu   sync.Mutex
 	dirs []string // pin directories to remove
+}
+
+// tree returns the command's tree, nil on a nil plan.
+func (p *execPlan) tree() *analysis.Tree {
+	if p == nil {
+		return nil
+	}
+	return p.analysed
 }
 
 // release removes the pinned copies. It is safe to call more than once,
@@ -197,7 +208,7 @@ func (e *Executor) analyze(ctx context.Context, req *api.ExecRequest, dir string
 		code, reason := denialOf(dec)
 		return nil, deny(ev, code, reason)
 	}
-	plan := &execPlan{scripts: tree.Scripts}
+	plan := &execPlan{scripts: tree.Scripts, analysed: tree}
 	method := PinBindMount
 	if runtime.GOOS != "linux" || e.cfg.Exec.Sandbox.Backend == "none" {
 		method = PinChecked

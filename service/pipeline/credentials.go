@@ -76,7 +76,7 @@ func (e *Executor) planCredentials(req *api.ExecRequest, plan *execPlan, ev *api
 		scripts = plan.scripts
 	}
 	use := analysis.CredentialInArgv(req.Command, scripts, analysis.CredentialOptions{
-		Dialect: ev.Dialect, Vars: e.credentialVars(req), Stdin: req.Stdin,
+		Dialect: ev.Dialect, Vars: e.credentialVars(req), Stdin: req.Stdin, Tree: plan.tree(),
 	})
 	if use != nil {
 		return nil, deny(ev, DenyCredInArgv, use.Reason())
