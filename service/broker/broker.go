@@ -100,9 +100,9 @@ type Request struct {
 	Env map[string]string
 }
 
-// A Plan says which credentials one execution gets, and how. It holds no
+// A Grant says which credentials one execution gets, and how. It holds no
 // value.
-type Plan struct {
+type Grant struct {
 	// Env maps a variable to the id it carries: the operator's mappings
 	// granted to the agent, and GATEHOUSE_CRED_<ID> for each reference.
 	Env map[string]string
@@ -117,7 +117,7 @@ type Plan struct {
 // Vars returns the variables that carry a credential, sorted: the mapped
 // and reference variables, and the agent's variables that hold a
 // reference.
-func (p *Plan) Vars() []string {
+func (p *Grant) Vars() []string {
 	var out []string
 	for k := range p.Env {
 		out = append(out, k)
@@ -133,8 +133,8 @@ func (p *Plan) Vars() []string {
 // names (a reference in the command or an agent variable, or a mapped
 // variable the command uses) that its agent is not granted is an *Error;
 // mapped credentials the agent is not granted are left out.
-func (c *Config) Plan(req Request) (*Plan, error) {
-	p := &Plan{Env: map[string]string{}, Files: map[string]string{}, Agent: map[string]string{}}
+func (c *Config) Plan(req Request) (*Grant, error) {
+	p := &Grant{Env: map[string]string{}, Files: map[string]string{}, Agent: map[string]string{}}
 	var ids []string
 	need := func(id, how string) error {
 		if !c.Granted(id, req.Agent) {
@@ -251,7 +251,7 @@ type Lease struct {
 // means nothing may run: a credential missing from the keychain, a value
 // that cannot be used, a keychain that cannot be read. Other errors are
 // failures to make the directory.
-func (b *Broker) Lease(p *Plan, opts LeaseOptions) (*Lease, error) {
+func (b *Broker) Lease(p *Grant, opts LeaseOptions) (*Lease, error) {
 	l := &Lease{IDs: append([]string{}, p.IDs...)}
 	values := map[string]string{}
 	for _, id := range p.IDs {

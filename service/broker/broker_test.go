@@ -174,7 +174,7 @@ func TestLease(t *testing.T) {
 	t.Parallel()
 	m := memStore(t)
 	b := &Broker{Store: m, Dir: filepath.Join(t.TempDir(), "cred")}
-	p := &Plan{
+	p := &Grant{
 		Env:   map[string]string{"GITHUB_TOKEN": "github_token", "GATEHOUSE_CRED_DEPLOY_KEY": "deploy_key"},
 		Files: map[string]string{"gcloud.json": "gcp_sa", "gh.txt": "github_token"},
 		Agent: map[string]string{"AUTH": "Bearer ${credential:deploy_key}"},
@@ -224,7 +224,7 @@ func TestLease(t *testing.T) {
 	}
 
 	// Without files, no directory and no GATEHOUSE_CRED_DIR.
-	l, err = b.Lease(&Plan{Env: map[string]string{"GITHUB_TOKEN": "github_token"}, IDs: []string{"github_token"}}, LeaseOptions{ExecID: "e2"})
+	l, err = b.Lease(&Grant{Env: map[string]string{"GITHUB_TOKEN": "github_token"}, IDs: []string{"github_token"}}, LeaseOptions{ExecID: "e2"})
 	if err != nil || l.Dir != "" || len(l.Env) != 1 {
 		t.Errorf("lease without files: %+v, %v", l, err)
 	}
@@ -249,7 +249,7 @@ func TestLeaseSweeps(t *testing.T) {
 	os.WriteFile(filepath.Join(dead, "gcloud.json"), []byte(gcpValue), 0o400)
 	live := filepath.Join(b.Dir, strconv.Itoa(os.Getppid())+"-other")
 	os.MkdirAll(live, 0o700)
-	l, err := b.Lease(&Plan{Files: map[string]string{"f": "gcp_sa"}, IDs: []string{"gcp_sa"}}, LeaseOptions{ExecID: "new"})
+	l, err := b.Lease(&Grant{Files: map[string]string{"f": "gcp_sa"}, IDs: []string{"gcp_sa"}}, LeaseOptions{ExecID: "new"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,7 +282,7 @@ func TestLeaseErrors(t *testing.T) {
 		if tc.store != nil {
 			bb = &Broker{Store: tc.store, Dir: b.Dir}
 		}
-		_, err := bb.Lease(&Plan{Env: map[string]string{"X": tc.id}, IDs: []string{tc.id}}, LeaseOptions{ExecID: "e"})
+		_, err := bb.Lease(&Grant{Env: map[string]string{"X": tc.id}, IDs: []string{tc.id}}, LeaseOptions{ExecID: "e"})
 		var be *Error
 		if !errors.As(err, &be) || be.Code != tc.code || be.ID != tc.id || !strings.Contains(be.Reason, tc.reason) || !strings.Contains(be.Hint, tc.hint) {
 			t.Errorf("%s: %#v, want %s %q hint %q", tc.id, err, tc.code, tc.reason, tc.hint)
@@ -360,13 +360,13 @@ func TestDefaultDir(t *testing.T) {
 	os.Mkdir(open, 0o755)
 	os.Chmod(open, 0o755)
 	b := &Broker{Store: memStore(t), Dir: open}
-	if _, err := b.Lease(&Plan{Files: map[string]string{"f": "gcp_sa"}, IDs: []string{"gcp_sa"}}, LeaseOptions{ExecID: "e"}); err == nil || !strings.Contains(err.Error(), "is open to other users") {
+	if _, err := b.Lease(&Grant{Files: map[string]string{"f": "gcp_sa"}, IDs: []string{"gcp_sa"}}, LeaseOptions{ExecID: "e"}); err == nil || !strings.Contains(err.Error(), "is open to other users") {
 		t.Errorf("lease under an open directory: %v", err)
 	}
 	link := filepath.Join(t.TempDir(), "link")
 	os.Symlink(t.TempDir(), link)
 	b.Dir = link
-	if _, err := b.Lease(&Plan{Files: map[string]string{"f": "gcp_sa"}, IDs: []string{"gcp_sa"}}, LeaseOptions{ExecID: "e"}); err == nil || !strings.Contains(err.Error(), "is not a directory") {
+	if _, err := b.Lease(&Grant{Files: map[string]string{"f": "gcp_sa"}, IDs: []string{"gcp_sa"}}, LeaseOptions{ExecID: "e"}); err == nil || !strings.Contains(err.Error(), "is not a directory") {
 		t.Errorf("lease under a symlink: %v", err)
 	}
 }

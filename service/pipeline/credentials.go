@@ -70,7 +70,7 @@ func (e *Executor) rewriteCredentials(req *api.ExecRequest, ev *api.Event) error
 // (credential_in_argv, in the judged text or a pinned script), then
 // decides which credentials req gets. It runs after the policy allowed
 // the command.
-func (e *Executor) planCredentials(req *api.ExecRequest, plan *execPlan, ev *api.Event) (*broker.Plan, error) {
+func (e *Executor) planCredentials(req *api.ExecRequest, plan *execPlan, ev *api.Event) (*broker.Grant, error) {
 	var scripts []*analysis.Script
 	if plan != nil {
 		scripts = plan.scripts

@@ -175,7 +175,7 @@ type Admitted struct {
 	dir     string
 	timeout int
 	plan    *execPlan
-	creds   *broker.Plan // credentials.go
+	creds   *broker.Grant // credentials.go
 }
 
 // Request returns the request as decided.
