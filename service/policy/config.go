@@ -1,6 +1,9 @@
 // Package policy holds Gatehouse's configuration model: the embedded
 // defaults, the user's file and the IT-managed file, how they layer, and the
-// validation that names the file, line and field of every bad value.
+// validation that names the file, line and field of every bad value. It
+// also decides a command: Decide judges the tree service/analysis built
+// against the built-in rules, the managed and user rules, and the default
+// and dynamic actions.
 package policy
 
 // Config is the effective configuration. Paths in it are absolute and have
