@@ -54,11 +54,7 @@ func runInstall(fl *flag.FlagSet) runFunc {
 				return err
 			}
 		}
-		file, err := claudeSettingsPath(env)
-		if err != nil {
-			return err
-		}
-		old, err := readOptional(file)
+		file, old, err := readClaudeSettings(env)
 		if err != nil {
 			return err
 		}
@@ -85,11 +81,7 @@ func runInstall(fl *flag.FlagSet) runFunc {
 func runUninstall(fl *flag.FlagSet) runFunc {
 	keep := fl.Bool("keep-service", false, "")
 	return func(ctx context.Context, env *Env, args []string) error {
-		file, err := claudeSettingsPath(env)
-		if err != nil {
-			return err
-		}
-		old, err := readOptional(file)
+		file, old, err := readClaudeSettings(env)
 		if err != nil {
 			return err
 		}
@@ -145,6 +137,16 @@ func selfPath() (string, error) {
 		return "", fmt.Errorf("locating the gatehouse binary: %w", err)
 	}
 	return exe, nil
+}
+
+// readClaudeSettings returns the path of Claude Code's user settings and
+// their bytes (nil when the file does not exist).
+func readClaudeSettings(env *Env) (file string, old []byte, err error) {
+	if file, err = claudeSettingsPath(env); err != nil {
+		return "", nil, err
+	}
+	old, err = readOptional(file)
+	return file, old, err
 }
 
 func readOptional(file string) ([]byte, error) {

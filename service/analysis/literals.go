@@ -199,6 +199,9 @@ func (a *analyzer) heredoc(r *syntax.Redirect, sc *scope, owner int, subs *[]int
 // short abbreviates s for a note.
 func short(s string) string { return shortN(s, 60) }
 
+// Abbrev abbreviates s to about n bytes, on one line, for a message.
+func Abbrev(s string, n int) string { return shortN(s, n) }
+
 // shortN abbreviates s to about n bytes, on one line.
 func shortN(s string, n int) string {
 	s = strings.ReplaceAll(s, "\n", " ")

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/gatehouse-dev/gatehouse/service/analysis"
 )
@@ -93,7 +92,7 @@ func Decide(t *analysis.Tree, p *Policy) Verdict {
 
 // reason words the decision made by m on n.
 func reason(n *analysis.Node, m analysis.Match) (code, text string) {
-	what := fmt.Sprintf("%q (at %s)", shortN(nodeText(n), 160), n.Pos())
+	what := fmt.Sprintf("%q (at %s)", analysis.Abbrev(nodeText(n), 160), n.Pos())
 	switch m.Origin {
 	case OriginDefaultAction:
 		return CodeDefaultAction, fmt.Sprintf("no rule allows %s and policy.default_action is %s", what, m.Action)
@@ -318,17 +317,4 @@ func globMatch(pat, s string) bool {
 	}
 	re := compiled(pat, false)
 	return re != nil && re.MatchString(s)
-}
-
-// shortN abbreviates s to about n bytes, on one line.
-func shortN(s string, n int) string {
-	s = strings.ReplaceAll(s, "\n", " ")
-	if len(s) > n {
-		i := n - 3
-		for i > 0 && !utf8.RuneStart(s[i]) {
-			i--
-		}
-		return s[:i] + "..."
-	}
-	return s
 }
