@@ -168,7 +168,7 @@ func (a *analyzer) environment(sc *scope) {
 
 // codeEnvVar reports whether specialVar judges the variable name.
 func codeEnvVar(name string) bool {
-	return cmdVars[name] || promptVars[name] || credFuncVar(name) != "" || name == "BASH_ENV" || name == "ENV" ||
+	return cmdVars[name] || promptVars[name] || FuncVar(name) != "" || name == "BASH_ENV" || name == "ENV" ||
 		name == "SHELLOPTS" || name == "BASHOPTS" || name == "LD_PRELOAD" || name == "LD_AUDIT" ||
 		name == "DYLD_INSERT_LIBRARIES" || name == "GIT_CONFIG_PARAMETERS" ||
 		name == "GIT_CONFIG_GLOBAL" || name == "GIT_CONFIG_SYSTEM" || name == "GIT_CONFIG" ||

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gatehouse-dev/gatehouse/service/analysis"
+	"github.com/gatehouse-dev/gatehouse/service/analysis/argvcred"
 	"github.com/gatehouse-dev/gatehouse/service/broker"
 	"github.com/gatehouse-dev/gatehouse/service/policy"
 )
@@ -153,7 +154,7 @@ func TestCredentialInArgvDeferredReference(t *testing.T) {
 		if err != nil || len(ids) != 1 {
 			t.Fatalf("%s: %v %v", cmd, ids, err)
 		}
-		use := analysis.CredentialInArgv(text, nil, analysis.CredentialOptions{Dialect: "bash"})
+		use := argvcred.Find(text, nil, argvcred.Options{Dialect: "bash"})
 		if use == nil || use.Var != "GATEHOUSE_CRED_X" {
 			t.Errorf("%s (as %s): %+v, want GATEHOUSE_CRED_X on a command line", cmd, text, use)
 		}

@@ -159,3 +159,13 @@ var (
 	Opts          = opts
 	ShellQuote    = shellQuote
 )
+
+// SetTestOnlyParse sets the hook called with every text parsed, for
+// tests of package analysis_test; nil removes it.
+func SetTestOnlyParse(f func(text string)) { testOnlyParse = f }
+
+// NewTestScript returns a script read with the bytes data, for tests of
+// package analysis_test.
+func NewTestScript(path, lang string, data []byte) *Script {
+	return &Script{Path: path, Lang: lang, data: data}
+}

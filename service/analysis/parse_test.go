@@ -1,15 +1,18 @@
-package analysis
+package analysis_test
 
 import (
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/gatehouse-dev/gatehouse/service/analysis"
+	"github.com/gatehouse-dev/gatehouse/service/analysis/argvcred"
 )
 
 // TestOneParsePerUnit analyses a command that runs pinned scripts (one of
 // them three times), then checks it for credentials on argv with the
-// tree: every unit of shell code is parsed once in all.
+// tree (package argvcred): every unit of shell code is parsed once in all.
 func TestOneParsePerUnit(t *testing.T) {
 	dir := t.TempDir()
 	dir, _ = filepath.EvalSymlinks(dir)
@@ -24,21 +27,21 @@ func TestOneParsePerUnit(t *testing.T) {
 	}
 	var mu sync.Mutex
 	parses := map[string]int{}
-	testOnlyParse = func(text string) {
+	analysis.SetTestOnlyParse(func(text string) {
 		mu.Lock()
 		parses[text]++
 		mu.Unlock()
-	}
-	t.Cleanup(func() { testOnlyParse = nil })
+	})
+	t.Cleanup(func() { analysis.SetTestOnlyParse(nil) })
 
-	o := opts(dir)
+	o := analysis.Opts(dir)
 	o.ScriptRoots = []string{dir}
 	text := `./a.sh && bash a.sh; . ./a.sh; echo "$GATEHOUSE_CRED_X" | wc -c`
-	tree := Analyze(text, o)
+	tree := analysis.Analyze(text, o)
 	if len(tree.Scripts) != 2 || tree.ParseError != nil {
 		t.Fatalf("scripts %d, parse error %v: want both scripts read", len(tree.Scripts), tree.ParseError)
 	}
-	if use := CredentialInArgv(text, tree.Scripts, CredentialOptions{Dialect: "bash", Tree: tree}); use != nil {
+	if use := argvcred.Find(text, tree.Scripts, argvcred.Options{Dialect: "bash", Tree: tree}); use != nil {
 		t.Fatalf("credential on argv: %+v", use)
 	}
 	for _, want := range []string{text, scripts["a.sh"], scripts["b.sh"], "echo b"} {
@@ -53,7 +56,7 @@ func TestOneParsePerUnit(t *testing.T) {
 	}
 	// Without the tree the credential check parses the units itself.
 	clear(parses)
-	CredentialInArgv(text, tree.Scripts, CredentialOptions{Dialect: "bash"})
+	argvcred.Find(text, tree.Scripts, argvcred.Options{Dialect: "bash"})
 	if parses[text] != 1 || parses[scripts["a.sh"]] != 1 {
 		t.Errorf("without the tree: %v", parses)
 	}

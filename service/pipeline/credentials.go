@@ -7,7 +7,7 @@ package pipeline
 //     the agent's variables are checked (rewriteCredentials);
 //  2. decide, after policy: a credential-bearing variable on a command
 //     line, in the judged text or a pinned script, is the hard denial
-//     credential_in_argv (analysis.CredentialInArgv); then which
+//     credential_in_argv (argvcred.Find); then which
 //     credentials the request gets, under the grants (planCredentials): an
 //     ungranted one is denied, naming it;
 //  3. run, before the start: the values are read from the keychain, the
@@ -29,6 +29,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/sandbox"
 	"github.com/gatehouse-dev/gatehouse/sandbox/bwrap"
 	"github.com/gatehouse-dev/gatehouse/service/analysis"
+	"github.com/gatehouse-dev/gatehouse/service/analysis/argvcred"
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/broker"
 	"github.com/gatehouse-dev/gatehouse/service/dlp"
@@ -41,7 +42,7 @@ const CredDirInSandbox = bwrap.RunDir + "/cred"
 // Denials of the credential stage; each names the credential.
 // credential_in_argv is a hard denial no knob relaxes.
 const (
-	DenyCredInArgv      = analysis.CodeCredentialInArgv
+	DenyCredInArgv      = argvcred.Code
 	DenyCredNotGranted  = broker.CodeNotGranted
 	DenyCredUnknown     = broker.CodeUnknown
 	DenyCredInvalid     = broker.CodeInvalid
@@ -75,7 +76,7 @@ func (e *Executor) planCredentials(req *api.ExecRequest, plan *execPlan, ev *api
 	if plan != nil {
 		scripts = plan.scripts
 	}
-	use := analysis.CredentialInArgv(req.Command, scripts, analysis.CredentialOptions{
+	use := argvcred.Find(req.Command, scripts, argvcred.Options{
 		Dialect: ev.Dialect, Vars: e.credentialVars(req), Stdin: req.Stdin, Tree: plan.tree(),
 	})
 	if use != nil {

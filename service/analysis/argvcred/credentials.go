@@ -1,4 +1,4 @@
-package analysis
+package argvcred
 
 // This file finds credentials on command lines (credential_in_argv, a
 // hard denial). A process's arguments can be read by every process of the
@@ -38,11 +38,13 @@ import (
 	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/gatehouse-dev/gatehouse/service/analysis"
 )
 
-// CodeCredentialInArgv is the blocked_by code of a credential on a
+// Code is the blocked_by code of a credential on a
 // command line. No setting relaxes it.
-const CodeCredentialInArgv = "credential_in_argv"
+const Code = "credential_in_argv"
 
 // credDirEnv names the directory of an execution's credential files.
 const credDirEnv = "GATEHOUSE_CRED_DIR"
@@ -53,8 +55,8 @@ const credDirPath = "/run/gatehouse/cred"
 // credPrefixRE matches the variables that carry referenced credentials.
 var credPrefixRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^GATEHOUSE_CRED_[A-Z0-9_]+$`) })
 
-// CredentialOptions describe the credentials a command gets.
-type CredentialOptions struct {
+// Options describe the credentials a command gets.
+type Options struct {
 	// Dialect is bash or sh.
 	Dialect string
 	// Vars are the variables filled with a credential, besides
@@ -65,11 +67,11 @@ type CredentialOptions struct {
 	Stdin string
 	// Tree is the analysis of the text, when there is one: the units it
 	// parsed are read from it, not parsed again.
-	Tree *Tree
+	Tree *analysis.Tree
 }
 
-// A CredentialUse is a credential that would be on a command line.
-type CredentialUse struct {
+// A Use is a credential that would be on a command line.
+type Use struct {
 	// Var is the variable carrying the credential, without "$".
 	Var string `json:"var"`
 	// Command is the command whose argument list it would be in.
@@ -88,7 +90,7 @@ type CredentialUse struct {
 
 // Reason explains the denial, naming the variable, the command and the
 // sanctioned forms.
-func (u *CredentialUse) Reason() string {
+func (u *Use) Reason() string {
 	where := ""
 	if u.Source != "" {
 		where = " (" + u.Source + ")"
@@ -130,7 +132,7 @@ type credUnit struct {
 type credChecker struct {
 	lang syntax.LangVariant
 	// tree is the analysis of the text, whose parsed units are reused.
-	tree  *Tree
+	tree  *analysis.Tree
 	units []*credUnit
 	// val are the variables carrying a credential; dir those carrying the
 	// credential directory.
@@ -158,11 +160,11 @@ type credPending struct {
 	depth     int
 }
 
-// CredentialInArgv returns the first credential that text, or a pinned
+// Find returns the first credential that text, or a pinned
 // shell script, would put on a command line; nil when there is none. Text
 // that does not parse yields nil (analysis denies it anyway).
-func CredentialInArgv(text string, scripts []*Script, opts CredentialOptions) *CredentialUse {
-	lang, ok := LangOf(opts.Dialect)
+func Find(text string, scripts []*analysis.Script, opts Options) *Use {
+	lang, ok := analysis.LangOf(opts.Dialect)
 	if !ok {
 		lang = syntax.LangBash
 	}
@@ -176,9 +178,9 @@ func CredentialInArgv(text string, scripts []*Script, opts CredentialOptions) *C
 		switch {
 		case s.Lang == "bash" || s.Lang == "sh":
 			c.add(s.Path, string(s.Data()), 0)
-		case len(s.code) > 0:
+		case len(s.RunnerCode()) > 0:
 			// A task runner's file: the recipes or scripts it runs.
-			for _, code := range s.code {
+			for _, code := range s.RunnerCode() {
 				c.add(s.Path, code, 1)
 			}
 		}
@@ -190,7 +192,7 @@ func CredentialInArgv(text string, scripts []*Script, opts CredentialOptions) *C
 		code := len(keys) == 0
 		for _, k := range keys {
 			k = strings.ToLower(k)
-			code = code || gitCodeKey(k, p.code) || strings.HasPrefix(k, "alias.") && strings.HasPrefix(p.code, "!")
+			code = code || analysis.GitCodeKey(k, p.code) || strings.HasPrefix(k, "alias.") && strings.HasPrefix(p.code, "!")
 		}
 		if code {
 			c.add("GIT_CONFIG_VALUE_"+p.idx, strings.TrimPrefix(p.code, "!"), p.depth)
@@ -221,7 +223,7 @@ func CredentialInArgv(text string, scripts []*Script, opts CredentialOptions) *C
 	// runs.
 	for _, w := range c.runs {
 		if v := c.wordVal(w); v != "" {
-			return &CredentialUse{Var: v, Command: "a script the command writes", How: "shell code", Line: int(w.Pos().Line()), Col: int(w.Pos().Col())}
+			return &Use{Var: v, Command: "a script the command writes", How: "shell code", Line: int(w.Pos().Line()), Col: int(w.Pos().Col())}
 		}
 	}
 	return nil
@@ -236,11 +238,11 @@ func (c *credChecker) codeValue(name string) bool {
 		code := len(keys) == 0
 		for _, k := range keys {
 			k = strings.ToLower(k)
-			code = code || gitCodeKey(k, "!") || strings.HasPrefix(k, "alias.")
+			code = code || analysis.GitCodeKey(k, "!") || strings.HasPrefix(k, "alias.")
 		}
 		return code
 	}
-	return cmdVars[name] || credFuncVar(name) != "" || name == "GIT_CONFIG_PARAMETERS"
+	return analysis.CommandVar(name) || analysis.FuncVar(name) != "" || name == "GIT_CONFIG_PARAMETERS"
 }
 
 // add parses text as a unit, with the shell code it holds (sh -c strings,
@@ -249,10 +251,10 @@ func (c *credChecker) add(src, text string, depth int) {
 	if len(c.units) >= credMaxUnits || depth > credMaxDepth {
 		return
 	}
-	f := c.tree.parsedUnit(c.lang, text)
+	f := c.tree.ParsedUnit(c.lang, text)
 	if f == nil {
 		var err error
-		if f, err = parseShell(nil, c.lang, text); err != nil {
+		if f, err = analysis.ParseShell(c.lang, text); err != nil {
 			return
 		}
 	}

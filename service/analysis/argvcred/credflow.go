@@ -1,4 +1,4 @@
-package analysis
+package argvcred
 
 // This file follows credentials from variable to variable: the passes
 // that taint names assigned from a credential, and the values of words,

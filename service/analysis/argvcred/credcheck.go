@@ -1,4 +1,4 @@
-package analysis
+package argvcred
 
 // This file decides where a tainted value becomes an argument of a
 // process: the words of external commands, code given to eval, trap and
@@ -9,14 +9,16 @@ import (
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/gatehouse-dev/gatehouse/service/analysis"
 )
 
 // check returns the first credential unit u puts on a command line.
-func (c *credChecker) check(u *credUnit) *CredentialUse {
-	var use *CredentialUse
+func (c *credChecker) check(u *credUnit) *Use {
+	var use *Use
 	at := func(n syntax.Node, v, cmd, how string) {
 		if use == nil {
-			use = &CredentialUse{Var: v, Command: cmd, How: how, Source: u.src, Line: int(n.Pos().Line()), Col: int(n.Pos().Col())}
+			use = &Use{Var: v, Command: cmd, How: how, Source: u.src, Line: int(n.Pos().Line()), Col: int(n.Pos().Col())}
 		}
 	}
 	syntax.Walk(u.file, func(n syntax.Node) bool {
@@ -180,7 +182,7 @@ func credStaticWord(w *syntax.Word) (string, bool) {
 				b.WriteString(credUnescape(strings.ReplaceAll(p.Value, "\\\n", "")))
 			case *syntax.SglQuoted:
 				if p.Dollar {
-					b.WriteString(ansiC(p.Value))
+					b.WriteString(analysis.ANSIC(p.Value))
 				} else {
 					b.WriteString(p.Value)
 				}

@@ -1,4 +1,4 @@
-package analysis
+package argvcred
 
 // This file finds the code a command hands on to run later or elsewhere,
 // for the credential check: trap strings, variables whose values programs
@@ -12,28 +12,15 @@ import (
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/gatehouse-dev/gatehouse/service/analysis"
 )
 
 // credCodeVar reports whether programs run the value of the variable name
 // as code.
 func credCodeVar(name string) bool {
-	return cmdVars[name] || promptVars[name] || name == "GIT_CONFIG_PARAMETERS" ||
-		strings.HasPrefix(name, "GIT_CONFIG_VALUE_") || credFuncVar(name) != ""
-}
-
-// credFuncVar returns the function an exported-function variable
-// (BASH_FUNC_name%%) defines, or "".
-func credFuncVar(name string) string {
-	rest, ok := strings.CutPrefix(name, "BASH_FUNC_")
-	if !ok {
-		return ""
-	}
-	for _, suf := range []string{"%%", "()"} {
-		if f, ok := strings.CutSuffix(rest, suf); ok && f != "" {
-			return f
-		}
-	}
-	return ""
+	return analysis.CommandVar(name) || analysis.PromptVar(name) || name == "GIT_CONFIG_PARAMETERS" ||
+		strings.HasPrefix(name, "GIT_CONFIG_VALUE_") || analysis.FuncVar(name) != ""
 }
 
 // deferred handles the assignment name=w: a static value that is code is
@@ -66,14 +53,14 @@ func (c *credChecker) deferredText(name, text string, depth int) {
 	case strings.HasPrefix(name, "GIT_CONFIG_VALUE_"):
 		c.gitValues = append(c.gitValues, credPending{idx: strings.TrimPrefix(name, "GIT_CONFIG_VALUE_"), code: text, depth: depth + 1})
 	case name == "GIT_CONFIG_PARAMETERS":
-		f, err := parseShell(nil, syntax.LangPOSIX, text)
+		f, err := analysis.ParseShell(syntax.LangPOSIX, text)
 		if err != nil {
 			return
 		}
 		syntax.Walk(f, func(n syntax.Node) bool {
 			if w, ok := n.(*syntax.Word); ok {
 				if s, ok := credStaticWord(w); ok {
-					if k, v, ok := strings.Cut(s, "="); ok && gitCodeKey(strings.ToLower(k), v) {
+					if k, v, ok := strings.Cut(s, "="); ok && analysis.GitCodeKey(strings.ToLower(k), v) {
 						c.add("GIT_CONFIG_PARAMETERS", strings.TrimPrefix(v, "!"), depth+1)
 					}
 				}
@@ -81,7 +68,7 @@ func (c *credChecker) deferredText(name, text string, depth int) {
 			}
 			return true
 		})
-	case promptVars[name]:
+	case analysis.PromptVar(name):
 		// Prompt strings are expanded: their command substitutions run.
 		w, err := syntax.NewParser().Document(strings.NewReader(text))
 		if err != nil || w == nil {
@@ -98,9 +85,9 @@ func (c *credChecker) deferredText(name, text string, depth int) {
 		if len(stmts) > 0 {
 			c.addFile("$"+name, &syntax.File{Stmts: stmts}, depth+1)
 		}
-	case credFuncVar(name) != "":
-		c.add("$"+name, credFuncVar(name)+" "+text, depth+1)
-	case cmdVars[name]:
+	case analysis.FuncVar(name) != "":
+		c.add("$"+name, analysis.FuncVar(name)+" "+text, depth+1)
+	case analysis.CommandVar(name):
 		c.add("$"+name, text, depth+1)
 	}
 }
@@ -146,7 +133,7 @@ func (c *credChecker) collectWrites(f *syntax.File) {
 				}
 			}
 			if name == "printf" && len(lits) == len(call.Args)-1 && len(lits) > 0 {
-				if out, ok := printfOutput(lits[0], lits[1:]); ok {
+				if out, ok := analysis.PrintfOutput(lits[0], lits[1:]); ok {
 					content = &syntax.Word{Parts: []syntax.WordPart{&syntax.SglQuoted{Value: out}}}
 				}
 			}
@@ -190,10 +177,8 @@ func (c *credChecker) runsWritten(call *syntax.CallExpr, depth int) {
 		for _, f := range []string{"GNUmakefile", "makefile", "Makefile"} {
 			if w, ok := c.written[f]; ok {
 				if text, ok := credStaticWord(w); ok {
-					for _, r := range parseMakefile(text).rules {
-						for _, l := range r.recipe {
-							c.add("written "+f, makeShellText(l), depth+1)
-						}
+					for _, l := range analysis.MakeRecipes(text) {
+						c.add("written "+f, makeShellText(l), depth+1)
 					}
 				}
 			}
@@ -259,14 +244,14 @@ func makeShellText(l string) string {
 		case '$':
 			b.WriteByte('$')
 		case '(', '{':
-			end := makeClose(l, i)
+			end := analysis.MakeClose(l, i)
 			if end < 0 {
 				return b.String()
 			}
-			b.WriteString("${" + makeName(l[i+1:end]) + "}")
+			b.WriteString("${" + analysis.MakeName(l[i+1:end]) + "}")
 			i = end
 		default:
-			b.WriteString("${" + makeName(l[i:i+1]) + "}")
+			b.WriteString("${" + analysis.MakeName(l[i:i+1]) + "}")
 		}
 	}
 	return b.String()
