@@ -19,8 +19,9 @@ type unitKey struct {
 	text string
 }
 
-// parsedUnit returns the unit the tree parsed for text in lang, or nil.
-func (t *Tree) parsedUnit(lang syntax.LangVariant, text string) *syntax.File {
+// ParsedUnit returns the unit of shell code the tree parsed for text in
+// lang (the command, a script, a string it runs), or nil.
+func (t *Tree) ParsedUnit(lang syntax.LangVariant, text string) *syntax.File {
 	if t == nil {
 		return nil
 	}

@@ -1,8 +1,8 @@
 package analysis
 
 // This file is what analysis shares with the credential-on-argv check
-// (service/analysis/argvcred): the parsed units of a tree, and knowledge of
-// the shell that both need, kept here once.
+// (service/analysis/argvcred) besides the tree's parsed units (parse.go):
+// knowledge of the shell that both need, kept here once.
 
 import (
 	"strings"
@@ -13,12 +13,6 @@ import (
 // ParseShell parses text as shell code in lang.
 func ParseShell(lang syntax.LangVariant, text string) (*syntax.File, error) {
 	return parseShell(nil, lang, text)
-}
-
-// ParsedUnit returns the unit of shell code the tree parsed for text in
-// lang (the command, a script, a string it runs), or nil.
-func (t *Tree) ParsedUnit(lang syntax.LangVariant, text string) *syntax.File {
-	return t.parsedUnit(lang, text)
 }
 
 // RunnerCode returns the shell texts a task runner's file hands to a shell

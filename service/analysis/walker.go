@@ -296,7 +296,7 @@ func (a *analyzer) unit(parent int, text, source string, lang syntax.LangVariant
 // parse parses text in lang with a parser kept for the analysis, once:
 // a text met again (a script run twice) is the unit parsed before.
 func (a *analyzer) parse(text string, lang syntax.LangVariant) (*syntax.File, error) {
-	if f := a.tree.parsedUnit(lang, text); f != nil {
+	if f := a.tree.ParsedUnit(lang, text); f != nil {
 		return f, nil
 	}
 	p := a.parsers[lang]
