@@ -34,7 +34,7 @@ func (s *Service) Decide(ctx context.Context, req api.DecideRequest) (*api.Decid
 	var ae *pipeline.ArgError
 	switch {
 	case errors.As(err, &den):
-		resp.Decision, resp.BlockedBy, resp.Reason = "deny", den.Code, den.Reason
+		resp.Decision, resp.BlockedBy, resp.Reason, resp.Hint = "deny", den.Code, den.Reason, den.Hint
 		resp.Warning = den.Warning
 		if den.Event != nil {
 			resp.EventID = den.Event.ID
@@ -183,7 +183,7 @@ func exitCode(r *sandbox.Result) int {
 
 func denialEnd(d *pipeline.Denial) *api.End {
 	return &api.End{Exit: api.ExitCannotRun, Event: d.Event, Warning: d.Warning,
-		Error: &api.StreamError{Kind: api.ErrDenied, BlockedBy: d.Code, Message: d.Reason}}
+		Error: &api.StreamError{Kind: api.ErrDenied, BlockedBy: d.Code, Message: d.Reason, Hint: d.Hint}}
 }
 
 func internalEnd(err error) *api.End {

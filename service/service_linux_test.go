@@ -518,3 +518,23 @@ func TestFileAccess(t *testing.T) {
 		t.Errorf("bad access: %+v", r)
 	}
 }
+
+// A denial's remedy travels as its own field on both surfaces, not glued
+// onto the reason.
+func TestDenialCarriesHint(t *testing.T) {
+	f := start(t, nil)
+	const cmd = `true <<<"${credential:deploy_key}"`
+	const hint = `an operator can add "claude-code" to policy.credential_grants.deploy_key`
+	d, err := f.c.Decide(context.Background(), api.DecideRequest{Route: true, Request: api.ExecRequest{
+		Command: cmd, Cwd: f.ws, Agent: "claude-code", Surface: api.SurfaceAgentHook, SessionID: "sess"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Decision != "deny" || d.BlockedBy != "credential_not_granted" || d.Hint != hint || strings.Contains(d.Reason, "policy.credential_grants") {
+		t.Errorf("decide: %+v", d)
+	}
+	end, _ := f.c.Execute(context.Background(), api.ExecuteRequest{Request: api.ExecRequest{Command: cmd, Agent: "claude-code"}}, io.Discard, io.Discard)
+	if end.Error == nil || end.Error.Kind != api.ErrDenied || end.Error.Hint != hint || strings.Contains(end.Error.Message, "policy.credential_grants") {
+		t.Errorf("execute: %+v", end.Error)
+	}
+}

@@ -117,9 +117,9 @@ func runExec(fl *flag.FlagSet) runFunc {
 		var d *pipeline.Denial
 		if errors.As(err, &d) {
 			if *asJSON {
-				writeJSON(env.Stdout, obs.annotate(denialAnswer(d.Code, d.Reason, d.Event)))
+				writeJSON(env.Stdout, obs.annotate(denialAnswer(d.Code, d.Reason, d.Hint, d.Event)))
 			} else {
-				printDenial(env, d.Code, d.Reason)
+				printDenial(env, d.Code, d.Reason, d.Hint)
 				obs.warn(env)
 			}
 			return ExitStatus(ExitCannotRun)
@@ -175,24 +175,31 @@ func argFlag(arg string) string {
 	return arg
 }
 
-// denialAnswer is the --json answer of a denied request.
-func denialAnswer(code, reason string, event any) map[string]any {
-	return map[string]any{
-		"error": map[string]string{"blocked_by": code, "reason": reason},
-		"event": event,
+// denialAnswer is the --json answer of a denied request: the stage's
+// hint (or the CLI's for the code) is its own field.
+func denialAnswer(code, reason, hint string, event any) map[string]any {
+	e := map[string]string{"blocked_by": code, "reason": reason}
+	if hint = denialHint(code, hint); hint != "" {
+		e["hint"] = hint
 	}
+	return map[string]any{"error": e, "event": event}
 }
 
 // printDenial reports a denied request on stderr, with a hint when there is
 // one.
-func printDenial(env *Env, code, reason string) {
+func printDenial(env *Env, code, reason, hint string) {
 	fmt.Fprintf(env.Stderr, "gatehouse: denied: %s: %s\n", code, reason)
-	if hint := denialHint(code); hint != "" {
+	if hint = denialHint(code, hint); hint != "" {
 		fmt.Fprintf(env.Stderr, "gatehouse: hint: %s\n", hint)
 	}
 }
 
-func denialHint(code string) string {
+// denialHint is the remedy for a denial: the stage's own (stage) when it
+// gave one, else the CLI's for code.
+func denialHint(code, stage string) string {
+	if stage != "" {
+		return stage
+	}
 	switch code {
 	case pipeline.DenySandboxUnavailable, pipeline.DenyAuditUnavailable:
 		return "run 'gatehouse doctor' to see why and how to fix it"

@@ -67,9 +67,9 @@ func execViaService(ctx context.Context, env *Env, req api.ExecRequest, asJSON b
 			return true, usagef("exec: %s: %s", argFlag(e.Arg), e.Message)
 		case api.ErrDenied:
 			if asJSON {
-				writeJSON(env.Stdout, annotate(denialAnswer(e.BlockedBy, e.Message, end.Event)))
+				writeJSON(env.Stdout, annotate(denialAnswer(e.BlockedBy, e.Message, e.Hint, end.Event)))
 			} else {
-				printDenial(env, e.BlockedBy, e.Message)
+				printDenial(env, e.BlockedBy, e.Message, e.Hint)
 			}
 			return true, ExitStatus(ExitCannotRun)
 		case api.ErrInternal:

@@ -103,7 +103,9 @@ func hookDecide(ctx context.Context, env *Env, routing string) *claude.Output {
 	}
 	if resp.Decision != "allow" {
 		reason := fmt.Sprintf("Gatehouse denied this command (%s): %s", resp.BlockedBy, resp.Reason)
-		if hint := hookHint(resp.BlockedBy); hint != "" {
+		if resp.Hint != "" {
+			reason += ". Remedy (for the user): " + resp.Hint
+		} else if hint := hookHint(resp.BlockedBy); hint != "" {
 			reason += " " + hint
 		}
 		return claude.Deny(reason + hookWarning(resp))

@@ -67,6 +67,9 @@ func Run(ctx context.Context, dir, ticket string, stdout, stderr io.Writer) int 
 			msg = "denied: " + e.BlockedBy + ": " + msg
 		}
 		fmt.Fprintf(stderr, "gatehouse relay: %s\n", strings.TrimSpace(msg))
+		if e.Hint != "" {
+			fmt.Fprintf(stderr, "gatehouse relay: hint: %s\n", strings.TrimSpace(e.Hint))
+		}
 	} else if end.Result != nil && end.Result.TimedOut {
 		fmt.Fprintf(stderr, "gatehouse: timed out after %d s\n", end.Result.TimeoutSeconds)
 	}

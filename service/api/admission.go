@@ -41,8 +41,10 @@ type DecideResponse struct {
 	Decision  string `json:"decision"` // allow | deny
 	BlockedBy string `json:"blocked_by,omitempty"`
 	Reason    string `json:"reason,omitempty"`
-	EventID   string `json:"event_id,omitempty"`
-	Routing   string `json:"routing"`
+	// Hint is the remedy of a denial, when the stage that denied has one.
+	Hint    string `json:"hint,omitempty"`
+	EventID string `json:"event_id,omitempty"`
+	Routing string `json:"routing"`
 	// Ticket redeems the decided execution once, before ExpiresAt.
 	Ticket         string    `json:"ticket,omitempty"`
 	ExpiresAt      time.Time `json:"expires_at,omitzero"`

@@ -57,6 +57,8 @@ type StreamError struct {
 	BlockedBy string `json:"blocked_by,omitempty"`
 	Arg       string `json:"arg,omitempty"`
 	Message   string `json:"message"`
+	// Hint is the remedy of a denial, when the stage that denied has one.
+	Hint string `json:"hint,omitempty"`
 }
 
 func (e *StreamError) Error() string { return e.Message }

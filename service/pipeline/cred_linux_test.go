@@ -309,13 +309,13 @@ func TestCredDenials(t *testing.T) {
 	m.Delete("deploy_key")
 	_, err := f.try(`true <<<"${credential:deploy_key}"; touch `+marker, func(r *api.ExecRequest) { r.Agent = "claude-code" })
 	if d := denial(err); d == nil || d.Code != DenyCredUnknown || !strings.Contains(d.Reason, `credential "deploy_key" is not in the keychain`) ||
-		!strings.Contains(d.Reason, "gatehouse cred set deploy_key") || d.Event.Status != string(sandbox.StatusNeverRan) {
+		d.Hint != "store it with 'gatehouse cred set deploy_key'" || strings.Contains(d.Reason, "gatehouse cred set") || d.Event.Status != string(sandbox.StatusNeverRan) {
 		t.Errorf("missing credential: %v", err)
 	}
 	// A keychain that cannot be read.
 	m.Err = &keyring.UnavailableError{Cause: "the login keyring is locked", Hint: "unlock it"}
 	_, err = f.try(`touch ` + marker)
-	if d := denial(err); d == nil || d.Code != DenyCredUnavailable || !strings.Contains(d.Reason, "the login keyring is locked") || !strings.Contains(d.Reason, "unlock it") {
+	if d := denial(err); d == nil || d.Code != DenyCredUnavailable || !strings.Contains(d.Reason, "the login keyring is locked") || d.Hint != "unlock it" {
 		t.Errorf("locked keychain: %v", err)
 	}
 	if _, err := os.Stat(marker); err == nil {

@@ -96,15 +96,7 @@ func credDenial(err error, ev *api.Event) error {
 	if !errors.As(err, &be) {
 		return err
 	}
-	return deny(ev, be.Code, brokerReason(be))
-}
-
-// brokerReason is the reason of a broker's denial.
-func brokerReason(be *broker.Error) string {
-	if be.Hint != "" {
-		return be.Reason + " (" + be.Hint + ")"
-	}
-	return be.Reason
+	return deny(ev, be.Code, be.Reason).withHint(be.Hint)
 }
 
 // credentialVars returns the variables that carry a credential into a
@@ -150,7 +142,7 @@ func (e *Executor) leaseCredentials(d *Admitted, spec *sandbox.Spec, backend str
 	if err != nil {
 		var be *broker.Error
 		if errors.As(err, &be) {
-			return nil, denyNeverRan(ev, be.Code, brokerReason(be), be.Code)
+			return nil, denyNeverRan(ev, be.Code, be.Reason, be.Code).withHint(be.Hint)
 		}
 		return nil, fmt.Errorf("credentials: %w", err)
 	}

@@ -54,8 +54,11 @@ func (e *ArgError) Error() string { return e.Arg + ": " + e.Msg }
 // A Denial is a request the pipeline refused; nothing ran.
 type Denial struct {
 	Code   string // blocked_by
-	Reason string // user-safe explanation
-	Event  *api.Event
+	Reason string // user-safe explanation: one sentence
+	// Hint, when set, is the stage's remedy: what the user can do about
+	// this denial. A caller without one may give its own for Code.
+	Hint  string
+	Event *api.Event
 	// Warning, when set, says the denial is not on the audit record.
 	Warning string
 }
@@ -67,6 +70,12 @@ func (d *Denial) Error() string { return "denied " + d.Code + ": " + d.Reason }
 func deny(ev *api.Event, code, reason string) *Denial {
 	ev.Decision, ev.BlockedBy, ev.Reason = "deny", code, reason
 	return &Denial{Code: code, Reason: reason, Event: ev}
+}
+
+// withHint sets d's remedy and returns d.
+func (d *Denial) withHint(hint string) *Denial {
+	d.Hint = hint
+	return d
 }
 
 // denyNeverRan is deny for an execution that was on its way to start: its
