@@ -71,6 +71,12 @@ type Spec struct {
 	// ExtraBinds are further binds (Source → Target), used by later
 	// stages for the credential directory.
 	ExtraBinds []Bind
+	// ToolCache, when set, is the agent's writable tool cache: Dir bound
+	// writable, the rest of Root (other agents' caches) hidden.
+	ToolCache *ToolCache
+	// RuntimeDir, when set, is created empty and private in the sandbox
+	// (XDG_RUNTIME_DIR): tools that keep sockets or state there find it.
+	RuntimeDir string
 	// Egress, when set, connects the sandbox to the execution's egress
 	// proxy: its socket is bound in, the init's bridge forwards to it from
 	// 127.0.0.1 inside the sandbox, the command's proxy variables point at
@@ -118,6 +124,12 @@ type Egress struct {
 	// bound read-only at ResolvConfTarget, the host's /etc/resolv.conf
 	// with symlinks resolved. Either empty: no bind.
 	ResolvConf, ResolvConfTarget string
+}
+
+// ToolCache is an agent's cache directory Dir inside Root, the directory
+// of every agent's.
+type ToolCache struct {
+	Root, Dir string
 }
 
 // A Bind is one extra bind mount.

@@ -440,6 +440,9 @@ func auditCard(w io.Writer, e *audit.Entry, kids []api.Event) {
 	if len(ev.WriteBlocked) > 0 {
 		row("write blocked", "%s", strings.Join(ev.WriteBlocked, ", "))
 	}
+	if ev.ToolCache != "" {
+		row("tool cache", "%s", cacheWithSize(ev.ToolCache))
+	}
 	o := ev.Output
 	row("output", "stdout %d B, stderr %d B, discarded %d B, truncated %s, redactions %d",
 		o.StdoutBytes, o.StderrBytes, o.DiscardedBytes, auditYesNo(o.Truncated), o.RedactionCount)

@@ -141,7 +141,7 @@ func parseFlags(fl *flag.FlagSet, args []string, interspersed bool) ([]string, e
 // commands are gatehouse's subcommands by name: one table, with the
 // commands of this platform (platformCommands).
 var commands = byName(append([]*command{
-	execCmd, explainCmd, auditCmd, statusCmd, doctorCmd, configCmd, credCmd,
+	execCmd, explainCmd, auditCmd, statusCmd, doctorCmd, configCmd, credCmd, cacheCmd,
 	installCmd, uninstallCmd, serviceCmd, serveCmd, hookCmd, relayCmd, managedSettingsCmd,
 }, platformCommands()...))
 

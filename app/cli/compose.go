@@ -26,6 +26,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/service/pipeline"
 	"github.com/gatehouse-dev/gatehouse/service/policy"
 	"github.com/gatehouse-dev/gatehouse/service/socket"
+	"github.com/gatehouse-dev/gatehouse/service/toolcache"
 )
 
 func osGetenv(k string) string { return os.Getenv(k) }
@@ -109,6 +110,8 @@ func newExecutor(env *Env, opts policy.LoadOptions, cfg *policy.Config, logger *
 		// Credentials (cred.go): the keychain, and where files are made.
 		Keyring:       keyStore(env),
 		CredentialDir: broker.DefaultDir(env.Getenv("XDG_RUNTIME_DIR")),
+		ToolCacheRoot: toolCacheRoot(env, opts.Home),
+		ToolHost:      toolHost(env, opts.Home),
 	})
 }
 
@@ -331,4 +334,24 @@ func (o *execObservers) Close() {
 // signalContext is ctx ended by SIGINT or SIGTERM.
 func signalContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+}
+
+// toolCacheRoot is the directory of the agents' tool caches
+// (service/toolcache).
+func toolCacheRoot(env *Env, home string) string {
+	return filepath.Join(policy.CacheDir(runtime.GOOS, home, env.Getenv("XDG_CACHE_HOME")), "sandbox")
+}
+
+// toolHost is what the tool caches take from the host's tools: Go's
+// module cache and proxy as the go command would see them.
+func toolHost(env *Env, home string) toolcache.Host {
+	configDir := env.Getenv("XDG_CONFIG_HOME")
+	switch {
+	case runtime.GOOS == "darwin":
+		configDir = filepath.Join(home, "Library", "Application Support")
+	case configDir == "" || !filepath.IsAbs(configDir):
+		configDir = filepath.Join(home, ".config")
+	}
+	mod, proxy := toolcache.HostGo(home, configDir, env.Getenv)
+	return toolcache.Host{Home: home, GoModCache: mod, GoProxy: proxy}
 }

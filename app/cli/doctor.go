@@ -40,6 +40,7 @@ type doctorReport struct {
 	Cgroup      cgroupReport  `json:"cgroup"`
 	TmpfsSize   string        `json:"tmpfs_size"`
 	FileSizeMax string        `json:"file_size_max"`
+	ToolCaches  cacheReport   `json:"tool_caches"`
 	Audit       auditReport   `json:"audit"`
 	Problems    []string      `json:"problems"`
 }
@@ -87,6 +88,7 @@ func runDoctor(fl *flag.FlagSet) runFunc {
 		r.Required = cfg.Policy.SandboxRequired
 		r.TmpfsSize = cfg.Exec.Limits.TmpfsSize.String()
 		r.FileSizeMax = cfg.Exec.Limits.FileSizeMax.String()
+		r.ToolCaches = doctorCaches(toolCacheRoot(env, opts.Home), cfg)
 		r.Audit = doctorAudit(ctx, env, opts.Home)
 		r.Audit.Required = cfg.Policy.AuditRequired
 		if r.Audit.Error != "" {
@@ -210,6 +212,7 @@ func finishDoctor(env *Env, r *doctorReport, asJSON bool) error {
 			fmt.Fprintf(w, "cgroup:        %s\n", cg)
 			fmt.Fprintf(w, "tmpfs size:    %s\n", r.TmpfsSize)
 			fmt.Fprintf(w, "file size max: %s\n", r.FileSizeMax)
+			printCaches(w, r.ToolCaches)
 			a := r.Audit
 			switch {
 			case a.Error != "":

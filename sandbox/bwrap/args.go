@@ -114,6 +114,15 @@ func Args(spec *sandbox.Spec, m *Mounts, opt Options) []string {
 	for _, p := range spec.Pins {
 		a = append(a, "--ro-bind", p.Source, p.Path)
 	}
+	if tc := spec.ToolCache; tc != nil {
+		// The other agents' caches are hidden under a private tmpfs,
+		// made read-only once the agent's own is bound into it.
+		a = append(a, "--perms", "0700", "--tmpfs", tc.Root,
+			"--bind", tc.Dir, tc.Dir, "--remount-ro", tc.Root)
+	}
+	if spec.RuntimeDir != "" {
+		a = append(a, "--perms", "0700", "--dir", spec.RuntimeDir)
+	}
 	for _, b := range spec.ExtraBinds {
 		if b.Writable {
 			a = append(a, "--bind", b.Source, b.Target)

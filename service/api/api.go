@@ -78,6 +78,8 @@ type Event struct {
 	Egress         Egress    `json:"egress"`
 	Limits         *Limits   `json:"limits_enforced,omitempty"`
 	WriteBlocked   []string  `json:"write_deny_blocked,omitempty"`
+	// ToolCache is the agent's tool cache directory the command had.
+	ToolCache string `json:"tool_cache,omitempty"`
 	// Tool and Paths describe a file-tool event (file:read, file:write):
 	// the agent's tool and the absolute paths it named.
 	Tool  string   `json:"tool,omitempty"`

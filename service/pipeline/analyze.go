@@ -128,7 +128,8 @@ func (p *execPlan) release() {
 // analysisOptions describes req's surroundings to the analysis.
 func (e *Executor) analysisOptions(req *api.ExecRequest, dir string) analysis.Options {
 	env := map[string]string{}
-	for _, kv := range e.env(req, dir, "") {
+	tools, _ := e.toolEnv(e.toolCacheOf(req, nil), "")
+	for _, kv := range e.env(req, dir, "", tools) {
 		if k, v, ok := strings.Cut(kv, "="); ok {
 			env[k] = v
 		}

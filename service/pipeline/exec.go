@@ -28,6 +28,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/broker"
 	"github.com/gatehouse-dev/gatehouse/service/policy"
+	"github.com/gatehouse-dev/gatehouse/service/toolcache"
 )
 
 // Hard denials no knob relaxes (DESIGN §4), and the other blocked_by codes
@@ -112,6 +113,11 @@ type Options struct {
 	// CredentialDir is where each execution's credential files are made;
 	// "" means broker.DefaultDir("").
 	CredentialDir string
+	// ToolCacheRoot holds each agent's tool caches (service/toolcache);
+	// "" gives commands none.
+	ToolCacheRoot string
+	// ToolHost is what the tool caches take from the host's tools.
+	ToolHost toolcache.Host
 }
 
 // Executor runs requests under one configuration. It is safe for
@@ -337,6 +343,13 @@ func (e *Executor) run(ctx context.Context, d *Admitted, out sandbox.Streams, ev
 
 	spec := e.spec(req, dir, roots, ev.ID, timeout, choice)
 	spec.Pins = plan.pins
+	if tc := e.toolCacheOf(req, spec.DenyRead); tc != nil {
+		if err := e.prepareToolCache(spec, tc.Dir); err != nil {
+			return nil, err
+		}
+		ev.ToolCache = tc.Dir
+		defer e.trimToolCaches()
+	}
 
 	// Credentials (credentials.go): they live for this run only.
 	lease, err := e.leaseCredentials(d, spec, choice.backend, ev)
@@ -578,7 +591,7 @@ func resolveEach(paths []string) []string {
 
 // env constructs the command's environment: nothing of the launcher's but
 // PATH is carried over.
-func (e *Executor) env(req *api.ExecRequest, dir, id string) []string {
+func (e *Executor) env(req *api.ExecRequest, dir, id string, tools []string) []string {
 	path := e.opts.HostPath
 	if path == "" {
 		path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -599,6 +612,7 @@ func (e *Executor) env(req *api.ExecRequest, dir, id string) []string {
 		"PWD=" + dir,
 		"GATEHOUSE_EXECUTION_ID=" + id,
 	}
+	env = append(env, tools...)
 	for k, v := range req.Env {
 		env = append(env, k+"="+v)
 	}
@@ -608,14 +622,17 @@ func (e *Executor) env(req *api.ExecRequest, dir, id string) []string {
 func (e *Executor) spec(req *api.ExecRequest, dir string, roots []string, id string, timeout int, c backendChoice) *sandbox.Spec {
 	l := e.cfg.Exec.Limits
 	writeDeny := e.WriteDeny()
-	return &sandbox.Spec{
+	denyRead := e.denyRead()
+	tc := e.toolCacheOf(req, denyRead) // toolcache.go
+	tools, runtimeDir := e.toolEnv(tc, c.backend)
+	s := &sandbox.Spec{
 		Shell:          e.cfg.Exec.Shell,
 		Command:        req.Command,
 		Dir:            dir,
-		Env:            e.env(req, dir, id),
+		Env:            e.env(req, dir, id, tools),
 		Stdin:          []byte(req.Stdin),
 		WorkspaceRoots: roots,
-		DenyRead:       e.denyRead(),
+		DenyRead:       denyRead,
 		WriteDeny:      writeDeny,
 		Seccomp:        sandbox.SeccompLevel(e.cfg.Exec.Sandbox.Seccomp),
 		AllowPtrace:    e.cfg.Exec.Sandbox.AllowPtrace,
@@ -627,7 +644,12 @@ func (e *Executor) spec(req *api.ExecRequest, dir string, roots []string, id str
 		OutputMax:      int64(l.OutputMaxBytes),
 		InitPath:       e.opts.InitPath,
 		BwrapPath:      c.bwrapPath,
+		RuntimeDir:     runtimeDir,
 	}
+	if tc != nil && c.backend == "bubblewrap" {
+		s.ToolCache = &sandbox.ToolCache{Root: tc.Root, Dir: tc.Dir}
+	}
+	return s
 }
 
 func hashHex(b []byte) string {

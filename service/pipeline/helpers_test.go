@@ -50,6 +50,8 @@ func newFixture(t *testing.T, dir string, mutate func(*policy.Config)) *fixture 
 		InitPath:     exe,
 		PrivatePaths: []string{filepath.Join(f.home, ".config", "gatehouse")},
 		HostPath:     "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+		// As gatehouse's own composition root has it (app/cli/compose.go).
+		ToolCacheRoot: filepath.Join(f.home, ".cache", "gatehouse", "sandbox"),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -77,6 +77,9 @@ type Sandbox struct {
 	// WriteDeny adds names (relative to each workspace root and each
 	// repository found in it) to the mandatory write-deny set.
 	WriteDeny []string `yaml:"write_deny" json:"write_deny"`
+	// CacheMax caps the agents' tool caches together (trimmed least
+	// recently used first after an execution).
+	CacheMax ByteSize `yaml:"cache_max" json:"cache_max"`
 }
 
 // Limits bound one execution.

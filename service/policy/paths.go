@@ -48,6 +48,17 @@ func StateDir(goos, home, xdgStateHome string) string {
 	return filepath.Join(xdgDir(xdgStateHome, home, filepath.Join(".local", "state")), "gatehouse")
 }
 
+// CacheDir returns the directory of Gatehouse's caches: the agents' tool
+// caches are in its "sandbox" directory. $XDG_CACHE_HOME/gatehouse
+// (default ~/.cache/gatehouse), or on darwin ~/Library/Caches/Gatehouse.
+// A relative xdgCacheHome is ignored.
+func CacheDir(goos, home, xdgCacheHome string) string {
+	if goos == "darwin" {
+		return filepath.Join(home, "Library", "Caches", "Gatehouse")
+	}
+	return filepath.Join(xdgDir(xdgCacheHome, home, ".cache"), "gatehouse")
+}
+
 // DefaultLoadOptions returns the options that load the standard files for
 // goos: the managed file, then the user file (ExplicitUser false, so either
 // may be missing). getenv reads XDG_CONFIG_HOME.

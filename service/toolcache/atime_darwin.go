@@ -1,0 +1,18 @@
+package toolcache
+
+import (
+	"io/fs"
+	"syscall"
+	"time"
+)
+
+// lastUse is the later of fi's access and modification times.
+func lastUse(fi fs.FileInfo) time.Time {
+	t := fi.ModTime()
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		if a := time.Unix(st.Atimespec.Sec, st.Atimespec.Nsec); a.After(t) {
+			return a
+		}
+	}
+	return t
+}

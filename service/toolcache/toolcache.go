@@ -1,0 +1,207 @@
+// Package toolcache gives each agent's sandboxed commands their own
+// writable tool caches (Go's build and module caches, npm, pip, cargo,
+// Gradle, Maven, …) in the user's cache directory, kept across executions
+// so that the second build is fast, while the host's own caches are never
+// written from a sandbox: a poisoned build cache would run on the host
+// later.
+//
+// One directory per agent, below Root:
+//
+//	~/.cache/gatehouse/sandbox/claude-code/{xdg,go-build,go-mod,npm,pip,…}
+//
+// The executor binds the agent's directory writable into the sandbox and
+// hides the other agents' (see sandbox.Spec.ToolCache); Env points the
+// tools' variables into it.
+package toolcache
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// A Cache is one agent's cache directory.
+type Cache struct {
+	// Root holds every agent's directory.
+	Root string
+	// Dir is this agent's: Root/<agent>.
+	Dir string
+}
+
+// For returns agent's cache below root. An agent name that is not a plain
+// file name ("claude-code", "cli", "my-mcp-client") is hashed, so that no
+// name can lead out of root.
+func For(root, agent string) Cache {
+	return Cache{Root: root, Dir: filepath.Join(root, dirName(agent))}
+}
+
+// dirName is agent's directory name.
+func dirName(agent string) string {
+	if plainName(agent) {
+		return agent
+	}
+	sum := sha256.Sum256([]byte(agent))
+	return "agent-" + hex.EncodeToString(sum[:8])
+}
+
+// plainName reports whether s is 1 to 64 letters, digits, '.', '_' and
+// '-', not starting with '.' or '-'.
+func plainName(s string) bool {
+	if s == "" || len(s) > 64 || s[0] == '.' || s[0] == '-' {
+		return false
+	}
+	for _, c := range s {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '.', c == '_', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// A tool is one variable pointed into the agent's cache, at sub.
+type tool struct {
+	env, sub string
+}
+
+// tools are the variables Env sets to directories of the agent's cache.
+// XDG_CACHE_HOME covers the many tools that follow it (uv, poetry,
+// ccache, sccache, composer, node-gyp, Playwright, Cypress, torch, …);
+// the others are named because their tools do not.
+var tools = []tool{
+	{"XDG_CACHE_HOME", "xdg"},
+	{"GOCACHE", "go-build"},
+	{"GOMODCACHE", "go-mod"},
+	{"npm_config_cache", "npm"},
+	{"YARN_CACHE_FOLDER", "yarn"},
+	{"npm_config_store_dir", "pnpm-store"},
+	{"pnpm_config_store_dir", "pnpm-store"},
+	{"PIP_CACHE_DIR", "pip"},
+	{"CARGO_HOME", "cargo"},
+	{"GRADLE_USER_HOME", "gradle"},
+	{"HF_HOME", "huggingface"},
+	{"BUN_INSTALL_CACHE_DIR", "bun"},
+	{"DENO_DIR", "deno"},
+	{"NUGET_PACKAGES", "nuget"},
+}
+
+// Host is what Env takes from the host's tools: where they keep what the
+// agent's caches are seeded from, read-only.
+type Host struct {
+	// Home is the user's home directory.
+	Home string
+	// GoModCache is the host's Go module cache ("" when there is none);
+	// GoProxy is the host's GOPROXY ("" means Go's default).
+	GoModCache, GoProxy string
+}
+
+// Env returns the variables that point the tools into c. Go modules are
+// seeded from the host's module cache: its download directory is the
+// first GOPROXY entry (file://), so a module the host has is copied into
+// the agent's cache without the network and the host's cache is only read.
+// Cargo reads the host's configuration and tools through links Prepare
+// makes; RUSTUP_HOME stays the host's, read-only.
+func (c Cache) Env(h Host) []string {
+	var env []string
+	for _, t := range tools {
+		env = append(env, t.env+"="+filepath.Join(c.Dir, t.sub))
+	}
+	env = append(env, "MAVEN_OPTS=-Dmaven.repo.local="+filepath.Join(c.Dir, "m2", "repository"))
+	if dl := filepath.Join(h.GoModCache, "cache", "download"); h.GoModCache != "" && isDir(dl) {
+		proxy := h.GoProxy
+		if proxy == "" {
+			proxy = "https://proxy.golang.org,direct"
+		}
+		env = append(env, "GOPROXY=file://"+filepath.ToSlash(dl)+","+proxy)
+	} else if h.GoProxy != "" {
+		env = append(env, "GOPROXY="+h.GoProxy)
+	}
+	if h.Home != "" {
+		if r := filepath.Join(h.Home, ".rustup"); isDir(r) {
+			env = append(env, "RUSTUP_HOME="+r)
+		}
+	}
+	return env
+}
+
+// cargoLinks are what CARGO_HOME holds that the agent's cache takes from
+// the host's ~/.cargo, read-only: configuration and installed tools, not
+// the registry (which the agent fills itself) and never credentials.
+var cargoLinks = []string{"config.toml", "config", "bin", "env"}
+
+// Prepare creates c's directories (private to the user) and the links to
+// the host's cargo configuration; it is cheap when they exist.
+func (c Cache) Prepare(home string) error {
+	if err := os.MkdirAll(c.Dir, 0o700); err != nil {
+		return err
+	}
+	for _, t := range tools {
+		if err := os.MkdirAll(filepath.Join(c.Dir, t.sub), 0o700); err != nil {
+			return err
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(c.Dir, "m2", "repository"), 0o700); err != nil {
+		return err
+	}
+	if home == "" {
+		return nil
+	}
+	for _, name := range cargoLinks {
+		host := filepath.Join(home, ".cargo", name)
+		link := filepath.Join(c.Dir, "cargo", name)
+		if _, err := os.Lstat(host); err != nil {
+			continue
+		}
+		if cur, err := os.Readlink(link); err == nil && cur == host {
+			continue
+		}
+		os.Remove(link)
+		if err := os.Symlink(host, link); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// HostGo returns the host's Go module cache and GOPROXY as the go command
+// would see them, without running it: getenv, then Go's environment file
+// ($XDG_CONFIG_HOME/go/env, or ~/Library/Application Support/go/env on
+// macOS: configDir), then Go's defaults.
+func HostGo(home, configDir string, getenv func(string) string) (modCache, proxy string) {
+	file := map[string]string{}
+	if configDir != "" {
+		if b, err := os.ReadFile(filepath.Join(configDir, "go", "env")); err == nil {
+			for _, line := range strings.Split(string(b), "\n") {
+				if k, v, ok := strings.Cut(strings.TrimSpace(line), "="); ok {
+					file[k] = v
+				}
+			}
+		}
+	}
+	get := func(k string) string {
+		if v := getenv(k); v != "" {
+			return v
+		}
+		return file[k]
+	}
+	proxy = get("GOPROXY")
+	if modCache = get("GOMODCACHE"); modCache != "" {
+		return modCache, proxy
+	}
+	gopath := get("GOPATH")
+	if gopath == "" && home != "" {
+		gopath = filepath.Join(home, "go")
+	}
+	if first, _, _ := strings.Cut(gopath, string(os.PathListSeparator)); first != "" {
+		modCache = filepath.Join(first, "pkg", "mod")
+	}
+	return modCache, proxy
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
