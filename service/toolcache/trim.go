@@ -160,6 +160,14 @@ func remove(p string, dir bool) error {
 	return RemoveAll(p)
 }
 
+// lastUse is the later of fi's access and modification times.
+func lastUse(fi fs.FileInfo) time.Time {
+	if a, ok := atime(fi); ok && a.After(fi.ModTime()) {
+		return a
+	}
+	return fi.ModTime()
+}
+
 // RemoveAll is os.RemoveAll for trees with read-only directories (Go's
 // module cache): it makes each directory writable by its owner first.
 func RemoveAll(p string) error {
