@@ -77,7 +77,7 @@ var tools = []tool{
 	{"GOMODCACHE", "go-mod"},
 	{"npm_config_cache", "npm"},
 	{"YARN_CACHE_FOLDER", "yarn"},
-	{"npm_config_store_dir", "pnpm-store"},
+	// pnpm's store; not as npm_config_store_dir, which npm warns about.
 	{"pnpm_config_store_dir", "pnpm-store"},
 	{"PIP_CACHE_DIR", "pip"},
 	{"CARGO_HOME", "cargo"},
