@@ -4,6 +4,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -134,11 +135,15 @@ func TestDiscover(t *testing.T) {
 		{p.Mounts.Anchors, ws + "/node_modules/x/.git", false},
 		{p.Mounts.Anchors, ws + "/a/b/c/deep/.git", false}, // deeper than the search
 		{p.Mounts.ProtectDirs, ws + "/.git/hooks", true},
-		{p.Mounts.ProtectDirs, ws + "/proj/.git/hooks", true}, // created as a mount point
+		{p.Mounts.ProtectDirs, ws + "/proj/.git/hooks", false}, // absent: watched, not created
+		{p.Watch, ws + "/proj/.git/hooks", true},
 		{p.Mounts.ProtectFiles, ws + "/.git/config", true},
 		{p.Mounts.ProtectFiles, ws + "/.bashrc", true},
 		{p.Mounts.ProtectDirs, ws + "/.idea", true},
-		{p.Mounts.ProtectDirs, ws + "/.vscode", true},
+		{p.Mounts.ProtectDirs, ws + "/.vscode", false},
+		{p.Watch, ws + "/.vscode", true},
+		{p.Watch, ws + "/proj/.claude", true},
+		{p.Watch, ws + "/.idea", false},
 		{p.Mounts.ProtectFiles, ws + "/.profile", false},
 		{p.Watch, ws + "/.mcp.json", true},
 		{p.Watch, ws + "/proj/.zshrc", true},
@@ -148,21 +153,11 @@ func TestDiscover(t *testing.T) {
 			t.Errorf("%s: listed %v, want %v", c.path, got, c.want)
 		}
 	}
-	if fi, err := os.Stat(ws + "/.vscode"); err != nil || !fi.IsDir() {
-		t.Fatalf(".vscode mount point not created: %v", err)
-	}
-	// A second plan shares the mount point; only the last release removes it.
-	p2, err := Discover([]string{ws}, nil, DefaultWriteDeny)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.Release()
-	if _, err := os.Stat(ws + "/.vscode"); err != nil {
-		t.Errorf("mount point removed while another execution uses it")
-	}
-	p2.Release()
-	if _, err := os.Stat(ws + "/.vscode"); err == nil {
-		t.Errorf("mount point left behind")
+	// Discover creates nothing: absent write-deny directories stay absent.
+	for _, d := range []string{ws + "/.vscode", ws + "/.claude", ws + "/proj/.git/hooks", ws + "/proj/.idea"} {
+		if _, err := os.Lstat(d); err == nil {
+			t.Errorf("%s was created", d)
+		}
 	}
 	if _, err := os.Stat(ws + "/.idea"); err != nil {
 		t.Errorf("a pre-existing directory was removed: %v", err)
@@ -173,5 +168,48 @@ func TestDiscover(t *testing.T) {
 	moved := p.Sweep("abc")
 	if len(moved) != 1 || moved[0] != ws+"/.mcp.json.gatehouse-blocked-abc" {
 		t.Errorf("Sweep = %q", moved)
+	}
+	// A watched directory is moved aside like a file, to a name of its
+	// own when the first is taken; nothing is replaced.
+	os.MkdirAll(ws+"/.vscode", 0o755)
+	os.WriteFile(ws+"/.vscode/tasks.json", []byte("{}"), 0o644)
+	os.WriteFile(ws+"/.mcp.json", []byte("again"), 0o644)
+	moved = p.Sweep("abc")
+	want := []string{ws + "/.vscode.gatehouse-blocked-abc", ws + "/.mcp.json.gatehouse-blocked-abc-2"}
+	if !slices.Equal(moved, want) {
+		t.Errorf("Sweep = %q, want %q", moved, want)
+	}
+	if b, err := os.ReadFile(ws + "/.mcp.json.gatehouse-blocked-abc"); err != nil || string(b) != "{}" {
+		t.Errorf("the first moved .mcp.json was replaced: %q, %v", b, err)
+	}
+	if _, err := os.Stat(ws + "/.vscode.gatehouse-blocked-abc/tasks.json"); err != nil {
+		t.Errorf("the moved .vscode lost its file: %v", err)
+	}
+}
+
+// Sweep never follows a directory the command replaced with a symlink: the
+// watched path then leads out of the workspace.
+func TestSweepReplacedParent(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ws, outside := filepath.Join(dir, "ws"), filepath.Join(dir, "outside")
+	os.MkdirAll(ws+"/proj/.git", 0o755)
+	os.MkdirAll(outside+"/.vscode", 0o755)
+	p, err := Discover([]string{ws}, nil, DefaultWriteDeny)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(p.Watch, ws+"/proj/.vscode") {
+		t.Fatalf("Watch = %q, want proj/.vscode", p.Watch)
+	}
+	os.Rename(ws+"/proj", ws+"/proj2")
+	os.Symlink(outside, ws+"/proj")
+	for _, m := range p.Sweep("x") {
+		if strings.HasPrefix(m, ws+"/proj/") {
+			t.Errorf("Sweep moved %s through the symlink", m)
+		}
+	}
+	if _, err := os.Stat(outside + "/.vscode"); err != nil {
+		t.Errorf("the directory outside the workspace was moved: %v", err)
 	}
 }

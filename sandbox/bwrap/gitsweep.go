@@ -190,8 +190,7 @@ func sweepGit(before *gitState, roots, names []string, suffix string) []string {
 	after := snapshotGit(roots, reposIn(roots))
 	var moved []string
 	aside := func(path string) {
-		dst := path + ".gatehouse-blocked-" + suffix
-		if err := os.Rename(path, dst); err == nil {
+		if dst, err := moveAside(path, suffix); err == nil {
 			moved = append(moved, dst)
 		}
 	}

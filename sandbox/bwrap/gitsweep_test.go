@@ -74,7 +74,6 @@ func TestSweepGit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer plan.Release()
 
 	// What a command could do in the workspace.
 	gitTree(t, ws, map[string]string{
@@ -137,7 +136,6 @@ func TestDiscoverNestedHidden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer plan.Release()
 	if want := []string{j("keys"), j(".ssh")}; !slices.Equal(plan.Mounts.HideDirs, want) {
 		t.Errorf("HideDirs = %q, want %q", plan.Mounts.HideDirs, want)
 	}
@@ -167,13 +165,11 @@ func BenchmarkDiscoverSweep(b *testing.B) {
 	}
 	b.Run("discover", func(b *testing.B) {
 		for b.Loop() {
-			plan, _ := Discover([]string{ws}, nil, DefaultWriteDeny)
-			plan.Release()
+			Discover([]string{ws}, nil, DefaultWriteDeny)
 		}
 	})
 	b.Run("sweep", func(b *testing.B) {
 		plan, _ := Discover([]string{ws}, nil, DefaultWriteDeny)
-		defer plan.Release()
 		for b.Loop() {
 			plan.Sweep("bench")
 		}

@@ -2,13 +2,14 @@ package bwrap
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
-	"sync"
 )
 
 // DefaultWriteDeny are the names, relative to each workspace root and each
@@ -36,14 +37,6 @@ var DefaultWriteDeny = []string{
 	".mise.toml", "mise.toml", ".yarnrc.yml", ".yarnrc", ".npmrc", ".pnpmfile.cjs",
 }
 
-// watchWhenMissing are write-deny directories that their tools read when
-// the user next acts (a commit, opening a container or a session), not
-// while a command runs: a missing one is watched like a missing file and
-// moved aside if the command creates it, which costs no mount point.
-var watchWhenMissing = map[string]bool{
-	".husky/": true, ".cursor/": true, ".zed/": true, ".devcontainer/": true, ".gemini/": true,
-}
-
 // repoSearchDepth bounds how far below a workspace root repositories are
 // looked for; repoSearchEntries bounds how many directory entries are read.
 const (
@@ -60,12 +53,16 @@ var skipDirs = map[string]bool{
 // HostSurvey is the result of looking at the host file system for one execution.
 type HostSurvey struct {
 	Mounts Mounts
-	// Watch are write-deny files that did not exist: they cannot be mounted
-	// over without creating them, so they are checked after the execution
-	// (see Sweep).
+	// Watch are write-deny paths, files and directories, that did not
+	// exist: they cannot be mounted over without creating them, and
+	// Gatehouse creates nothing in the workspace. While the command runs
+	// the guard (guard_linux.go) moves aside what appears at them; after
+	// it, Sweep does.
 	Watch []string
-	// created are the directory mount points made for this execution.
-	created []string
+	// parents maps the directory of each Watch path to where it led when
+	// the plan was made (symlinks resolved), so that Sweep never follows
+	// a directory the command replaced with a link.
+	parents map[string]string
 	// roots and names are the workspace roots and write-deny names the
 	// plan was made for; git is what the repositories in them held
 	// (gitsweep.go).
@@ -73,16 +70,9 @@ type HostSurvey struct {
 	git          *gitState
 }
 
-// mountpoints counts, per path, the executions in this process that use a
-// mount point Gatehouse created, so the last one removes it.
-var mountpoints = struct {
-	sync.Mutex
-	n map[string]int
-}{n: map[string]int{}}
-
 // Discover classifies the deny-read paths and finds the write-deny paths
-// inside roots. Missing write-deny directories are created (empty) as mount
-// points; Release removes them again.
+// inside roots: existing ones are bound read-only, missing ones are
+// watched. It changes nothing on the host.
 func Discover(roots, denyRead, writeDeny []string) (*HostSurvey, error) {
 	p := &HostSurvey{}
 	for _, d := range denyRead {
@@ -107,9 +97,17 @@ func Discover(roots, denyRead, writeDeny []string) (*HostSurvey, error) {
 	seen := map[string]bool{}
 	bases := reposIn(roots)
 	for _, base := range bases {
-		if err := p.protect(base, roots, writeDeny, seen); err != nil {
-			p.Release()
-			return nil, err
+		p.protect(base, roots, writeDeny, seen)
+	}
+	p.parents = map[string]string{}
+	for _, path := range p.Watch {
+		dir := filepath.Dir(path)
+		if _, ok := p.parents[dir]; !ok {
+			real, err := filepath.EvalSymlinks(dir)
+			if err != nil {
+				real = ""
+			}
+			p.parents[dir] = real
 		}
 	}
 	p.roots, p.names = roots, writeDeny
@@ -117,14 +115,13 @@ func Discover(roots, denyRead, writeDeny []string) (*HostSurvey, error) {
 	return p, nil
 }
 
-func (p *HostSurvey) protect(base string, roots, names []string, seen map[string]bool) error {
+func (p *HostSurvey) protect(base string, roots, names []string, seen map[string]bool) {
 	gitDir := false
 	if fi, err := os.Lstat(filepath.Join(base, ".git")); err == nil && fi.IsDir() {
 		gitDir = true
 		p.addOnce(&p.Mounts.Anchors, filepath.Join(base, ".git"), seen)
 	}
 	for _, name := range names {
-		isDir := strings.HasSuffix(name, "/")
 		rel := filepath.Clean(name)
 		if strings.HasPrefix(rel, ".git"+string(filepath.Separator)) && !gitDir {
 			continue
@@ -143,30 +140,16 @@ func (p *HostSurvey) protect(base string, roots, names []string, seen map[string
 		}
 		switch {
 		case err == nil && fi.IsDir():
-			if !seen[path] {
-				p.adopt(path)
-			}
 			p.addOnce(&p.Mounts.ProtectDirs, path, seen)
 		case err == nil:
 			p.addOnce(&p.Mounts.ProtectFiles, path, seen)
-		case !errors.Is(err, fs.ErrNotExist):
-			continue
-		case isDir && !watchWhenMissing[name]:
-			if seen[path] {
-				continue
-			}
-			if err := p.makeMountpoint(path); err != nil {
-				continue // parent missing or not writable: nothing to protect
-			}
-			p.addOnce(&p.Mounts.ProtectDirs, path, seen)
-		default:
-			if !seen[path] {
-				seen[path] = true
-				p.Watch = append(p.Watch, path)
-			}
+		case errors.Is(err, fs.ErrNotExist):
+			// A directory or a file alike: nothing is created to mount
+			// over, so the name stays absent in the sandbox and on the
+			// host unless the command makes it.
+			p.addOnce(&p.Watch, path, seen)
 		}
 	}
-	return nil
 }
 
 func (p *HostSurvey) addOnce(list *[]string, path string, seen map[string]bool) {
@@ -177,56 +160,30 @@ func (p *HostSurvey) addOnce(list *[]string, path string, seen map[string]bool) 
 	*list = append(*list, path)
 }
 
-func (p *HostSurvey) makeMountpoint(path string) error {
-	mountpoints.Lock()
-	defer mountpoints.Unlock()
-	if mountpoints.n[path] == 0 {
-		if err := os.Mkdir(path, 0o755); err != nil {
-			return err
-		}
-	}
-	mountpoints.n[path]++
-	p.created = append(p.created, path)
-	return nil
-}
+// Release frees what the plan holds. Discover no longer creates mount
+// points, so there is nothing to free; it is kept for callers outside this
+// package that still call it, and is safe to call any number of times.
+func (p *HostSurvey) Release() {}
 
-// adopt takes a share of a mount point another execution in this process
-// created, so that it is not removed while this one runs.
-func (p *HostSurvey) adopt(path string) {
-	mountpoints.Lock()
-	defer mountpoints.Unlock()
-	if mountpoints.n[path] > 0 {
-		mountpoints.n[path]++
-		p.created = append(p.created, path)
-	}
-}
-
-// Release removes the mount points this plan created once no other execution
-// in this process uses them. It is safe to call more than once.
-func (p *HostSurvey) Release() {
-	mountpoints.Lock()
-	defer mountpoints.Unlock()
-	for _, path := range p.created {
-		mountpoints.n[path]--
-		if mountpoints.n[path] <= 0 {
-			delete(mountpoints.n, path)
-			os.Remove(path) // fails, harmlessly, when not empty
-		}
-	}
-	p.created = nil
-}
-
-// Sweep moves aside every watched write-deny file that the execution
-// created, and what it planted in repositories (sweepGit), so that nothing
-// runs it later, and returns the new names.
+// Sweep moves aside every watched write-deny path that the execution
+// created (and the guard did not already move), and what it planted in
+// repositories (sweepGit), so that nothing runs it later, and returns the
+// new names. It runs once the sandbox is gone.
 func (p *HostSurvey) Sweep(suffix string) []string {
 	var moved []string
 	for _, path := range p.Watch {
 		if _, err := os.Lstat(path); err != nil {
 			continue
 		}
-		dst := path + ".gatehouse-blocked-" + suffix
-		if err := os.Rename(path, dst); err == nil {
+		// A directory on the way that now leads elsewhere was replaced by
+		// the command: what it leads to is not the workspace's.
+		dir := filepath.Dir(path)
+		if want, ok := p.parents[dir]; ok {
+			if real, err := filepath.EvalSymlinks(dir); err != nil || real != want {
+				continue
+			}
+		}
+		if dst, err := moveAside(path, suffix); err == nil {
 			moved = append(moved, dst)
 		}
 	}
@@ -234,6 +191,31 @@ func (p *HostSurvey) Sweep(suffix string) []string {
 		moved = append(moved, sweepGit(p.git, p.roots, p.names, suffix)...)
 	}
 	return moved
+}
+
+// asideTries bounds the names tried for one path moved aside.
+const asideTries = 1000
+
+// aside renames name to name.gatehouse-blocked-suffix, or to the same with
+// -2, -3, … when that is taken, and returns the new name. rename must
+// fail with an error matching fs.ErrExist rather than replace what is
+// there.
+func aside(name, suffix string, rename func(oldname, newname string) error) (string, error) {
+	base := name + ".gatehouse-blocked-" + suffix
+	for n := 1; n <= asideTries; n++ {
+		dst := base
+		if n > 1 {
+			dst += "-" + strconv.Itoa(n)
+		}
+		err := rename(name, dst)
+		if err == nil {
+			return dst, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return "", err
+		}
+	}
+	return "", fmt.Errorf("moving %s aside: %d names taken", name, asideTries)
 }
 
 // findRepos returns root and every directory below it (to a bounded depth)

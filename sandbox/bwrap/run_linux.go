@@ -36,7 +36,6 @@ func Run(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams, opt RunOp
 	if err != nil {
 		return failed("spawn_error", fmt.Sprintf("preparing mounts: %v", err))
 	}
-	defer plan.Release()
 	args := Args(spec, &plan.Mounts, opt.Options)
 
 	var files []*os.File
