@@ -87,7 +87,13 @@ func Run(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams, opt RunOp
 	if opt.CgroupFD >= 0 {
 		cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: opt.CgroupFD}
 	}
+	// The guard watches before anything runs. Without it (inotify
+	// limits reached) the command runs all the same and Sweep alone moves
+	// aside what it created at a watched path, after it ends; Result has
+	// no field for that, so the fallback is silent.
+	guard, _ := startGuard(plan.Watch, opt.BlockedSuffix)
 	if err := cmd.Start(); err != nil {
+		guard.stop()
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
 			res.Mode = sandbox.ModeUnavailableDenied
 			return failed("sandbox_unavailable", fmt.Sprintf("%s not found; install bubblewrap", spec.BwrapPath))
@@ -166,6 +172,7 @@ func Run(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams, opt RunOp
 	// long for a writer that somehow survived.
 	outPump.Wait(2 * time.Second)
 	errPump.Wait(2 * time.Second)
+	blocked := guard.stop()
 	statuses := <-statusC
 	stdout.Finish()
 	stderr.Finish()
@@ -179,7 +186,7 @@ func Run(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams, opt RunOp
 		NProc:      p.NProc > 0 && sandboxinit.NProcEnforced(true),
 	}
 	res.Limits.Pids = opt.Pids || res.Limits.NProc
-	if moved := plan.Sweep(opt.BlockedSuffix); len(moved) > 0 {
+	if moved := dedup(append(blocked, plan.Sweep(opt.BlockedSuffix)...)); len(moved) > 0 {
 		res.Blocked = moved
 	}
 
@@ -288,6 +295,19 @@ func (h *headBuffer) String() string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.b.String()
+}
+
+// dedup returns paths without repeats, in their first order.
+func dedup(paths []string) []string {
+	seen := map[string]bool{}
+	out := paths[:0]
+	for _, p := range paths {
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func writerOrDiscard(w io.Writer) io.Writer {

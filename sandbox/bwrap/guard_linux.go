@@ -1,0 +1,168 @@
+package bwrap
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// A guard moves aside, while the sandbox runs, what a command creates at a
+// watched write-deny path (HostSurvey.Watch): it watches the directory each
+// path lies in with inotify and renames an entry with a watched name as
+// soon as it appears, so that a host program (an editor, git, an agent)
+// has only the guard's latency to read it. inotify watches inodes, so the
+// command's creations through the sandbox's bind mounts are seen. Sweep
+// still looks afterwards, for what the guard missed (a queue overflow, a
+// directory it could not watch, an entry made as it stopped).
+type guard struct {
+	f      *os.File // the inotify instance; closing it ends loop
+	suffix string
+	dirs   map[int32]*guardDir // by watch descriptor
+	done   chan struct{}
+	moved  []string // written by loop only; read after done
+}
+
+// guardDir is one watched directory: an O_PATH descriptor of the
+// directory as it was when the guard started, which the renames are made
+// relative to (a command that replaces a directory on the way with a
+// symlink cannot send them elsewhere), and the names watched in it.
+type guardDir struct {
+	path  string
+	fd    int
+	names map[string]bool
+}
+
+// guardMask is what the guard watches for: an entry created in, or moved
+// into, the directory. Overflow (IN_Q_OVERFLOW) is reported regardless.
+const guardMask = unix.IN_CREATE | unix.IN_MOVED_TO
+
+// startGuard starts a guard over watch, naming what it moves with suffix.
+// It returns nil and the error when inotify is not available (limits on
+// instances or watches); the caller goes on without it and Sweep alone
+// moves things aside after the command. A directory that cannot be
+// watched is left to Sweep the same way.
+func startGuard(watch []string, suffix string) (*guard, error) {
+	if len(watch) == 0 {
+		return nil, nil
+	}
+	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	if err != nil {
+		return nil, err
+	}
+	g := &guard{suffix: suffix, dirs: map[int32]*guardDir{}, done: make(chan struct{})}
+	byPath := map[string]*guardDir{}
+	for _, path := range watch {
+		dir, name := filepath.Dir(path), filepath.Base(path)
+		if d := byPath[dir]; d != nil {
+			d.names[name] = true
+			continue
+		}
+		dfd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			continue
+		}
+		// The watch goes on the inode just opened, not on whatever the
+		// path names by now.
+		wd, err := unix.InotifyAddWatch(fd, "/proc/self/fd/"+strconv.Itoa(dfd), guardMask)
+		if err != nil {
+			wd, err = unix.InotifyAddWatch(fd, dir, guardMask)
+		}
+		if err != nil {
+			unix.Close(dfd)
+			continue
+		}
+		d := g.dirs[int32(wd)]
+		if d == nil {
+			d = &guardDir{path: dir, fd: dfd, names: map[string]bool{}}
+			g.dirs[int32(wd)] = d
+		} else {
+			unix.Close(dfd) // the same directory by another path
+		}
+		byPath[dir] = d
+		d.names[name] = true
+	}
+	if len(g.dirs) == 0 {
+		unix.Close(fd)
+		return nil, errors.New("no directory could be watched")
+	}
+	// A non-blocking descriptor makes a pollable File: Read waits in the
+	// runtime's poller, and Close wakes it.
+	g.f = os.NewFile(uintptr(fd), "inotify")
+	go g.loop()
+	return g, nil
+}
+
+func (g *guard) loop() {
+	defer close(g.done)
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := g.f.Read(buf)
+		if err != nil {
+			return // closed by stop
+		}
+		for off := 0; off+unix.SizeofInotifyEvent <= n; {
+			ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
+			nameAt := off + unix.SizeofInotifyEvent
+			off = nameAt + int(ev.Len)
+			if ev.Mask&unix.IN_Q_OVERFLOW != 0 {
+				g.sweep()
+				continue
+			}
+			d := g.dirs[ev.Wd]
+			if d == nil || ev.Len == 0 || off > n {
+				continue
+			}
+			name := cstring(buf[nameAt:off])
+			if d.names[name] {
+				g.move(d, name)
+			}
+		}
+	}
+}
+
+// sweep moves aside every watched name present: after an overflow the
+// events that were lost are unknown.
+func (g *guard) sweep() {
+	for _, d := range g.dirs {
+		for name := range d.names {
+			g.move(d, name)
+		}
+	}
+}
+
+func (g *guard) move(d *guardDir, name string) {
+	dst, err := aside(name, g.suffix, func(oldname, newname string) error {
+		return renameNoReplace(d.fd, oldname, newname)
+	})
+	if err == nil {
+		g.moved = append(g.moved, filepath.Join(d.path, dst))
+	}
+}
+
+// stop ends the guard and returns what it moved aside. Call it once the
+// sandbox is gone, before Sweep. A nil guard moved nothing.
+func (g *guard) stop() []string {
+	if g == nil {
+		return nil
+	}
+	g.f.Close()
+	<-g.done
+	for _, d := range g.dirs {
+		unix.Close(d.fd)
+	}
+	return g.moved
+}
+
+// cstring returns b up to its first NUL.
+func cstring(b []byte) string {
+	for i, c := range b {
+		if c == 0 {
+			return string(b[:i])
+		}
+	}
+	return string(b)
+}

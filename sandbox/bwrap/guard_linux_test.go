@@ -1,0 +1,236 @@
+package bwrap
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/sandbox"
+	"github.com/gatehouse-dev/gatehouse/sandbox/probe"
+	"github.com/gatehouse-dev/gatehouse/sandbox/sandboxtest"
+)
+
+// gitRepo returns a new workspace root, visible in the sandbox, that is a
+// git repository without any editor or agent directory.
+func gitRepo(t *testing.T) string {
+	t.Helper()
+	ws := sandboxtest.Dir(t)
+	if out, err := exec.Command("git", "init", "-q", ws).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v: %s", err, out)
+	}
+	return ws
+}
+
+// runIn runs command under bubblewrap with ws as its workspace root and
+// cwd, with the default write-deny names, and returns the result and
+// stdout.
+func runIn(t *testing.T, ws, command string) (*sandbox.Result, string) {
+	t.Helper()
+	bw := sandboxtest.RequireBwrap(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := &sandbox.Spec{
+		Shell:          "/bin/bash",
+		Command:        command,
+		Dir:            ws,
+		Env:            []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + ws, "LC_ALL=C"},
+		WorkspaceRoots: []string{ws},
+		WriteDeny:      DefaultWriteDeny,
+		Seccomp:        sandbox.SeccompPreferred,
+		Timeout:        30 * time.Second,
+		OutputMax:      1 << 20,
+		InitPath:       exe,
+		BwrapPath:      bw,
+	}
+	var stdout, stderr bytes.Buffer
+	opt := RunOptions{CgroupFD: -1, BlockedSuffix: "t1"}
+	opt.DisableUserns = probe.BwrapAtLeast(probe.Gather(bw), 0, 8, 0)
+	res := Run(context.Background(), spec, sandbox.Streams{Stdout: &stdout, Stderr: &stderr}, opt)
+	if res.Status != sandbox.StatusCompleted {
+		t.Fatalf("%q: status %s (%s): %s; stderr %q", command, res.Status, res.StatusReason, res.Error, stderr.String())
+	}
+	return res, stdout.String()
+}
+
+var editorDirs = []string{".vscode", ".idea", ".claude"}
+
+// Absent write-deny directories are not mount points: nothing stands in
+// for them in the sandbox, nor on the host while the command runs (the
+// workspace is a bind of the host's, so the command's listing is the
+// host's).
+func TestAbsentWriteDenyDirsStayAbsent(t *testing.T) {
+	t.Parallel()
+	ws := gitRepo(t)
+	host := make(chan []string, 1)
+	go func() {
+		// Look from outside while the command sleeps.
+		time.Sleep(300 * time.Millisecond)
+		des, _ := os.ReadDir(ws)
+		var names []string
+		for _, de := range des {
+			names = append(names, de.Name())
+		}
+		host <- names
+	}()
+	res, out := runIn(t, ws, `ls -a; echo --; find . -maxdepth 1; sleep 0.8`)
+	for _, line := range strings.Split(out, "\n") {
+		if slices.Contains(editorDirs, strings.TrimPrefix(line, "./")) {
+			t.Errorf("%s is listed in the sandbox:\n%s", line, out)
+		}
+	}
+	if !strings.Contains(out, ".git\n") {
+		t.Errorf("the listing is not of the repository:\n%s", out)
+	}
+	for _, name := range <-host {
+		if slices.Contains(editorDirs, name) {
+			t.Errorf("%s exists on the host during the command", name)
+		}
+	}
+	for _, d := range editorDirs {
+		if _, err := os.Lstat(filepath.Join(ws, d)); err == nil {
+			t.Errorf("%s exists on the host after the command", d)
+		}
+	}
+	if len(res.Blocked) != 0 {
+		t.Errorf("Blocked = %q, want nothing", res.Blocked)
+	}
+}
+
+// blockedOne returns the one entry moved aside from ws/name, failing t
+// unless there is exactly one, Result.Blocked names it, and name itself
+// is gone.
+func blockedOne(t *testing.T, res *sandbox.Result, ws, name string) string {
+	t.Helper()
+	if _, err := os.Lstat(filepath.Join(ws, name)); err == nil {
+		t.Errorf("%s is in place on the host after the command", name)
+	}
+	got, _ := filepath.Glob(filepath.Join(ws, name+".gatehouse-blocked-*"))
+	if len(got) != 1 {
+		t.Fatalf("moved aside from %s: %q, want one", name, got)
+	}
+	if !slices.Contains(res.Blocked, got[0]) {
+		t.Errorf("Blocked = %q does not name %s", res.Blocked, got[0])
+	}
+	return got[0]
+}
+
+func TestWriteDenyDirCreatedIsMovedAside(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, command, dir string
+		// file is what the moved entry must hold; "" when the command's
+		// write into the new directory may lose the race with the guard.
+		file string
+	}{
+		{"mkdir", `mkdir .vscode && echo '{}' > .vscode/tasks.json; sleep 0.3; ls -a`, ".vscode", ""},
+		{"mv", `mkdir prepared && echo '{}' > prepared/settings.json && mv prepared .claude; sleep 0.3; ls -a`, ".claude", "settings.json"},
+		{"symlink", `ln -s /tmp .idea; sleep 0.3; ls -a`, ".idea", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ws := gitRepo(t)
+			res, out := runIn(t, ws, tc.command)
+			if slices.Contains(strings.Split(out, "\n"), tc.dir) {
+				t.Errorf("%s is still listed in the sandbox 0.3 s after it was made:\n%s", tc.dir, out)
+			}
+			moved := blockedOne(t, res, ws, tc.dir)
+			if tc.file != "" {
+				if _, err := os.Stat(filepath.Join(moved, tc.file)); err != nil {
+					t.Errorf("the moved directory does not hold %s: %v", tc.file, err)
+				}
+			}
+			// Whatever the mkdir case wrote went with the directory.
+			if tc.name == "mkdir" {
+				if _, err := os.Lstat(filepath.Join(ws, "tasks.json")); err == nil {
+					t.Errorf("tasks.json landed in the workspace")
+				}
+			}
+			if tc.name == "symlink" {
+				if fi, err := os.Lstat(moved); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+					t.Errorf("the moved .idea is not the symlink: %v", err)
+				}
+			}
+		})
+	}
+}
+
+// The guard moves a new write-deny directory aside while the command
+// still runs, and a second one made at the same path gets a name of its
+// own.
+func TestGuardMovesAsideDuringRun(t *testing.T) {
+	t.Parallel()
+	ws := gitRepo(t)
+	res, out := runIn(t, ws, `mkdir .claude; sleep 0.5; test -d .claude && echo still-there || echo gone
+mkdir .claude; sleep 0.5; test -d .claude && echo still-there || echo gone`)
+	if out != "gone\ngone\n" {
+		t.Errorf("stdout %q, want gone twice", out)
+	}
+	got, _ := filepath.Glob(filepath.Join(ws, ".claude.gatehouse-blocked-*"))
+	slices.Sort(got)
+	want := []string{filepath.Join(ws, ".claude.gatehouse-blocked-t1"), filepath.Join(ws, ".claude.gatehouse-blocked-t1-2")}
+	if !slices.Equal(got, want) {
+		t.Errorf("moved aside: %q, want %q", got, want)
+	}
+	b := slices.Clone(res.Blocked)
+	slices.Sort(b)
+	if !slices.Equal(b, want) {
+		t.Errorf("Blocked = %q, want %q", res.Blocked, want)
+	}
+}
+
+// A watched file the command creates is moved aside by the guard too, and
+// an entry in the way of the first name is never replaced.
+func TestGuardNeverReplaces(t *testing.T) {
+	t.Parallel()
+	ws := gitRepo(t)
+	res, out := runIn(t, ws, `echo mine > .mcp.json.gatehouse-blocked-t1; echo '{}' > .mcp.json; sleep 0.3; test -e .mcp.json && echo still-there || echo gone`)
+	if out != "gone\n" {
+		t.Errorf("stdout %q, want gone", out)
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, ".mcp.json.gatehouse-blocked-t1")); err != nil || string(b) != "mine\n" {
+		t.Errorf("the command's own file was replaced: %q, %v", b, err)
+	}
+	if !slices.Equal(res.Blocked, []string{filepath.Join(ws, ".mcp.json.gatehouse-blocked-t1-2")}) {
+		t.Errorf("Blocked = %q", res.Blocked)
+	}
+}
+
+// The guard's goroutine and descriptors end with it.
+func TestGuardStops(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	g, err := startGuard([]string{filepath.Join(ws, ".vscode"), filepath.Join(ws, ".mcp.json")}, "s")
+	if err != nil || g == nil {
+		t.Fatalf("startGuard: %v", err)
+	}
+	os.Mkdir(filepath.Join(ws, ".vscode"), 0o755)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if _, err := os.Lstat(filepath.Join(ws, ".vscode")); err != nil || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	moved := g.stop()
+	if !slices.Equal(moved, []string{filepath.Join(ws, ".vscode.gatehouse-blocked-s")}) {
+		t.Errorf("moved %q", moved)
+	}
+	// Nothing watches any more.
+	os.Mkdir(filepath.Join(ws, ".vscode"), 0o755)
+	time.Sleep(50 * time.Millisecond)
+	if _, err := os.Stat(filepath.Join(ws, ".vscode")); err != nil {
+		t.Errorf("the stopped guard moved .vscode: %v", err)
+	}
+	var none *guard
+	if none.stop() != nil {
+		t.Errorf("a nil guard moved something")
+	}
+}

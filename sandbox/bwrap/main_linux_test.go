@@ -1,0 +1,18 @@
+package bwrap
+
+import (
+	"os"
+	"testing"
+
+	"github.com/gatehouse-dev/gatehouse/sandbox/sandboxinit"
+	"github.com/gatehouse-dev/gatehouse/sandbox/sandboxtest"
+)
+
+// TestMain lets the test binary serve as Gatehouse's sandbox init.
+func TestMain(m *testing.M) {
+	sandboxtest.Stage(map[string]func([]string) int{
+		"sandbox-init": sandboxinit.Init,
+		"sandbox-exec": sandboxinit.Exec,
+	})
+	os.Exit(m.Run())
+}
