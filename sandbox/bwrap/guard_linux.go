@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -19,7 +20,7 @@ import (
 // still looks afterwards, for what the guard missed (a queue overflow, a
 // directory it could not watch, an entry made as it stopped).
 type guard struct {
-	f      *os.File // the inotify instance; closing it ends loop
+	f      *os.File // the inotify instance; a read deadline ends loop
 	suffix string
 	dirs   map[int32]*guardDir // by watch descriptor
 	done   chan struct{}
@@ -90,7 +91,7 @@ func startGuard(watch []string, suffix string) (*guard, error) {
 		return nil, errors.New("no directory could be watched")
 	}
 	// A non-blocking descriptor makes a pollable File: Read waits in the
-	// runtime's poller, and Close wakes it.
+	// runtime's poller, and a deadline (or Close) wakes it.
 	g.f = os.NewFile(uintptr(fd), "inotify")
 	go g.loop()
 	return g, nil
@@ -102,7 +103,7 @@ func (g *guard) loop() {
 	for {
 		n, err := g.f.Read(buf)
 		if err != nil {
-			return // closed by stop
+			return // woken or closed by stop
 		}
 		for off := 0; off+unix.SizeofInotifyEvent <= n; {
 			ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
@@ -149,8 +150,18 @@ func (g *guard) stop() []string {
 	if g == nil {
 		return nil
 	}
-	g.f.Close()
-	<-g.done
+	// Closing an inotify instance waits for the kernel to retire its
+	// watches (an RCU grace period: several milliseconds), so the loop is
+	// woken by a deadline instead, and the instance is closed off the
+	// execution's path once the loop has ended: after stop returns
+	// nothing is moved.
+	if err := g.f.SetReadDeadline(time.Now()); err != nil {
+		g.f.Close()
+		<-g.done
+	} else {
+		<-g.done
+		go g.f.Close()
+	}
 	for _, d := range g.dirs {
 		unix.Close(d.fd)
 	}
