@@ -234,3 +234,19 @@ func TestGuardStops(t *testing.T) {
 		t.Errorf("a nil guard moved something")
 	}
 }
+
+// A repository's .git is bound over itself; the guard watches it through
+// that bind like any other directory: a .git/hooks the repository lacked
+// is moved aside as the command makes it.
+func TestGuardInsideGitDir(t *testing.T) {
+	t.Parallel()
+	ws := gitRepo(t)
+	if err := os.RemoveAll(filepath.Join(ws, ".git", "hooks")); err != nil {
+		t.Fatal(err)
+	}
+	res, out := runIn(t, ws, `mkdir .git/hooks; sleep 0.3; test -d .git/hooks && echo still-there || echo gone`)
+	if out != "gone\n" {
+		t.Errorf("stdout %q, want gone", out)
+	}
+	blockedOne(t, res, filepath.Join(ws, ".git"), "hooks")
+}
