@@ -160,11 +160,6 @@ func (p *HostSurvey) addOnce(list *[]string, path string, seen map[string]bool) 
 	*list = append(*list, path)
 }
 
-// Release frees what the plan holds. Discover no longer creates mount
-// points, so there is nothing to free; it is kept for callers outside this
-// package that still call it, and is safe to call any number of times.
-func (p *HostSurvey) Release() {}
-
 // Sweep moves aside every watched write-deny path that the execution
 // created (and the guard did not already move), and what it planted in
 // repositories (sweepGit), so that nothing runs it later, and returns the

@@ -70,7 +70,6 @@ func (e *Executor) BwrapArgs(req api.ExecRequest) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer plan.Release()
 	a := bwrap.Args(spec, &plan.Mounts, bwrap.Options{DisableUserns: probe.BwrapAtLeast(probe.Gather(e.cfg.Exec.Sandbox.BwrapPath), 0, 8, 0)})
 	return append(a, bwrap.InitCommand...), nil
 }
