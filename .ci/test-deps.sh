@@ -25,6 +25,17 @@ test_needs() {
 	# The egress tests run python3 inside the sandbox, whose PATH is the
 	# system's, and git ls-remote over smart http (git-http-backend, in git).
 	[ -x /usr/bin/python3 ] || [ -x /usr/local/bin/python3 ] || need+=(python3)
+	# The developer workflow suite (app/cli/workflow): make, and Debian's
+	# python3 with venv, pip, setuptools, wheel and pytest (it runs
+	# /usr/bin/python3, never a python earlier in PATH), node and npm.
+	command -v make >/dev/null 2>&1 || need+=(make)
+	/usr/bin/python3 -c 'import ensurepip' >/dev/null 2>&1 || need+=(python3-venv)
+	/usr/bin/python3 -m pip --version >/dev/null 2>&1 || need+=(python3-pip)
+	/usr/bin/python3 -c 'import setuptools' >/dev/null 2>&1 || need+=(python3-setuptools)
+	/usr/bin/python3 -c 'import wheel' >/dev/null 2>&1 || need+=(python3-wheel)
+	/usr/bin/python3 -c 'import pytest' >/dev/null 2>&1 || need+=(python3-pytest)
+	command -v node >/dev/null 2>&1 || need+=(nodejs)
+	command -v npm >/dev/null 2>&1 || need+=(npm)
 	# Claude Code's own sandbox on Linux (the routing end-to-end test).
 	command -v socat >/dev/null 2>&1 || need+=(socat)
 	# The desktop session of the keychain and notification tests
