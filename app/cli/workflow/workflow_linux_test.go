@@ -278,3 +278,35 @@ func cargoDir() (string, bool) {
 	}
 	return filepath.Dir(p), true
 }
+
+// docs/workflow.md lists the same differences, with the same reasons.
+func TestDifferencesDocumented(t *testing.T) {
+	p := filepath.Join("..", "..", "..", "docs", "workflow.md")
+	doc, err := os.ReadFile(p)
+	if err != nil {
+		t.Skipf("%s is not beside this copy of the package; the run from the checkout covers it", p)
+	}
+	_, table, _ := strings.Cut(string(doc), "## Expected differences")
+	table, _, _ = strings.Cut(table, "\n## ")
+	rows := 0
+	for _, line := range strings.Split(table, "\n") {
+		if strings.HasPrefix(line, "| `") {
+			rows++
+		}
+	}
+	if rows != len(differences) {
+		t.Errorf("docs/workflow.md lists %d differences, the test %d", rows, len(differences))
+	}
+	for _, d := range differences {
+		row := "| `" + d.session + "/" + d.step + "` |"
+		i := strings.Index(table, row)
+		if i < 0 {
+			t.Errorf("docs/workflow.md does not list %s/%s", d.session, d.step)
+			continue
+		}
+		line, _, _ := strings.Cut(table[i:], "\n")
+		if !strings.HasSuffix(line, "| "+d.reason+" |") {
+			t.Errorf("docs/workflow.md gives %s/%s another reason than the test's %q:\n%s", d.session, d.step, d.reason, line)
+		}
+	}
+}
