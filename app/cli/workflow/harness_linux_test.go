@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"os"
 	"os/exec"
 	"os/user"
@@ -15,6 +16,11 @@ import (
 	"github.com/gatehouse-dev/gatehouse/app/cli"
 	"github.com/gatehouse-dev/gatehouse/sandbox/sandboxtest"
 )
+
+// gatehouseBin names a gatehouse binary for the exec side to run instead of
+// this test binary (make bench passes bin/gatehouse: statically linked, it
+// starts faster than a test binary).
+var gatehouseBin = flag.String("gatehouse", "", "gatehouse binary for the exec side (default: this test binary)")
 
 // asGatehouse, set in the environment of a re-executed test binary, makes
 // it the gatehouse command line.
@@ -111,9 +117,12 @@ func (s *side) command(ctx context.Context, dir, script string) *exec.Cmd {
 		cmd = exec.CommandContext(ctx, "/bin/bash", "--noprofile", "--norc", "-c", script)
 		cmd.Dir = dir
 	} else {
-		exe, err := os.Executable()
-		if err != nil {
-			exe = os.Args[0]
+		exe := *gatehouseBin
+		if exe == "" {
+			var err error
+			if exe, err = os.Executable(); err != nil {
+				exe = os.Args[0]
+			}
 		}
 		cmd = exec.CommandContext(ctx, exe, "exec", "--cwd", dir, "--", script)
 		cmd.Dir = s.ws()
