@@ -110,6 +110,11 @@ func runSession(t *testing.T, path string, s session) {
 		if res[1].code != res[0].code || norm[1] != norm[0] {
 			t.Fatalf("%s: gatehouse exec differs from plain bash, and the difference is not listed\n%s", st.name, show())
 		}
+		for _, w := range st.want { // implied by the equality; said outright
+			if !strings.Contains(norm[1], w) {
+				t.Fatalf("%s: gatehouse exec's stdout lacks %q\n%s", st.name, w, show())
+			}
+		}
 	}
 	for _, d := range differences {
 		if d.session == s.name && !seen[d.step] {
