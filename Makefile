@@ -78,6 +78,7 @@ bench: build
 	$(GO) test -run='^$$' -bench=. -benchtime=200x ./hook/claude/e2e
 	$(GO) test -run='^$$' -bench=Redact -benchtime=3x ./service/dlp
 	$(GO) test -run='^$$' -bench=Analyze -count=5 ./service/analysis
+	$(GO) test -run='^$$' -bench=GoBuildCached -benchtime=20x ./app/cli/workflow -args -gatehouse $(CURDIR)/$(BIN)
 
 fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzPolicyLoad -fuzztime=$(FUZZTIME) ./service/policy
