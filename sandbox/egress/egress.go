@@ -37,12 +37,15 @@ import (
 	"net/netip"
 	"sync"
 	"time"
+
+	"github.com/gatehouse-dev/gatehouse/sandbox/handoff"
 )
 
 // BridgeHandoff is the byte a bridge sends with each connection it hands
 // over, the connection's socket attached (SCM_RIGHTS). No HTTP or SOCKS5
-// request starts with it.
-const BridgeHandoff = 0x00
+// request starts with it. It is defined in sandbox/handoff, which the
+// sandbox init shares without linking this package.
+const BridgeHandoff = handoff.Marker
 
 // A Resolver looks up the addresses of a host name. *net.Resolver is one.
 // The name is absolute: no search domain may be applied to it.

@@ -8,12 +8,12 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/sandbox/egress"
+	"github.com/gatehouse-dev/gatehouse/sandbox/handoff"
 )
 
 // Serve hands each connection accepted on ln to the proxy, until ln is
 // closed. Connections go over one unix connection to the proxy socket,
-// each as a message of one egress.BridgeHandoff byte with the accepted socket
+// each as a message of one handoff.Marker byte with the accepted socket
 // attached; the bridge then closes its copy, so the proxy alone holds the
 // connection: the bytes go from the client to the proxy without passing
 // through the sandbox's init. When the proxy cannot be reached, the
@@ -66,7 +66,7 @@ func handOver(ctl *net.UnixConn, c net.Conn) error {
 	}
 	var werr error
 	err = rc.Control(func(fd uintptr) {
-		_, _, werr = ctl.WriteMsgUnix([]byte{egress.BridgeHandoff}, syscall.UnixRights(int(fd)), nil)
+		_, _, werr = ctl.WriteMsgUnix([]byte{handoff.Marker}, syscall.UnixRights(int(fd)), nil)
 	})
 	if err != nil {
 		return err
