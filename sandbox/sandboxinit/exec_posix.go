@@ -10,11 +10,14 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gatehouse-dev/gatehouse/internal/buildid"
 )
 
-// Exec is stage 2: "sandbox-exec --seccomp LEVEL --fsize N [--allow-ptrace]
-// [--nproc N --nproc-base B] -- SHELL ARGS...". It never returns on success. Its report pipe is fd 3
-// when present.
+// Exec is stage 2: "sandbox-exec --build-id ID --seccomp LEVEL --fsize N
+// [--allow-ptrace] [--nproc N --nproc-base B] -- SHELL ARGS...". It never
+// returns on success. Its report pipe is fd 3 when present. It refuses to
+// run for a host of another build (ID is the host's).
 func Exec(args []string) int {
 	report := os.NewFile(3, "report")
 	if report != nil {
@@ -36,6 +39,7 @@ func Exec(args []string) int {
 
 	fl := flag.NewFlagSet("sandbox-exec", flag.ContinueOnError)
 	fl.SetOutput(os.Stderr)
+	build := fl.String("build-id", "", "")
 	level := fl.String("seccomp", "required", "")
 	fsize := fl.Int64("fsize", 0, "")
 	ptrace := fl.Bool("allow-ptrace", false, "")
@@ -43,6 +47,9 @@ func Exec(args []string) int {
 	nprocBase := fl.Int64("nproc-base", 0, "")
 	if err := fl.Parse(args); err != nil {
 		return fail("bad arguments: %v", err)
+	}
+	if *build != buildid.ID() {
+		return fail("%v", mismatch(*build))
 	}
 	argv := fl.Args()
 	if len(argv) == 0 {
@@ -81,3 +88,5 @@ func Exec(args []string) int {
 	err := syscall.Exec(argv[0], argv, os.Environ())
 	return fail("starting %s: %v", argv[0], err)
 }
+
+func init() { Stages["sandbox-exec"] = Exec }

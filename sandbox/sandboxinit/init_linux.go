@@ -49,6 +49,9 @@ func Init(args []string) int {
 
 	plan, err := ReadPlan(ctl)
 	if err != nil {
+		if BuildMismatch(err.Error()) {
+			return fail("%v", err)
+		}
 		return fail("reading the plan: %v", err)
 	}
 	// Resource limits are per process and inherited: set here, they hold
@@ -200,3 +203,5 @@ func end() {
 func killAll(sig unix.Signal) {
 	_ = unix.Kill(-1, sig)
 }
+
+func init() { Stages["sandbox-init"] = Init }

@@ -50,8 +50,8 @@ func TestNProcLimit(t *testing.T) {
 
 func TestExecArgsNProc(t *testing.T) {
 	t.Parallel()
-	p := &Stage1Spec{Shell: "/bin/bash", Argv: []string{"/bin/bash", "-c", "true"}, Seccomp: "off", NProc: 64, NProcBase: 300}
-	want := []string{"sandbox-exec", "--seccomp", "off", "--fsize", "0", "--nproc", "64", "--nproc-base", "300", "--", "/bin/bash", "-c", "true"}
+	p := &Stage1Spec{BuildID: "b1", Shell: "/bin/bash", Argv: []string{"/bin/bash", "-c", "true"}, Seccomp: "off", NProc: 64, NProcBase: 300}
+	want := []string{"sandbox-exec", "--build-id", "b1", "--seccomp", "off", "--fsize", "0", "--nproc", "64", "--nproc-base", "300", "--", "/bin/bash", "-c", "true"}
 	if got := ExecArgs(p); !slices.Equal(got, want) {
 		t.Errorf("ExecArgs = %q, want %q", got, want)
 	}

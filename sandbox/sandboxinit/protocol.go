@@ -21,7 +21,10 @@
 //
 // # Protocol
 //
-// Host to init (fd 3): the Stage1Spec (WritePlan), then control lines "term"
+// Host to init (fd 3): the Stage1Spec (WritePlan), stamped with the host's
+// build id (internal/buildid): an init of another build refuses it with
+// "failed build mismatch: ..." (BuildMismatch), before it reads anything
+// else of the plan. Then control lines "term"
 // (SIGTERM to every process) and "kill" (SIGKILL to every process, then
 // the init exits: the kernel kills whatever is left in the pid namespace
 // and lets nothing fork there any more, so a fork storm cannot outrun it).
@@ -30,6 +33,10 @@
 // Init to host (fd 4): "started MODE" once the shell runs, or "failed
 // REASON"; then the init closes it. MODE is "bubblewrap" or
 // "bubblewrap_no_seccomp REASON".
+//
+// sandbox-exec is given the host's build id as --build-id and refuses
+// another in the same way. "build-id" prints the init's own build id (for
+// gatehouse doctor).
 //
 // sandbox-exec to its parent (its fd 3, close-on-exec): nothing when the
 // exec succeeded with the filter installed, "nofilter REASON" before an
@@ -43,10 +50,15 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/gatehouse-dev/gatehouse/internal/buildid"
 )
 
 // Stage1Spec is what stage 1 needs to know, sent by the host on fd 3.
 type Stage1Spec struct {
+	// BuildID is the build the host comes from; the init runs only a plan
+	// of its own build. WritePlan fills it in when it is empty.
+	BuildID     string   `json:"build_id"`
 	Shell       string   `json:"shell"`
 	Argv        []string `json:"argv"` // full argv of the shell, argv[0] included
 	Seccomp     string   `json:"seccomp"`
@@ -66,7 +78,11 @@ type Stage1Spec struct {
 // ExecArgs returns the stage-2 command line (after the binary name) that
 // runs plan's shell.
 func ExecArgs(p *Stage1Spec) []string {
-	a := []string{"sandbox-exec", "--seccomp", p.Seccomp, "--fsize", strconv.FormatInt(p.FileSizeMax, 10)}
+	id := p.BuildID
+	if id == "" {
+		id = buildid.ID()
+	}
+	a := []string{"sandbox-exec", "--build-id", id, "--seccomp", p.Seccomp, "--fsize", strconv.FormatInt(p.FileSizeMax, 10)}
 	if p.AllowPtrace {
 		a = append(a, "--allow-ptrace")
 	}
@@ -105,8 +121,14 @@ func ReadStatus(r *bufio.Reader) (Status, error) {
 
 // WritePlan writes p to w as the init reads it: its length in decimal, a
 // newline, then the JSON. The length lets the init read exactly the plan
-// and leave the control lines that follow to the supervisor.
+// and leave the control lines that follow to the supervisor. A plan without
+// a BuildID is stamped with this binary's.
 func WritePlan(w io.Writer, p *Stage1Spec) error {
+	if p.BuildID == "" {
+		q := *p
+		q.BuildID = buildid.ID()
+		p = &q
+	}
 	b, err := json.Marshal(p)
 	if err != nil {
 		return err
@@ -141,7 +163,17 @@ func ReadPlan(r io.Reader) (*Stage1Spec, error) {
 	}
 	var p Stage1Spec
 	if err := json.Unmarshal(b, &p); err != nil {
+		// A plan of another build may not even decode: its id says so.
+		var id struct {
+			BuildID string `json:"build_id"`
+		}
+		if json.Unmarshal(b, &id) == nil && id.BuildID != buildid.ID() {
+			return nil, mismatch(id.BuildID)
+		}
 		return nil, err
+	}
+	if p.BuildID != buildid.ID() {
+		return nil, mismatch(p.BuildID)
 	}
 	if p.Shell == "" || len(p.Argv) == 0 {
 		return nil, fmt.Errorf("plan names no shell")
@@ -150,4 +182,32 @@ func ReadPlan(r io.Reader) (*Stage1Spec, error) {
 		return nil, fmt.Errorf("plan has an incomplete network bridge")
 	}
 	return &p, nil
+}
+
+// mismatchPrefix starts the reason of an init that refuses a plan from
+// another build.
+const mismatchPrefix = "build mismatch: "
+
+// mismatch is the refusal of a plan of build planID.
+func mismatch(planID string) error {
+	if planID == "" {
+		planID = "(none)"
+	}
+	return fmt.Errorf("%sthe sandbox init is build %s, gatehouse is build %s", mismatchPrefix, buildid.ID(), planID)
+}
+
+// BuildMismatch reports whether reason, a "failed" status's, is the init
+// refusing a plan from another build.
+func BuildMismatch(reason string) bool {
+	return strings.HasPrefix(reason, mismatchPrefix)
+}
+
+// PrintBuildID is "build-id": it prints this binary's build id.
+func PrintBuildID(args []string) int {
+	if len(args) != 0 {
+		fmt.Fprintln(stderr, "usage: gatehouse-init build-id")
+		return 2
+	}
+	fmt.Fprintln(stdout, buildid.ID())
+	return 0
 }
