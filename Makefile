@@ -2,6 +2,7 @@
 
 GO        ?= go
 BIN       := bin/gatehouse
+INIT      := bin/gatehouse-init
 PKGS      := ./...
 # Packages whose tests run real sandboxes; make test runs them again as an
 # unprivileged user, because root changes what a sandbox means.
@@ -13,11 +14,18 @@ FUZZTIME  ?= 30s
 
 all: build
 
-# The binary is built without cgo: statically linked, it starts without the
-# dynamic loader (twice per command: the CLI and the init in the sandbox)
-# and needs no libc inside the sandbox.
+# Two binaries: gatehouse and its sandbox init, gatehouse-init, which runs
+# inside every sandbox and links almost nothing (app/gatehouse-init). Both
+# are built without cgo: statically linked, they start without the dynamic
+# loader and need no libc inside the sandbox. They carry one build id,
+# computed from the source tree (.ci/build-id.sh): the init refuses to run
+# for a gatehouse of another build.
 build:
-	CGO_ENABLED=0 $(GO) build -o $(BIN) ./app/gatehouse
+	@id=$$(.ci/build-id.sh) && \
+	flags="-X github.com/gatehouse-dev/gatehouse/internal/buildid.id=$$id" && \
+	echo "build id $$id" && \
+	CGO_ENABLED=0 $(GO) build -ldflags "$$flags" -o $(BIN) ./app/gatehouse && \
+	CGO_ENABLED=0 $(GO) build -ldflags "$$flags" -o $(INIT) ./app/gatehouse-init
 
 # run: the main job on embedded defaults — install bubblewrap when it is
 # missing (apt-get as root; otherwise it names the command), check the host,
