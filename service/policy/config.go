@@ -70,6 +70,10 @@ type Sandbox struct {
 	Seccomp string `yaml:"seccomp" json:"seccomp"` // required | preferred | off
 	// BwrapPath is the bubblewrap binary; empty means "bwrap" from PATH.
 	BwrapPath string `yaml:"bwrap_path" json:"bwrap_path"`
+	// InitPath is Gatehouse's sandbox init (gatehouse-init); empty means
+	// the one next to the gatehouse executable, else in /usr/lib/gatehouse
+	// or /usr/local/lib/gatehouse.
+	InitPath string `yaml:"init_path" json:"init_path"`
 	// AllowPtrace lets commands use ptrace (debuggers); off by default.
 	AllowPtrace bool `yaml:"allow_ptrace" json:"allow_ptrace"`
 	// DenyRead adds paths to the mandatory deny-read set.

@@ -82,8 +82,8 @@ func joinPath(prefix, name string) string {
 }
 
 // pathFields are the fields whose values are paths where "~" and "~/"
-// expand to the home directory. exec.shell and exec.sandbox.bwrap_path are
-// deliberately not among them: a program path should be spelled out.
+// expand to the home directory. exec.shell, exec.sandbox.bwrap_path and
+// exec.sandbox.init_path are deliberately not among them: a program path should be spelled out.
 var pathFields = map[string]bool{
 	"exec.default_cwd":               true,
 	"exec.sandbox.deny_read":         true,

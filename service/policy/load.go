@@ -243,7 +243,7 @@ func (l *Loaded) apply(ly, managed *layer) (errs []error, rejected map[string]bo
 			p == "policy.egress_allowlist_by_agent" && managed.has("policy.egress_allowlist") ||
 			p == "policy.workspace_roots" && managed.has("exec.default_cwd") ||
 			p == "exec.egress.allowed_ports" && (managed.has("policy.egress_allowlist") || managed.has("policy.egress_allowlist_by_agent")) ||
-			p == "exec.sandbox.bwrap_path" && managedSandboxField(managed) != "")
+			(p == "exec.sandbox.bwrap_path" || p == "exec.sandbox.init_path") && managedSandboxField(managed) != "")
 		if managedSets {
 			if e := narrow(p, ly, managed); len(e) > 0 {
 				errs = append(errs, e...)

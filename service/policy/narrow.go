@@ -10,8 +10,8 @@ package policy
 //	exec.sandbox.allow_ptrace       managed false locks it false
 //	policy.sandbox_required         managed true locks it true
 //	exec.shell                      managed value locks it
-//	exec.sandbox.bwrap_path         managed value locks it; under a managed
-//	                                backend, seccomp or sandbox_required
+//	exec.sandbox.bwrap_path,        managed value locks it; under a managed
+//	exec.sandbox.init_path          backend, seccomp or sandbox_required
 //	                                only the managed file may set it
 //	exec.sandbox.backend            none < auto < bubblewrap, seatbelt; a
 //	                                managed concrete backend locks it
@@ -159,11 +159,16 @@ func narrow(p string, user, managed *layer) []error {
 		if mv.(bool) && !uv.(bool) {
 			return widens("only true is allowed")
 		}
-	case "exec.sandbox.bwrap_path":
+	case "exec.sandbox.bwrap_path", "exec.sandbox.init_path":
 		if f := managedSandboxField(managed); !managed.has(p) && uv != "" && f != "" {
 			// Another binary would run under the managed sandbox settings'
-			// name: the event would say bubblewrap whatever it did.
-			return []error{errAt(us, p, "%q may not replace bubblewrap under the managed %s (%s); only the managed file may set %s", uv, f, managed.source(f), p)}
+			// name: the event would say bubblewrap (and the init's seccomp
+			// stage) whatever it did.
+			what := "bubblewrap"
+			if p == "exec.sandbox.init_path" {
+				what = "Gatehouse's sandbox init"
+			}
+			return []error{errAt(us, p, "%q may not replace %s under the managed %s (%s); only the managed file may set %s", uv, what, f, managed.source(f), p)}
 		}
 		if managed.has(p) && uv != mv {
 			return []error{errAt(us, p, "%q differs from the managed value %q (%s); only %q is allowed", uv, mv, ms, mv)}

@@ -54,6 +54,11 @@ func TestNarrowPolicyKnobs(t *testing.T) {
 		{"bwrap_path under managed sandbox_required", "policy:\n  sandbox_required: true\n", "exec:\n  sandbox:\n    bwrap_path: /opt/bwrap\n", "exec.sandbox.bwrap_path"},
 		{"bwrap_path left empty", "policy:\n  sandbox_required: true\n", "exec:\n  sandbox:\n    bwrap_path: \"\"\n", ""},
 		{"bwrap_path free without managed sandbox settings", "policy:\n  exec_timeout_seconds: 60\n", "exec:\n  sandbox:\n    bwrap_path: /opt/bwrap\n", ""},
+		// So is the init: it installs the seccomp filter.
+		{"init_path under a managed seccomp", "exec:\n  sandbox:\n    seccomp: required\n", "exec:\n  sandbox:\n    init_path: /home/u/bin/gatehouse-init\n",
+			`config.yaml:3: exec.sandbox.init_path: "/home/u/bin/gatehouse-init" may not replace Gatehouse's sandbox init under the managed exec.sandbox.seccomp (managed.yaml:3); only the managed file may set exec.sandbox.init_path`},
+		{"init_path left empty", "policy:\n  sandbox_required: true\n", "exec:\n  sandbox:\n    init_path: \"\"\n", ""},
+		{"init_path free without managed sandbox settings", "policy:\n  exec_timeout_seconds: 60\n", "exec:\n  sandbox:\n    init_path: /opt/gatehouse-init\n", ""},
 
 		// Entries compared by meaning, as the proxy matches them.
 		{"star does not cover an IP literal", "policy:\n  egress_allowlist: [\"*\"]\n", "policy:\n  egress_allowlist: [127.0.0.1]\n", "policy.egress_allowlist[0]"},

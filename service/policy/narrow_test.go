@@ -103,6 +103,10 @@ func TestNarrow(t *testing.T) {
 			managed: "exec:\n  sandbox:\n    bwrap_path: /usr/bin/bwrap\n", user: "exec:\n  sandbox:\n    bwrap_path: \"\"\n",
 			want: `config.yaml:3: exec.sandbox.bwrap_path: "" differs from the managed value "/usr/bin/bwrap" (managed.yaml:3); only "/usr/bin/bwrap" is allowed`},
 
+		{name: "init path locked",
+			managed: "exec:\n  sandbox:\n    init_path: /usr/lib/gatehouse/gatehouse-init\n", user: "exec:\n  sandbox:\n    init_path: /opt/gatehouse-init\n",
+			want: `config.yaml:3: exec.sandbox.init_path: "/opt/gatehouse-init" differs from the managed value "/usr/lib/gatehouse/gatehouse-init" (managed.yaml:3); only "/usr/lib/gatehouse/gatehouse-init" is allowed`},
+
 		// Backend: none < auto < bubblewrap, seatbelt.
 		{name: "backend auto to none",
 			managed: "exec:\n  sandbox:\n    backend: auto\n", user: "exec:\n  sandbox:\n    backend: none\n",

@@ -28,6 +28,7 @@ exec.default_cwd:                 /home/u/src     # default
 exec.sandbox.backend:             auto            # default
 exec.sandbox.seccomp:             required        # default
 exec.sandbox.bwrap_path:          ""              # default
+exec.sandbox.init_path:           ""              # default
 exec.sandbox.allow_ptrace:        false           # default
 exec.sandbox.deny_read:           []              # default
 exec.sandbox.write_deny:          [.envrc, "a b"] # config.yaml:5

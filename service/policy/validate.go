@@ -220,6 +220,10 @@ func (v *validator) check(p string, val any) {
 		if s := val.(string); s != "" && !path.IsAbs(s) {
 			v.failf(p, `%q is not an absolute path; want a path like /usr/bin/bwrap, or "" to find bwrap in PATH`, s)
 		}
+	case "exec.sandbox.init_path":
+		if s := val.(string); s != "" && !path.IsAbs(s) {
+			v.failf(p, `%q is not an absolute path; want a path like /usr/lib/gatehouse/gatehouse-init, or "" to find gatehouse-init next to gatehouse`, s)
+		}
 	case "exec.sandbox.deny_read", "policy.script_inspection_roots":
 		for i, s := range val.([]string) {
 			if !path.IsAbs(s) {

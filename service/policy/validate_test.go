@@ -52,6 +52,8 @@ func TestValidate(t *testing.T) {
 		{"seccomp off", "exec:\n  sandbox:\n    seccomp: off\n", ""},
 		{"seccomp bad", "exec:\n  sandbox:\n    seccomp: strict\n", `config.yaml:3: exec.sandbox.seccomp: "strict" is not one of required, preferred, off`},
 		{"bwrap_path relative", "exec:\n  sandbox:\n    bwrap_path: bin/bwrap\n", `config.yaml:3: exec.sandbox.bwrap_path: "bin/bwrap" is not an absolute path; want a path like /usr/bin/bwrap, or "" to find bwrap in PATH`},
+		{"init_path relative", "exec:\n  sandbox:\n    init_path: bin/gatehouse-init\n", `config.yaml:3: exec.sandbox.init_path: "bin/gatehouse-init" is not an absolute path; want a path like /usr/lib/gatehouse/gatehouse-init, or "" to find gatehouse-init next to gatehouse`},
+		{"init_path absolute", "exec:\n  sandbox:\n    init_path: /opt/gatehouse-init\n", ""},
 		{"deny_read relative", "exec:\n  sandbox:\n    deny_read:\n      - /etc/shadow\n      - .aws\n", `config.yaml:5: exec.sandbox.deny_read[1]: ".aws" is not an absolute path; want one starting with / or ~/`},
 		{"write_deny ok", "exec:\n  sandbox:\n    write_deny: [.git/hooks, .envrc, Makefile]\n", ""},
 		{"write_deny absolute", "exec:\n  sandbox:\n    write_deny: [/etc]\n", `config.yaml:3: exec.sandbox.write_deny[0]: "/etc" is absolute; ` + wantWriteDeny},
