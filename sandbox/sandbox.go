@@ -101,8 +101,8 @@ type Spec struct {
 	// OutputMax caps each of stdout and stderr as delivered; zero means no cap.
 	OutputMax int64
 
-	// InitPath is the gatehouse binary (or a test binary) that implements
-	// the sandbox-init stages.
+	// InitPath is gatehouse-init (or a test binary standing in for it),
+	// which implements the sandbox-init and sandbox-exec stages.
 	InitPath string
 	// BwrapPath is the bubblewrap binary.
 	BwrapPath string

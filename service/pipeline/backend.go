@@ -19,6 +19,7 @@ type backendChoice struct {
 	why       string
 	err       error
 	bwrapPath string
+	initPath  string // the sandbox init, for bubblewrap and none
 	run       func(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams, id string) *sandbox.Result
 }
 
@@ -31,16 +32,36 @@ func (e *Executor) chooseBackend() backendChoice {
 	if err != nil {
 		return c
 	}
-	switch chosen {
-	case "bubblewrap":
+	// Both run Gatehouse's init (the none mode its sandbox-exec stage):
+	// a missing one fails the start, and one of another build refuses it
+	// (init.go).
+	var in Init
+	if chosen == "bubblewrap" || chosen == "none" {
+		in = e.FindInit()
+		c.initPath = in.Path
+	}
+	switch {
+	case in.Err != nil:
+		mode := sandbox.ModeBubblewrap
+		if chosen == "none" {
+			mode = sandbox.ModeNone
+		}
+		c.run = func(context.Context, *sandbox.Spec, sandbox.Streams, string) *sandbox.Result {
+			return initFailed(mode, in)
+		}
+	case chosen == "bubblewrap":
 		opt := bwrap.RunOptions{CgroupFD: -1}
 		opt.DisableUserns = probe.BwrapAtLeast(facts, 0, 8, 0)
 		c.run = func(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams, id string) *sandbox.Result {
-			return e.runBwrap(ctx, spec, out, id, opt)
+			res := e.runBwrap(ctx, spec, out, id, opt)
+			explainMismatch(res, spec.InitPath)
+			return res
 		}
-	case "none":
+	case chosen == "none":
 		c.run = func(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams, id string) *sandbox.Result {
-			return direct.Run(ctx, spec, out)
+			res := direct.Run(ctx, spec, out)
+			explainMismatch(res, spec.InitPath)
+			return res
 		}
 	default:
 		c.run = func(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams, id string) *sandbox.Result {

@@ -93,8 +93,10 @@ var MandatoryDenyRead = policy.MandatoryDenyRead
 type Options struct {
 	// Home is the user's home directory.
 	Home string
-	// InitPath is the binary implementing sandbox-init and sandbox-exec;
-	// empty means this executable.
+	// InitPath is the binary implementing sandbox-init and sandbox-exec
+	// when exec.sandbox.init_path names none (tests pass their own binary);
+	// empty means gatehouse-init found next to this executable or in
+	// InitDirs (FindInit).
 	InitPath string
 	// PrivatePaths are Gatehouse's own config, state and token paths,
 	// hidden from commands.
@@ -129,13 +131,6 @@ type Executor struct {
 
 // New returns an Executor for cfg, which must have been validated.
 func New(cfg *policy.Config, opts Options) (*Executor, error) {
-	if opts.InitPath == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			return nil, fmt.Errorf("locating the gatehouse binary: %w", err)
-		}
-		opts.InitPath = exe
-	}
 	if opts.Home == "" {
 		return nil, errors.New("home directory unknown")
 	}
@@ -642,7 +637,7 @@ func (e *Executor) spec(req *api.ExecRequest, dir string, roots []string, id str
 		MemoryMax:      int64(l.MemoryMax),
 		PidsMax:        int64(l.PidsMax),
 		OutputMax:      int64(l.OutputMaxBytes),
-		InitPath:       e.opts.InitPath,
+		InitPath:       c.initPath,
 		BwrapPath:      c.bwrapPath,
 		RuntimeDir:     runtimeDir,
 	}

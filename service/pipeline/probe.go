@@ -27,7 +27,7 @@ func (e *Executor) ProbeSandbox(ctx context.Context) (backend, why string, res *
 		TmpfsSize:   int64(e.cfg.Exec.Limits.TmpfsSize),
 		FileSizeMax: int64(e.cfg.Exec.Limits.FileSizeMax),
 		OutputMax:   4096,
-		InitPath:    e.opts.InitPath,
+		InitPath:    c.initPath,
 		BwrapPath:   c.bwrapPath,
 	}
 	return c.backend, c.why, c.run(ctx, spec, sandbox.Streams{}, NewID()), nil
