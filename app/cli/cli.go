@@ -138,12 +138,12 @@ func parseFlags(fl *flag.FlagSet, args []string, interspersed bool) ([]string, e
 	}
 }
 
-// commands are gatehouse's subcommands by name: one table, with the
-// commands of this platform (platformCommands).
-var commands = byName(append([]*command{
+// commands are gatehouse's subcommands by name: one table. The sandbox's
+// own stages are another program, gatehouse-init (app/gatehouse-init).
+var commands = byName([]*command{
 	execCmd, explainCmd, auditCmd, statusCmd, doctorCmd, configCmd, credCmd, cacheCmd,
 	installCmd, uninstallCmd, serviceCmd, serveCmd, hookCmd, relayCmd, managedSettingsCmd,
-}, platformCommands()...))
+})
 
 // byName indexes cs by name.
 func byName(cs []*command) map[string]*command {

@@ -12,21 +12,22 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/gatehouse-dev/gatehouse/sandbox/sandboxinit"
 	"github.com/gatehouse-dev/gatehouse/sandbox/sandboxtest"
 )
 
 var update = flag.Bool("update", false, "update testscript files")
 
 func TestMain(m *testing.M) {
-	// Inside the sandbox this test binary is Gatehouse's init.
-	sandboxtest.Stage(map[string]func([]string) int{
-		"sandbox-init": func(args []string) int {
-			return Main(context.Background(), append([]string{"sandbox-init"}, args...), os.Stdin, os.Stdout, os.Stderr)
-		},
-		"sandbox-exec": func(args []string) int {
-			return Main(context.Background(), append([]string{"sandbox-exec"}, args...), os.Stdin, os.Stdout, os.Stderr)
-		},
-	})
+	// Inside the sandbox this test binary is Gatehouse's init: its stages
+	// are gatehouse-init's.
+	sandboxtest.Stage(sandboxinit.Stages)
+	// gatehouse, run by the scripts, finds it there unless the
+	// configuration names another (exec.sandbox.init_path): testscript runs
+	// this binary as gatehouse, and no gatehouse-init lies next to it.
+	if exe, err := os.Executable(); err == nil {
+		execInitPath = exe
+	}
 	testscript.Main(m, map[string]func(){
 		"gatehouse": func() { os.Exit(Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
 	})

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/gatehouse-dev/gatehouse/internal/buildid"
 	"github.com/gatehouse-dev/gatehouse/keyring"
 	"github.com/gatehouse-dev/gatehouse/sandbox"
 	"github.com/gatehouse-dev/gatehouse/sandbox/limits"
@@ -42,6 +43,7 @@ type doctorReport struct {
 	FileSizeMax string        `json:"file_size_max"`
 	ToolCaches  cacheReport   `json:"tool_caches"`
 	Audit       auditReport   `json:"audit"`
+	Init        initReport    `json:"init"`
 	Problems    []string      `json:"problems"`
 }
 
@@ -57,6 +59,18 @@ type auditReport struct {
 	Open        int    `json:"open_executions"`
 	Required    bool   `json:"audit_required"`
 	Error       string `json:"error,omitempty"`
+}
+
+// initReport is the sandbox init (gatehouse-init): where it was found and
+// whether it is of this gatehouse's build.
+type initReport struct {
+	Path    string   `json:"path,omitempty"`
+	Where   string   `json:"found,omitempty"`
+	Looked  []string `json:"looked,omitempty"`
+	BuildID string   `json:"build_id,omitempty"`
+	Want    string   `json:"build_id_expected"`
+	OK      bool     `json:"ok"`
+	Error   string   `json:"error,omitempty"`
 }
 
 type cgroupReport struct {
@@ -121,6 +135,19 @@ func runDoctor(fl *flag.FlagSet) runFunc {
 			problem("%v", err)
 			return finishDoctor(env, &r, *asJSON)
 		}
+		// The init every sandbox runs: a missing one or one of another
+		// build fails every start (the probe below would say so too, but
+		// not where the init was looked for).
+		in := ex.FindInit()
+		r.Init = initReport{Path: in.Path, Where: in.Where, Looked: in.Looked, Want: buildid.ID()}
+		if runtime.GOOS != "windows" {
+			r.Init.BuildID, err = pipeline.CheckInit(ctx, in)
+			r.Init.OK = err == nil
+			if err != nil {
+				r.Init.Error = err.Error()
+				problem("%v", err)
+			}
+		}
 		backend, why, res, err := ex.ProbeSandbox(ctx)
 		r.Backend, r.BackendWhy = backend, why
 		switch {
@@ -128,6 +155,9 @@ func runDoctor(fl *flag.FlagSet) runFunc {
 			r.BackendWhy = err.Error()
 			r.SandboxMode = string(sandbox.ModeUnavailableDenied)
 			problem("no sandbox: %v", err)
+		case res.Status == sandbox.StatusFailedToStart && !r.Init.OK && (res.StatusReason == "init_missing" || res.StatusReason == "init_mismatch"):
+			r.SandboxMode = string(res.Mode)
+			// Said above, with the remedy.
 		case res.Status == sandbox.StatusFailedToStart:
 			r.SandboxMode = string(res.Mode)
 			problem("the probe sandbox did not start: %s", res.Error)
@@ -195,6 +225,16 @@ func finishDoctor(env *Env, r *doctorReport, asJSON bool) error {
 			fmt.Fprintf(w, "default_cwd:   %s\n", r.DefaultCWD)
 			fmt.Fprintf(w, "backend:       %s (requested %s): %s\n", r.Backend, r.Requested, r.BackendWhy)
 			fmt.Fprintf(w, "sandbox mode:  %s (seccomp %s, sandbox_required %v)\n", r.SandboxMode, r.Seccomp, r.Required)
+			switch in := r.Init; {
+			case in.Path == "":
+				fmt.Fprintf(w, "sandbox init:  not found (looked at %s)\n", strings.Join(in.Looked, ", "))
+			case in.OK:
+				fmt.Fprintf(w, "sandbox init:  %s (%s; build %s, matches)\n", in.Path, in.Where, in.BuildID)
+			case in.BuildID != "":
+				fmt.Fprintf(w, "sandbox init:  %s (%s; build %s, gatehouse is build %s)\n", in.Path, in.Where, in.BuildID, in.Want)
+			default:
+				fmt.Fprintf(w, "sandbox init:  %s (%s)\n", in.Path, in.Where)
+			}
 			for _, c := range r.Checks {
 				mark := "ok  "
 				if !c.OK {

@@ -34,7 +34,9 @@ shell inside the sandbox. Output streams as it arrives. The exit status is the
 command's own, 124 on timeout, 126 when it could not start, was denied or the
 service running it was lost, 137 when it was killed.`
 
-// execInitPath lets tests name the binary that implements sandbox-init.
+// execInitPath lets tests name the binary that implements the sandbox
+// init's stages (the test binary) when exec.sandbox.init_path names none;
+// empty, the executor finds gatehouse-init (pipeline.FindInit).
 var execInitPath = ""
 
 func runExec(fl *flag.FlagSet) runFunc {
