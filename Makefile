@@ -56,11 +56,13 @@ run-deps:
 test-root:
 	.ci/with-desktop-session.sh env REQUIRE_SANDBOX=1 REQUIRE_KEYRING=1 REQUIRE_NOTIFY=1 \
 		$(GO) test -race -count=1 $(PKGS)
+	GATEHOUSE_TEST_WARM=1 $(GO) test -count=1 ./service/pipeline
 	$(GO) test -count=1 -run='^$$' -fuzz=FuzzPolicyLoad -fuzztime=10s ./service/policy
 	$(GO) test -count=1 -run='^$$' -fuzz=FuzzAnalyze -fuzztime=15s ./service/analysis
 
 test-user:
 	@.ci/test-as-user.sh $(TEST_USER) $(SANDBOX_PKGS)
+	@GATEHOUSE_TEST_WARM=1 .ci/test-as-user.sh $(TEST_USER) ./service/pipeline
 
 lint: fmt-check vet
 	$(GO) tool staticcheck $(PKGS)

@@ -17,5 +17,5 @@ cd "$work/pkg"
 runuser -u "$user" -- env -i \
 	HOME="$home" USER="$user" LOGNAME="$user" \
 	PATH=/usr/local/bin:/usr/bin:/bin:/usr/local/go/bin \
-	REQUIRE_SANDBOX="${REQUIRE_SANDBOX:-}" TMPDIR=/var/tmp \
+	REQUIRE_SANDBOX="${REQUIRE_SANDBOX:-}" GATEHOUSE_TEST_WARM="${GATEHOUSE_TEST_WARM:-}" TMPDIR=/var/tmp \
 	"$work/test.bin" "$@"

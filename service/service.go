@@ -136,6 +136,20 @@ func New(opts Options) (*Service, error) {
 	return s, nil
 }
 
+// poolAgent is the agent the warm pool starts for until another runs
+// commands: Claude Code's routed Bash calls are the ones that wait.
+const poolAgent = "claude-code"
+
+// startPool starts g's warm pool (exec.sandbox.warm_pool).
+func (s *Service) startPool(g *generation) {
+	s.mu.Lock()
+	closing := s.closing
+	s.mu.Unlock()
+	if !closing {
+		g.ex.StartPool(g.ex.Config().Exec.Sandbox.WarmPool, poolAgent)
+	}
+}
+
 func (s *Service) load() (*generation, error) {
 	l, err := s.opts.Load()
 	if err != nil {
@@ -160,7 +174,11 @@ func (s *Service) Reload() api.ReloadResponse {
 		s.log.Error("reload failed; the previous configuration stays in force", "err", msg)
 		return api.ReloadResponse{OK: false, Files: s.gen.Load().loaded.Files, Error: msg}
 	}
-	s.gen.Store(g)
+	old := s.gen.Swap(g)
+	// The warm sandboxes were started for the old configuration: every
+	// one is replaced.
+	s.startPool(g)
+	old.ex.ClosePool()
 	s.reloadErr.Store(nil)
 	s.log.Info("configuration reloaded", "files", g.loaded.Files)
 	return api.ReloadResponse{OK: true, Files: nonNil(g.loaded.Files)}
@@ -200,6 +218,7 @@ func (s *Service) Run(ctx context.Context) error {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(socket.Limit(l, s.opts.MaxConns, s.log)) }()
+	s.startPool(s.gen.Load())
 	s.log.Info("gatehouse service started", "socket", s.opts.SocketPath, "relay_dir", s.opts.RelayDir,
 		"files", s.gen.Load().loaded.Files, "pid", os.Getpid())
 
@@ -234,6 +253,7 @@ func (s *Service) shutdown(srv *http.Server) {
 		r.in.Release()
 		tickets.Retire(s.opts.RelayDir, name, tickets.GoneExpired)
 	}
+	s.gen.Load().ex.ClosePool()
 	s.stopRoot() // running executions: SIGTERM, then SIGKILL; recorded killed
 	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
@@ -273,7 +293,8 @@ func (s *Service) Status(ctx context.Context) *api.Status {
 			MaxPendingTickets:   cfg.Exec.Limits.MaxPendingTickets,
 			EgressAllowlist:     nonNil(cfg.Policy.EgressAllowlist),
 		},
-		Pending: s.tickets.Pending(),
+		Pending:  s.tickets.Pending(),
+		WarmPool: g.ex.Pool(),
 	}
 	if p := s.reloadErr.Load(); p != nil {
 		st.ReloadError = *p

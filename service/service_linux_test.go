@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -537,4 +539,66 @@ func TestDenialCarriesHint(t *testing.T) {
 	if end.Error == nil || end.Error.Kind != api.ErrDenied || end.Error.Hint != hint || strings.Contains(end.Error.Message, "policy.credential_grants") {
 		t.Errorf("execute: %+v", end.Error)
 	}
+}
+
+// The service keeps warm sandboxes for the configuration in force; a
+// reload replaces every one, and shutdown ends them.
+func TestReloadReplacesWarmSandboxes(t *testing.T) {
+	f := start(t, nil)
+	ready := func() api.PoolStatus {
+		t.Helper()
+		for i := 0; ; i++ {
+			st, err := f.c.Status(context.Background())
+			if err == nil && st.WarmPool.Ready == st.WarmPool.Size {
+				return st.WarmPool
+			}
+			if i == 500 {
+				t.Fatalf("warm pool never filled: %+v %v", st, err)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	if p := ready(); p.Size != 2 || p.Agent != "claude-code" || p.IdleRSS <= 0 {
+		t.Errorf("warm pool %+v", p)
+	}
+	before := bwrapChildren(t)
+	if len(before) != 2 {
+		t.Fatalf("bwrap children %v, want the 2 warm sandboxes", before)
+	}
+	if r, err := f.c.Reload(context.Background()); err != nil || !r.OK {
+		t.Fatalf("reload: %+v %v", r, err)
+	}
+	ready()
+	after := bwrapChildren(t)
+	for _, p := range before {
+		if slices.Contains(after, p) {
+			t.Errorf("warm sandbox %d survived the reload (after: %v)", p, after)
+		}
+	}
+	if len(after) != 2 {
+		t.Errorf("bwrap children after the reload %v, want 2 new ones", after)
+	}
+	f.shutdown()
+	if left := bwrapChildren(t); len(left) != 0 {
+		t.Errorf("warm sandboxes left after shutdown: %v", left)
+	}
+}
+
+// bwrapChildren are the pids of this process's bwrap children.
+func bwrapChildren(t *testing.T) []int {
+	t.Helper()
+	var out []int
+	tasks, _ := os.ReadDir("/proc/self/task")
+	for _, task := range tasks {
+		b, _ := os.ReadFile("/proc/self/task/" + task.Name() + "/children")
+		for _, f := range strings.Fields(string(b)) {
+			comm, _ := os.ReadFile("/proc/" + f + "/comm")
+			if strings.TrimSpace(string(comm)) == "bwrap" {
+				pid, _ := strconv.Atoi(f)
+				out = append(out, pid)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }

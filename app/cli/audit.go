@@ -420,6 +420,13 @@ func auditCard(w io.Writer, e *audit.Entry, kids []api.Event) {
 		mode += " (seccomp: " + ev.SeccompReason + ")"
 	}
 	row("sandbox mode", "%s", mode)
+	if ev.SandboxStart != "" {
+		start := ev.SandboxStart
+		if ev.SandboxStartReason != "" {
+			start += " (" + ev.SandboxStartReason + ")"
+		}
+		row("sandbox start", "%s", start)
+	}
 	if l := ev.Limits; l != nil {
 		row("limits enforced", "pids %s (nproc %s), memory %s, tmpfs %s, file_size %s, daemon_kill %s",
 			auditYesNo(l.Pids), auditYesNo(l.NProc), auditYesNo(l.Memory), auditYesNo(l.Tmpfs), auditYesNo(l.FileSize), auditYesNo(l.DaemonKill))

@@ -42,6 +42,7 @@ type doctorReport struct {
 	TmpfsSize   string        `json:"tmpfs_size"`
 	FileSizeMax string        `json:"file_size_max"`
 	ToolCaches  cacheReport   `json:"tool_caches"`
+	WarmPool    int           `json:"warm_pool"`
 	Audit       auditReport   `json:"audit"`
 	Init        initReport    `json:"init"`
 	Problems    []string      `json:"problems"`
@@ -103,6 +104,7 @@ func runDoctor(fl *flag.FlagSet) runFunc {
 		r.TmpfsSize = cfg.Exec.Limits.TmpfsSize.String()
 		r.FileSizeMax = cfg.Exec.Limits.FileSizeMax.String()
 		r.ToolCaches = doctorCaches(toolCacheRoot(env, opts.Home), cfg)
+		r.WarmPool = cfg.Exec.Sandbox.WarmPool
 		r.Audit = doctorAudit(ctx, env, opts.Home)
 		r.Audit.Required = cfg.Policy.AuditRequired
 		if r.Audit.Error != "" {
@@ -253,6 +255,11 @@ func finishDoctor(env *Env, r *doctorReport, asJSON bool) error {
 			fmt.Fprintf(w, "tmpfs size:    %s\n", r.TmpfsSize)
 			fmt.Fprintf(w, "file size max: %s\n", r.FileSizeMax)
 			printCaches(w, r.ToolCaches)
+			if r.WarmPool > 0 {
+				fmt.Fprintf(w, "warm pool:     %d sandboxes kept ready by the service ('gatehouse status' shows their memory)\n", r.WarmPool)
+			} else {
+				fmt.Fprintf(w, "warm pool:     off\n")
+			}
 			a := r.Audit
 			switch {
 			case a.Error != "":

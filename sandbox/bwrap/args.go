@@ -20,8 +20,13 @@ import (
 const (
 	RunDir   = "/run/gatehouse"
 	InitPath = RunDir + "/init"
-	// ProxySocket is where the egress proxy's socket is bound.
-	ProxySocket = RunDir + "/proxy.sock"
+	// EgressDir is where the directory of the egress proxy's socket is
+	// bound: a warm sandbox binds it before the proxy listens there.
+	EgressDir = RunDir + "/egress"
+	// ProxySocket is the egress proxy's socket, named ProxySocketName in
+	// its directory.
+	ProxySocket     = EgressDir + "/" + ProxySocketName
+	ProxySocketName = "proxy.sock"
 	// BridgeAddr is where the init's network bridge listens, in the
 	// sandbox's own network namespace; the proxy variables point at it.
 	BridgeAddr = "127.0.0.1:3128"
@@ -131,12 +136,14 @@ func Args(spec *sandbox.Spec, m *Mounts, opt Options) []string {
 		}
 	}
 	if eg := spec.Egress; eg != nil {
-		a = append(a, "--ro-bind", eg.Socket, ProxySocket)
+		a = append(a, "--ro-bind", filepath.Dir(eg.Socket), EgressDir)
 		if eg.ResolvConf != "" && eg.ResolvConfTarget != "" {
 			a = append(a, "--ro-bind", eg.ResolvConf, eg.ResolvConfTarget)
 		}
 	}
-	return append(a, "--chdir", spec.Dir)
+	// The working directory is the plan's (sandboxinit.Stage1Spec.Dir):
+	// a warm sandbox is started before it is known.
+	return append(a, "--chdir", "/")
 }
 
 // Bridge returns the network bridge the init starts for spec, or nil when

@@ -22,92 +22,108 @@ import (
 // returns a Result; when nothing could be started its Status says
 // failed_to_start and Error says why.
 func Run(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams, opt RunOptions) *sandbox.Result {
-	start := time.Now()
-	res := &sandbox.Result{Mode: sandbox.ModeBubblewrap}
-	failed := func(reason, msg string) *sandbox.Result {
-		res.Status = sandbox.StatusFailedToStart
-		res.StatusReason = reason
-		res.Error = msg
-		res.Duration = time.Since(start)
+	t0 := time.Now()
+	survey, err := Discover(spec.WorkspaceRoots, spec.DenyRead, spec.WriteDeny)
+	if err != nil {
+		return failedResult(t0, "spawn_error", fmt.Sprintf("preparing mounts: %v", err))
+	}
+	s, res := start(spec, Args(spec, &survey.Mounts, opt.Options), opt)
+	if res != nil {
+		res.Duration = time.Since(t0)
 		return res
 	}
+	return s.run(ctx, spec, survey, out, opt, t0)
+}
 
-	plan, err := Discover(spec.WorkspaceRoots, spec.DenyRead, spec.WriteDeny)
-	if err != nil {
-		return failed("spawn_error", fmt.Sprintf("preparing mounts: %v", err))
-	}
-	args := Args(spec, &plan.Mounts, opt.Options)
+// failedResult is the result of an execution that did not start.
+func failedResult(t0 time.Time, reason, msg string) *sandbox.Result {
+	return &sandbox.Result{Mode: sandbox.ModeBubblewrap, Status: sandbox.StatusFailedToStart,
+		StatusReason: reason, Error: msg, Duration: time.Since(t0)}
+}
 
-	var files []*os.File
-	closeAll := func() {
-		for _, f := range files {
-			f.Close()
-		}
+// started is bwrap running with the init inside waiting for its plan on
+// the control pipe: what Run starts for one command, or what a warm
+// sandbox holds until one comes.
+type started struct {
+	cmd        *exec.Cmd
+	args       []string
+	ctlW, stR  *os.File
+	files      []*os.File // every pipe end this side holds
+	outPump    *sandbox.Pump
+	errPump    *sandbox.Pump
+	out, err   lateWriter // where the pumps deliver, set by run
+	stderrHead *headBuffer
+	waitC      chan error // bwrap's exit
+	exited     chan struct{}
+	waitErr    error // after exited
+}
+
+// start starts bwrap with args (Args' options) and the init. The
+// environment bwrap, the init and their /proc/*/environ get is empty:
+// the shell's comes in the plan. A non-nil Result says why nothing
+// started.
+func start(spec *sandbox.Spec, args []string, opt RunOptions) (*started, *sandbox.Result) {
+	s := &started{args: args, stderrHead: &headBuffer{max: 4096}, waitC: make(chan error, 1), exited: make(chan struct{})}
+	fail := func(reason, msg string) (*started, *sandbox.Result) {
+		s.closeFiles()
+		return nil, failedResult(time.Now(), reason, msg)
 	}
+	var err error
 	pipe := func() (r, w *os.File) {
 		if err != nil {
 			return nil, nil
 		}
 		r, w, err = os.Pipe()
-		files = append(files, r, w)
+		s.files = append(s.files, r, w)
 		return r, w
 	}
 	ctlR, ctlW := pipe()
 	stR, stW := pipe()
 	argR, argW := pipe()
 	if err != nil {
-		closeAll()
-		return failed("spawn_error", fmt.Sprintf("creating pipes: %v", err))
+		return fail("spawn_error", fmt.Sprintf("creating pipes: %v", err))
 	}
-	defer closeAll()
-
-	stdout := &sandbox.CapWriter{W: out.Stdout, Max: spec.OutputMax}
-	stderrHead := &headBuffer{max: 4096}
-	stderr := &sandbox.CapWriter{W: io.MultiWriter(stderrHead, writerOrDiscard(out.Stderr)), Max: spec.OutputMax}
-
+	s.ctlW, s.stR = ctlW, stR
+	if s.outPump, err = sandbox.NewPump(&s.out); err != nil {
+		return fail("spawn_error", fmt.Sprintf("creating pipes: %v", err))
+	}
+	if s.errPump, err = sandbox.NewPump(io.MultiWriter(s.stderrHead, &s.err)); err != nil {
+		s.outPump.Close()
+		return fail("spawn_error", fmt.Sprintf("creating pipes: %v", err))
+	}
 	cmd := exec.Command(spec.BwrapPath, append([]string{"--args", "5"}, InitCommand...)...)
-	// bwrap and everything below it see only the constructed environment:
-	// nothing of the launcher's reaches /proc/*/environ in the sandbox.
-	cmd.Env = append([]string{}, spec.Env...)
+	cmd.Env = []string{}
 	cmd.ExtraFiles = []*os.File{ctlR, stW, argR}
-	outPump, err := sandbox.NewPump(stdout)
-	if err != nil {
-		return failed("spawn_error", fmt.Sprintf("creating pipes: %v", err))
-	}
-	defer outPump.Close()
-	errPump, err := sandbox.NewPump(stderr)
-	if err != nil {
-		return failed("spawn_error", fmt.Sprintf("creating pipes: %v", err))
-	}
-	defer errPump.Close()
-	cmd.Stdout, cmd.Stderr = outPump.W, errPump.W
+	cmd.Stdout, cmd.Stderr = s.outPump.W, s.errPump.W
 	if len(spec.Stdin) > 0 {
 		cmd.Stdin = bytes.NewReader(spec.Stdin)
 	}
 	if opt.CgroupFD >= 0 {
 		cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: opt.CgroupFD}
 	}
-	// The guard watches before anything runs. Without it (inotify
-	// limits reached) the command runs all the same and Sweep alone moves
-	// aside what it created at a watched path, after it ends; Result has
-	// no field for that, so the fallback is silent.
-	guard, _ := startGuard(plan.Watch, opt.BlockedSuffix)
 	if err := cmd.Start(); err != nil {
-		guard.stop()
+		s.outPump.Close()
+		s.errPump.Close()
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
+			_, res := fail("sandbox_unavailable", fmt.Sprintf("%s not found; install bubblewrap", spec.BwrapPath))
 			res.Mode = sandbox.ModeUnavailableDenied
-			return failed("sandbox_unavailable", fmt.Sprintf("%s not found; install bubblewrap", spec.BwrapPath))
+			return nil, res
 		}
-		return failed("spawn_error", fmt.Sprintf("starting bwrap: %v", err))
+		return fail("spawn_error", fmt.Sprintf("starting bwrap: %v", err))
 	}
+	s.cmd = cmd
 	ctlR.Close()
 	stW.Close()
 	argR.Close()
-	outPump.W.Close()
-	errPump.W.Close()
-
-	// Arguments and plan go through pipes so that neither appears in any
-	// command line inside the sandbox.
+	s.outPump.W.Close()
+	s.errPump.W.Close()
+	go func() {
+		s.waitErr = cmd.Wait()
+		close(s.exited)
+		s.waitC <- s.waitErr
+	}()
+	// The arguments go through a pipe so that they appear in no command
+	// line inside the sandbox.
 	go func() {
 		var b bytes.Buffer
 		for _, a := range args {
@@ -117,9 +133,70 @@ func Run(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams, opt RunOp
 		argW.Write(b.Bytes())
 		argW.Close()
 	}()
+	return s, nil
+}
+
+func (s *started) closeFiles() {
+	for _, f := range s.files {
+		f.Close()
+	}
+}
+
+// alive reports whether bwrap still runs.
+func (s *started) alive() bool {
+	select {
+	case <-s.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// discard ends a sandbox that never got its plan: end of file on the
+// control pipe is "kill" to the init.
+func (s *started) discard() {
+	s.ctlW.Close()
+	select {
+	case <-s.exited:
+	case <-time.After(2 * time.Second):
+		s.cmd.Process.Kill()
+		<-s.exited
+	}
+	s.outPump.Close()
+	s.errPump.Close()
+	s.closeFiles()
+}
+
+// run gives the init its plan for spec and supervises the command to its
+// end; survey is the host as the plan was made for it now (the guard and
+// the sweep use it). t0 is when the execution began.
+func (s *started) run(ctx context.Context, spec *sandbox.Spec, survey *HostSurvey, out sandbox.Streams, opt RunOptions, t0 time.Time) *sandbox.Result {
+	defer s.closeFiles()
+	defer s.outPump.Close()
+	defer s.errPump.Close()
+	res := &sandbox.Result{Mode: sandbox.ModeBubblewrap}
+	failed := func(reason, msg string) *sandbox.Result {
+		res.Status = sandbox.StatusFailedToStart
+		res.StatusReason = reason
+		res.Error = msg
+		res.Duration = time.Since(t0)
+		return res
+	}
+	stdout := &sandbox.CapWriter{W: out.Stdout, Max: spec.OutputMax}
+	stderr := &sandbox.CapWriter{W: writerOrDiscard(out.Stderr), Max: spec.OutputMax}
+	s.out.set(stdout)
+	s.err.set(stderr)
+
+	// The guard watches before the command runs. Without it (inotify
+	// limits reached) the command runs all the same and Sweep alone moves
+	// aside what it created at a watched path, after it ends; Result has
+	// no field for that, so the fallback is silent.
+	guard, _ := startGuard(survey.Watch, opt.BlockedSuffix)
 	p := sandboxinit.Stage1Spec{
 		Shell:       spec.Shell,
 		Argv:        []string{spec.Shell, "--noprofile", "--norc", "-c", spec.Command},
+		Env:         append([]string{}, spec.Env...),
+		Dir:         spec.Dir,
 		Seccomp:     string(spec.Seccomp),
 		AllowPtrace: spec.AllowPtrace,
 		FileSizeMax: spec.FileSizeMax,
@@ -135,7 +212,7 @@ func Run(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams, opt RunOp
 	// The plan goes first: a "term" or "kill" sent while it is being
 	// written (the execution ended as it started) waits for it, and init
 	// reads the plan, then the signal.
-	ctl := &control{w: ctlW}
+	ctl := &control{w: s.ctlW}
 	ctl.mu.Lock()
 	go func() {
 		defer ctl.mu.Unlock()
@@ -145,38 +222,35 @@ func Run(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams, opt RunOp
 	statusC := make(chan []sandboxinit.Status, 1)
 	go func() {
 		var all []sandboxinit.Status
-		br := bufio.NewReader(stR)
+		br := bufio.NewReader(s.stR)
 		for {
-			s, err := sandboxinit.ReadStatus(br)
+			st, err := sandboxinit.ReadStatus(br)
 			if err != nil {
 				break
 			}
-			all = append(all, s)
+			all = append(all, st)
 		}
 		statusC <- all
 	}()
 
-	waitC := make(chan error, 1)
-	go func() { waitC <- cmd.Wait() }()
-
-	waitErr := sandbox.Supervise(ctx, spec, res, waitC,
+	waitErr := sandbox.Supervise(ctx, spec, res, s.waitC,
 		func() { ctl.send("term") },
 		func() {
 			ctl.send("kill")
 			// Last resort: bwrap's --die-with-parent takes the sandbox
 			// down with it.
-			time.AfterFunc(time.Second, func() { cmd.Process.Kill() })
+			time.AfterFunc(time.Second, func() { s.cmd.Process.Kill() })
 		})
-	ctlW.Close()
+	s.ctlW.Close()
 	// Once the sandbox is gone nothing can hold the pipes, but never wait
 	// long for a writer that somehow survived.
-	outPump.Wait(2 * time.Second)
-	errPump.Wait(2 * time.Second)
+	s.outPump.Wait(2 * time.Second)
+	s.errPump.Wait(2 * time.Second)
 	blocked := guard.stop()
 	statuses := <-statusC
 	stdout.Finish()
 	stderr.Finish()
-	res.Duration = time.Since(start)
+	res.Duration = time.Since(t0)
 	res.Stdout, res.Stderr = stdout.Stats(), stderr.Stats()
 	res.Limits = sandbox.Limits{
 		Tmpfs:      spec.TmpfsSize > 0,
@@ -186,23 +260,23 @@ func Run(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams, opt RunOp
 		NProc:      p.NProc > 0 && sandboxinit.NProcEnforced(true),
 	}
 	res.Limits.Pids = opt.Pids || res.Limits.NProc
-	if moved := dedup(append(blocked, plan.Sweep(opt.BlockedSuffix)...)); len(moved) > 0 {
+	if moved := dedup(append(blocked, survey.Sweep(opt.BlockedSuffix)...)); len(moved) > 0 {
 		res.Blocked = moved
 	}
 
 	started := false
 	var failure string
-	for _, s := range statuses {
-		switch s.Kind {
+	for _, st := range statuses {
+		switch st.Kind {
 		case "started":
 			started = true
-			mode, reason, _ := strings.Cut(s.Detail, " ")
+			mode, reason, _ := strings.Cut(st.Detail, " ")
 			res.Mode = sandbox.Mode(mode)
 			res.SeccompReason = reason
 		case "failed":
 			// The exec of the shell itself can fail after "started".
 			started = false
-			failure = s.Detail
+			failure = st.Detail
 		}
 	}
 	exitCode := -1
@@ -218,7 +292,7 @@ func Run(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams, opt RunOp
 		msg := failure
 		if msg == "" {
 			// bwrap's own message: its first line says it all.
-			msg, _, _ = strings.Cut(strings.TrimSpace(stderrHead.String()), "\n")
+			msg, _, _ = strings.Cut(strings.TrimSpace(s.stderrHead.String()), "\n")
 		}
 		if msg == "" {
 			msg = fmt.Sprintf("bwrap exited: %v", waitErr)
@@ -241,6 +315,30 @@ func Run(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams, opt RunOp
 		res.Status = sandbox.StatusKilled
 	}
 	return res
+}
+
+// lateWriter delivers to a writer set after it is made: a warm sandbox's
+// output pumps exist before the caller's writers are known. Before set,
+// what arrives is dropped (the init writes nothing before its plan).
+type lateWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lateWriter) set(w io.Writer) {
+	l.mu.Lock()
+	l.w = w
+	l.mu.Unlock()
+}
+
+func (l *lateWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	w := l.w
+	l.mu.Unlock()
+	if w == nil {
+		return len(p), nil
+	}
+	return w.Write(p)
 }
 
 // isNamespaceFailure recognises bwrap's messages for a host that does not

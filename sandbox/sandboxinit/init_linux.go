@@ -63,7 +63,7 @@ func Init(args []string) int {
 	// command's first connection is queued, never refused. It serves from
 	// this process's unfiltered threads: the filtered thread below is
 	// locked to its goroutine and ends with it.
-	env := os.Environ()
+	env := plan.Env
 	if b := plan.Bridge; b != nil {
 		lns, err := b.ListenAll()
 		if err != nil {
@@ -103,6 +103,7 @@ func Init(args []string) int {
 		}
 		pid, err := syscall.ForkExec(plan.Shell, plan.Argv, &syscall.ProcAttr{
 			Env:   env,
+			Dir:   plan.Dir,
 			Files: []uintptr{0, 1, 2},
 		})
 		if err != nil {

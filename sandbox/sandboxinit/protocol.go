@@ -58,9 +58,14 @@ import (
 type Stage1Spec struct {
 	// BuildID is the build the host comes from; the init runs only a plan
 	// of its own build. WritePlan fills it in when it is empty.
-	BuildID     string   `json:"build_id"`
-	Shell       string   `json:"shell"`
-	Argv        []string `json:"argv"` // full argv of the shell, argv[0] included
+	BuildID string   `json:"build_id"`
+	Shell   string   `json:"shell"`
+	Argv    []string `json:"argv"` // full argv of the shell, argv[0] included
+	// Env is the shell's whole environment and Dir its working
+	// directory: the plan carries them, not the init's own start, so that
+	// a sandbox started ahead of its command (a warm one) can take them.
+	Env         []string `json:"env"`
+	Dir         string   `json:"dir,omitempty"`
 	Seccomp     string   `json:"seccomp"`
 	AllowPtrace bool     `json:"allow_ptrace,omitempty"`
 	FileSizeMax int64    `json:"file_size_max,omitempty"`

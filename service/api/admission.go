@@ -133,6 +133,17 @@ type Status struct {
 	Policy      PolicySummary `json:"policy"`
 	Running     int           `json:"running"`
 	Pending     int           `json:"pending_tickets"`
+	WarmPool    PoolStatus    `json:"warm_pool"`
+}
+
+// PoolStatus is the service's warm pool (exec.sandbox.warm_pool): how many
+// sandboxes it keeps started ahead of their commands, how many are ready,
+// for which agent's plan, and the resident memory the idle ones hold.
+type PoolStatus struct {
+	Size    int    `json:"size"`
+	Ready   int    `json:"ready"`
+	Agent   string `json:"agent,omitempty"`
+	IdleRSS int64  `json:"idle_rss_bytes"`
 }
 
 // SandboxStatus is the isolation a command would get now.

@@ -78,6 +78,11 @@ type Event struct {
 	Egress         Egress    `json:"egress"`
 	Limits         *Limits   `json:"limits_enforced,omitempty"`
 	WriteBlocked   []string  `json:"write_deny_blocked,omitempty"`
+	// SandboxStart says whether the command ran in a warm sandbox the
+	// service started ahead of it ("warm") or one started for it
+	// ("fresh"), and SandboxStartReason why fresh.
+	SandboxStart       string `json:"sandbox_start,omitempty"`
+	SandboxStartReason string `json:"sandbox_start_reason,omitempty"`
 	// ToolCache is the agent's tool cache directory the command had.
 	ToolCache string `json:"tool_cache,omitempty"`
 	// Tool and Paths describe a file-tool event (file:read, file:write):

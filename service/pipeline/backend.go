@@ -20,7 +20,10 @@ type backendChoice struct {
 	err       error
 	bwrapPath string
 	initPath  string // the sandbox init, for bubblewrap and none
-	run       func(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams, id string) *sandbox.Result
+	// bwrapOpt are the options of a bubblewrap run (warm sandboxes start
+	// with them).
+	bwrapOpt bwrap.RunOptions
+	run      func(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams, id string) *sandbox.Result
 }
 
 // chooseBackend probes the host (per call: a sandbox that worked at start
@@ -52,6 +55,7 @@ func (e *Executor) chooseBackend() backendChoice {
 	case chosen == "bubblewrap":
 		opt := bwrap.RunOptions{CgroupFD: -1}
 		opt.DisableUserns = probe.BwrapAtLeast(facts, 0, 8, 0)
+		c.bwrapOpt = opt
 		c.run = func(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams, id string) *sandbox.Result {
 			res := e.runBwrap(ctx, spec, out, id, opt)
 			explainMismatch(res, spec.InitPath)

@@ -23,3 +23,5 @@ func runSeatbelt(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams) *
 		Error:        "the seatbelt backend is not implemented yet; set exec.sandbox.backend: none with policy.sandbox_required: false to run without isolation",
 	}
 }
+
+func (e *Executor) startSlot(agent string) (*warmSlot, error) { return nil, errNoWarm }

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/gatehouse-dev/gatehouse/sandbox"
+	"github.com/gatehouse-dev/gatehouse/sandbox/bwrap"
 	"github.com/gatehouse-dev/gatehouse/sandbox/egress"
 	"github.com/gatehouse-dev/gatehouse/service/api"
 )
@@ -32,7 +33,7 @@ type egressTestOptions struct {
 // startEgress starts the execution's egress proxy, binds its socket into
 // spec and points the proxy variables at the bridge. The returned stop
 // function ends the proxy and fills ev.Egress; it is safe to call twice.
-func (e *Executor) startEgress(ctx context.Context, req *api.ExecRequest, spec *sandbox.Spec, ev *api.Event) (stop func(), err error) {
+func (e *Executor) startEgress(ctx context.Context, req *api.ExecRequest, spec *sandbox.Spec, ev *api.Event, into string) (stop func(), err error) {
 	list, field := e.cfg.Policy.EgressAllowlistFor(req.Agent)
 	allow, err := egress.ParseAllowlist(list, e.cfg.Exec.Egress.AllowedPorts)
 	if err != nil {
@@ -65,32 +66,25 @@ func (e *Executor) startEgress(ctx context.Context, req *api.ExecRequest, spec *
 	// The socket lives in a fresh 0700 directory: only this user reaches it
 	// on the host, and inside the sandbox only the init does (the seccomp
 	// filter refuses unix sockets to the command).
-	dir, err := os.MkdirTemp("", "gatehouse-egress-")
-	if err != nil {
-		return nil, fmt.Errorf("starting the egress proxy: %w", err)
+	// into is a warm sandbox's directory, bound already (egressDir made
+	// it); else the proxy gets a directory of its own.
+	dir := into
+	if dir == "" {
+		if dir, err = egressDir(); err != nil {
+			return nil, fmt.Errorf("starting the egress proxy: %w", err)
+		}
 	}
-	fail := func(err error) (func(), error) {
+	ln, err := net.Listen("unix", filepath.Join(dir, bwrap.ProxySocketName))
+	if err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("starting the egress proxy: %w", err)
-	}
-	resolv := filepath.Join(dir, "resolv.conf")
-	if err := os.WriteFile(resolv, []byte(resolvConf), 0o644); err != nil {
-		return fail(err)
-	}
-	sock := filepath.Join(dir, "proxy.sock")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		return fail(err)
 	}
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
 		proxy.Serve(ln)
 	}()
-	spec.Egress = &sandbox.Egress{Socket: sock}
-	if target := resolvTarget(); target != "" {
-		spec.Egress.ResolvConf, spec.Egress.ResolvConfTarget = resolv, target
-	}
+	spec.Egress = egressSpec(dir)
 
 	var once sync.Once
 	return func() {
@@ -102,6 +96,29 @@ func (e *Executor) startEgress(ctx context.Context, req *api.ExecRequest, spec *
 			os.RemoveAll(dir)
 		})
 	}, nil
+}
+
+// egressDir makes the directory of an execution's proxy socket, with the
+// resolver configuration the sandbox gets.
+func egressDir() (string, error) {
+	dir, err := os.MkdirTemp("", "gatehouse-egress-")
+	if err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "resolv.conf"), []byte(resolvConf), 0o644); err != nil {
+		os.RemoveAll(dir)
+		return "", err
+	}
+	return dir, nil
+}
+
+// egressSpec is the sandbox's side of the proxy whose directory is dir.
+func egressSpec(dir string) *sandbox.Egress {
+	eg := &sandbox.Egress{Socket: filepath.Join(dir, bwrap.ProxySocketName)}
+	if target := resolvTarget(); target != "" {
+		eg.ResolvConf, eg.ResolvConfTarget = filepath.Join(dir, "resolv.conf"), target
+	}
+	return eg
 }
 
 // resolvTarget returns where the sandbox's resolver configuration is: the

@@ -19,6 +19,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -120,6 +121,10 @@ type Options struct {
 	ToolCacheRoot string
 	// ToolHost is what the tool caches take from the host's tools.
 	ToolHost toolcache.Host
+	// TestOnlyWarmEveryCommand makes a command that finds no warm
+	// sandbox ready start one and run in it (pool.go), so that a test
+	// suite can run every command the warm way.
+	TestOnlyWarmEveryCommand bool
 }
 
 // Executor runs requests under one configuration. It is safe for
@@ -127,6 +132,7 @@ type Options struct {
 type Executor struct {
 	cfg  *policy.Config
 	opts Options
+	pool atomic.Pointer[pool] // pool.go; nil: none
 }
 
 // New returns an Executor for cfg, which must have been validated.
@@ -346,6 +352,17 @@ func (e *Executor) run(ctx context.Context, d *Admitted, out sandbox.Streams, ev
 		defer e.trimToolCaches()
 	}
 
+	// A warm sandbox (pool.go) when one is ready for this command's plan.
+	var slot *warmSlot
+	if choice.backend == "bubblewrap" {
+		var why string
+		slot, why = e.take(req, spec, len(plan.scripts) > 0, d.creds != nil && len(d.creds.Files) > 0)
+		ev.SandboxStart, ev.SandboxStartReason = StartFresh, why
+		if slot != nil {
+			defer slot.discard() // after its run, what is left of it
+		}
+	}
+
 	// Credentials (credentials.go): they live for this run only.
 	lease, err := e.leaseCredentials(d, spec, choice.backend, ev)
 	if err != nil {
@@ -354,7 +371,11 @@ func (e *Executor) run(ctx context.Context, d *Admitted, out sandbox.Streams, ev
 	defer lease.Release()
 
 	// Egress (egress.go): the per-execution proxy, its bind and environment.
-	stopEgress, err := e.startEgress(ctx, req, spec, ev)
+	egressInto := ""
+	if slot != nil {
+		egressInto = slot.egressDir
+	}
+	stopEgress, err := e.startEgress(ctx, req, spec, ev, egressInto)
 	if err != nil {
 		return nil, err
 	}
@@ -393,7 +414,7 @@ func (e *Executor) run(ctx context.Context, d *Admitted, out sandbox.Streams, ev
 		stopEgress()
 		return nil, err
 	}
-	raw := choice.run(ctx, spec, streams, ev.ID)
+	raw := e.runIn(ctx, slot, choice, spec, streams, ev)
 	redactions := red.finish(raw)
 	closeEscape()
 	stopEgress()

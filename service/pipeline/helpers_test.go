@@ -6,12 +6,18 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/gatehouse-dev/gatehouse/sandbox"
+	"github.com/gatehouse-dev/gatehouse/sandbox/bwrap"
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/policy"
 )
+
+// testWarm runs every command of the fixtures' executors in a warm
+// sandbox (GATEHOUSE_TEST_WARM=1).
+var testWarm = os.Getenv("GATEHOUSE_TEST_WARM") == "1"
 
 // fixture is a fake user: a home directory with a workspace in it.
 type fixture struct {
@@ -52,9 +58,16 @@ func newFixture(t *testing.T, dir string, mutate func(*policy.Config)) *fixture 
 		HostPath:     "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
 		// As gatehouse's own composition root has it (app/cli/compose.go).
 		ToolCacheRoot: filepath.Join(f.home, ".cache", "gatehouse", "sandbox"),
+		// GATEHOUSE_TEST_WARM=1 (make test's second pass) runs every
+		// command in a warm sandbox.
+		TestOnlyWarmEveryCommand: testWarm,
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if testWarm {
+		f.ex.StartPool(1, "cli")
+		t.Cleanup(f.ex.ClosePool)
 	}
 	return f
 }
@@ -75,7 +88,14 @@ func (f *fixture) try(command string, mod ...func(*api.ExecRequest)) (*Outcome, 
 	for _, m := range mod {
 		m(&req)
 	}
-	return f.ex.Execute(context.Background(), req, sandbox.Streams{})
+	o, err := f.ex.Execute(context.Background(), req, sandbox.Streams{})
+	// Forced warm, a command goes fresh only for what a warm sandbox
+	// cannot take.
+	if p := f.ex.pool.Load(); p != nil && p.force && o != nil && o.Event.SandboxMode == "bubblewrap" && o.Event.SandboxStart != StartWarm &&
+		(strings.HasPrefix(o.Event.SandboxStartReason, "no warm sandbox") || o.Event.SandboxStartReason == bwrap.ErrPlanChanged.Error()) {
+		f.t.Errorf("%q ran fresh under GATEHOUSE_TEST_WARM=1: %s", command, o.Event.SandboxStartReason)
+	}
+	return o, err
 }
 
 func (f *fixture) write(rel, content string) string {

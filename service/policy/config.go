@@ -84,6 +84,9 @@ type Sandbox struct {
 	// CacheMax caps the agents' tool caches together (trimmed least
 	// recently used first after an execution).
 	CacheMax ByteSize `yaml:"cache_max" json:"cache_max"`
+	// WarmPool is how many sandboxes the service keeps started ahead of
+	// their commands.
+	WarmPool int `yaml:"warm_pool" json:"warm_pool"`
 }
 
 // Limits bound one execution.

@@ -33,6 +33,7 @@ exec.sandbox.allow_ptrace:        false           # default
 exec.sandbox.deny_read:           []              # default
 exec.sandbox.write_deny:          [.envrc, "a b"] # config.yaml:5
 exec.sandbox.cache_max:           5GiB            # default
+exec.sandbox.warm_pool:           2               # default
 exec.limits.max_timeout_seconds:  3600            # default
 exec.limits.stdin_max_bytes:      1MiB            # default
 exec.limits.output_max_bytes:     1MiB            # default

@@ -1,0 +1,261 @@
+package pipeline
+
+// This file is the warm pool (exec.sandbox.warm_pool): sandboxes the
+// service starts ahead of their commands, bwrap and the init already
+// running and waiting for the plan, so that a command does not wait for
+// them. A warm sandbox serves one command and only one whose mount plan is
+// exactly the one it was started with (bwrap.Warm.Run compares them); it is
+// then discarded and another started in the background. Everything of one
+// execution (its environment, working directory, egress proxy, the guard
+// and sweep over the host as it is then) comes at use; nothing of one
+// execution reaches another.
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/gatehouse-dev/gatehouse/sandbox"
+	"github.com/gatehouse-dev/gatehouse/sandbox/bwrap"
+	"github.com/gatehouse-dev/gatehouse/service/api"
+)
+
+// Ways a sandbox started, on the execution card (sandbox_start).
+const (
+	StartWarm  = "warm"
+	StartFresh = "fresh"
+)
+
+// A warmSlot is one warm sandbox and what it was started with.
+type warmSlot struct {
+	agent string
+	// egressDir is bound at bwrap.EgressDir: the execution's proxy
+	// listens there when the command comes.
+	egressDir string
+	w         warmSandbox
+	release   func() // the slot's cgroup, and egressDir when unused
+}
+
+// warmSandbox is the backend's warm sandbox (bwrap.Warm on Linux).
+type warmSandbox interface {
+	Run(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams, id string) (*sandbox.Result, error)
+	Alive() bool
+	Pid() int
+	Close()
+}
+
+// errNoWarm says why a slot could not be started.
+var errNoWarm = errors.New("no warm sandbox can be started for this backend")
+
+// pool holds an executor's warm sandboxes.
+type pool struct {
+	e    *Executor
+	size int
+	// force starts a warm sandbox for a command that finds none ready and
+	// runs the command in it, so that every command takes the warm path
+	// (the test suites run once this way).
+	force bool
+
+	mu       sync.Mutex
+	agent    string // whose plan the pool starts slots for
+	ready    []*warmSlot
+	starting int
+	closed   bool
+	wg       sync.WaitGroup
+}
+
+// StartPool starts keeping n warm sandboxes (exec.sandbox.warm_pool) for
+// agent's commands; 0 keeps none. The service calls it for the
+// configuration in force and ClosePool when that is replaced.
+func (e *Executor) StartPool(n int, agent string) {
+	if n <= 0 {
+		return
+	}
+	p := &pool{e: e, size: n, agent: agent, force: e.opts.TestOnlyWarmEveryCommand}
+	e.pool.Store(p)
+	p.fill()
+}
+
+// ClosePool discards the warm sandboxes and starts no more; executions
+// running in them are not affected.
+func (e *Executor) ClosePool() {
+	p := e.pool.Load()
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	p.closed = true
+	ready := p.ready
+	p.ready = nil
+	p.mu.Unlock()
+	for _, s := range ready {
+		s.discard()
+	}
+	p.wg.Wait()
+}
+
+// Pool reports the warm pool; a zero Size means there is none.
+func (e *Executor) Pool() api.PoolStatus {
+	p := e.pool.Load()
+	if p == nil {
+		return api.PoolStatus{}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st := api.PoolStatus{Size: p.size, Ready: len(p.ready), Agent: p.agent}
+	for _, s := range p.ready {
+		st.IdleRSS += treeRSS(s.w.Pid())
+	}
+	return st
+}
+
+// fill starts slots in the background until the pool is full.
+func (p *pool) fill() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for !p.closed && len(p.ready)+p.starting < p.size {
+		p.starting++
+		p.wg.Add(1)
+		go func(agent string) {
+			defer p.wg.Done()
+			s, err := p.e.startSlot(agent)
+			p.mu.Lock()
+			p.starting--
+			if err != nil || p.closed || agent != p.agent {
+				p.mu.Unlock()
+				if err != nil {
+					p.e.opts.Logger.Warn("warm sandbox not started", "err", err)
+				} else {
+					s.discard()
+				}
+				return
+			}
+			p.ready = append(p.ready, s)
+			p.mu.Unlock()
+		}(p.agent)
+	}
+}
+
+// take returns a warm slot for req, or nil and why the command gets a
+// fresh sandbox. The pool then starts another in the background.
+func (e *Executor) take(req *api.ExecRequest, spec *sandbox.Spec, hasPins, hasCredFiles bool) (*warmSlot, string) {
+	p := e.pool.Load()
+	switch {
+	case p == nil:
+		return nil, "no warm pool (exec.sandbox.warm_pool is 0, or the command runs in-process)"
+	case hasPins:
+		return nil, "pinned scripts are bound into a fresh sandbox"
+	case hasCredFiles:
+		return nil, "credential files are bound into a fresh sandbox"
+	case len(spec.Stdin) > 0:
+		return nil, "standard input is given to a fresh sandbox"
+	case spec.ToolCache == nil && e.opts.ToolCacheRoot != "":
+		return nil, "no tool cache"
+	}
+	defer p.fill()
+	p.mu.Lock()
+	var stale []*warmSlot
+	if p.agent != req.Agent {
+		// The pool follows the agent that runs commands now.
+		stale, p.ready, p.agent = p.ready, nil, req.Agent
+	}
+	var s *warmSlot
+	force := p.force
+	if force {
+		// A slot started now, for the plan as it is now.
+		stale, p.ready = append(stale, p.ready...), nil
+	}
+	for len(p.ready) > 0 && s == nil {
+		s, p.ready = p.ready[0], p.ready[1:]
+		if !s.w.Alive() {
+			stale = append(stale, s)
+			s = nil
+		}
+	}
+	p.mu.Unlock()
+	for _, x := range stale {
+		x.discard()
+	}
+	if s == nil && force {
+		var err error
+		if s, err = e.startSlot(req.Agent); err != nil {
+			return nil, "no warm sandbox could be started: " + err.Error()
+		}
+	}
+	if s == nil {
+		return nil, "no warm sandbox was ready"
+	}
+	return s, ""
+}
+
+// planChanged discards every ready slot: they were started with the plan
+// a command just found changed (a repository appeared, a root moved).
+func (e *Executor) planChanged() {
+	p := e.pool.Load()
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	stale := p.ready
+	p.ready = nil
+	p.mu.Unlock()
+	for _, s := range stale {
+		s.discard()
+	}
+	p.fill()
+}
+
+// runIn runs spec in slot when there is one and it takes spec's mount
+// plan, else in a fresh sandbox; the event says which, and why fresh.
+func (e *Executor) runIn(ctx context.Context, slot *warmSlot, choice backendChoice, spec *sandbox.Spec, out sandbox.Streams, ev *api.Event) *sandbox.Result {
+	if slot != nil {
+		res, err := slot.w.Run(ctx, spec, out, ev.ID)
+		if err == nil {
+			ev.SandboxStart, ev.SandboxStartReason = StartWarm, ""
+			explainMismatch(res, spec.InitPath)
+			return res
+		}
+		ev.SandboxStartReason = err.Error()
+		if errors.Is(err, bwrap.ErrPlanChanged) {
+			e.planChanged()
+		}
+	}
+	return choice.run(ctx, spec, out, ev.ID)
+}
+
+// discard ends the slot's sandbox unless its command ran there, and
+// frees what it held.
+func (s *warmSlot) discard() {
+	s.w.Close()
+	s.release()
+	os.RemoveAll(s.egressDir)
+}
+
+// treeRSS is the resident memory of pid and its descendants, in bytes
+// (Linux /proc; 0 elsewhere).
+func treeRSS(pid int) int64 {
+	var total int64
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			total += kb << 10
+		}
+	}
+	tasks, _ := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+	for _, t := range tasks {
+		kids, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + t.Name() + "/children")
+		for _, k := range strings.Fields(string(kids)) {
+			if c, err := strconv.Atoi(k); err == nil {
+				total += treeRSS(c)
+			}
+		}
+	}
+	return total
+}
