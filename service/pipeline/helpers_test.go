@@ -91,7 +91,7 @@ func (f *fixture) try(command string, mod ...func(*api.ExecRequest)) (*Outcome, 
 	o, err := f.ex.Execute(context.Background(), req, sandbox.Streams{})
 	// Forced warm, a command goes fresh only for what a warm sandbox
 	// cannot take.
-	if p := f.ex.pool.Load(); p != nil && p.force && o != nil && o.Event.SandboxMode == "bubblewrap" && o.Event.SandboxStart != StartWarm &&
+	if p := f.ex.pool.Load(); p != nil && p.force && o != nil && o.Event.Status != string(sandbox.StatusFailedToStart) && o.Event.SandboxMode == "bubblewrap" && o.Event.SandboxStart != StartWarm &&
 		(strings.HasPrefix(o.Event.SandboxStartReason, "no warm sandbox") || o.Event.SandboxStartReason == bwrap.ErrPlanChanged.Error()) {
 		f.t.Errorf("%q ran fresh under GATEHOUSE_TEST_WARM=1: %s", command, o.Event.SandboxStartReason)
 	}
