@@ -4,21 +4,21 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/gatehouse-dev/gatehouse/service/dirs"
 )
 
 // The functions in this file are pure: the caller passes the OS name and the
 // environment (home directory, XDG variables), so every platform's answer is
-// testable on any platform.
+// testable on any platform. The directories themselves are service/dirs',
+// which the thin clients use without this package.
 
 // ConfigDir returns the directory of the user's configuration file:
 // $XDG_CONFIG_HOME/gatehouse (default ~/.config/gatehouse), or on darwin
 // ~/Library/Application Support/Gatehouse. A relative xdgConfigHome is
 // ignored, as the XDG Base Directory specification requires.
 func ConfigDir(goos, home, xdgConfigHome string) string {
-	if goos == "darwin" {
-		return filepath.Join(home, "Library", "Application Support", "Gatehouse")
-	}
-	return filepath.Join(xdgDir(xdgConfigHome, home, ".config"), "gatehouse")
+	return dirs.Config(goos, home, xdgConfigHome)
 }
 
 // UserConfigPath returns the user's configuration file: config.yaml in
@@ -42,10 +42,7 @@ func ManagedConfigPath(goos string) string {
 // ~/.local/state/gatehouse), or on darwin ~/Library/Application
 // Support/Gatehouse. A relative xdgStateHome is ignored.
 func StateDir(goos, home, xdgStateHome string) string {
-	if goos == "darwin" {
-		return filepath.Join(home, "Library", "Application Support", "Gatehouse")
-	}
-	return filepath.Join(xdgDir(xdgStateHome, home, filepath.Join(".local", "state")), "gatehouse")
+	return dirs.State(goos, home, xdgStateHome)
 }
 
 // CacheDir returns the directory of Gatehouse's caches: the agents' tool
@@ -53,10 +50,7 @@ func StateDir(goos, home, xdgStateHome string) string {
 // (default ~/.cache/gatehouse), or on darwin ~/Library/Caches/Gatehouse.
 // A relative xdgCacheHome is ignored.
 func CacheDir(goos, home, xdgCacheHome string) string {
-	if goos == "darwin" {
-		return filepath.Join(home, "Library", "Caches", "Gatehouse")
-	}
-	return filepath.Join(xdgDir(xdgCacheHome, home, ".cache"), "gatehouse")
+	return dirs.Cache(goos, home, xdgCacheHome)
 }
 
 // DefaultLoadOptions returns the options that load the standard files for
@@ -68,15 +62,6 @@ func DefaultLoadOptions(goos, home string, getenv func(string) string) LoadOptio
 		ManagedFile: ManagedConfigPath(goos),
 		Home:        home,
 	}
-}
-
-// xdgDir returns the XDG variable's value when it is an absolute path, else
-// home joined with fallback.
-func xdgDir(xdg, home, fallback string) string {
-	if xdg != "" && filepath.IsAbs(xdg) {
-		return xdg
-	}
-	return filepath.Join(home, fallback)
 }
 
 // expandHome replaces a leading "~" or "~/" in p with home. Other forms

@@ -14,6 +14,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/gatehouse-dev/gatehouse/service/dirs"
 )
 
 // Name is the socket's file name in its directory.
@@ -152,4 +154,24 @@ func (l *peerListener) Accept() (net.Conn, error) {
 		}
 		c.Close()
 	}
+}
+
+// Paths are where the service and its clients meet.
+type Paths struct {
+	State  string // the state directory
+	Socket string // the admission API's socket
+	Relay  string // the relays' FIFO directory
+}
+
+// Locate returns this user's Paths: getenv reads XDG_STATE_HOME,
+// XDG_RUNTIME_DIR and GATEHOUSE_SOCKET (which names the socket itself).
+func Locate(goos, home string, getenv func(string) string) Paths {
+	state := dirs.State(goos, home, getenv("XDG_STATE_HOME"))
+	p := Paths{State: state, Relay: filepath.Join(state, "relay")}
+	if s := getenv("GATEHOUSE_SOCKET"); s != "" {
+		p.Socket = s
+	} else {
+		p.Socket = filepath.Join(Dir(goos, home, getenv("XDG_RUNTIME_DIR"), state), Name)
+	}
+	return p
 }
