@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/hook/decide"
 	"github.com/gatehouse-dev/gatehouse/keyring"
 	"github.com/gatehouse-dev/gatehouse/service/audit"
 	"github.com/gatehouse-dev/gatehouse/service/broker"
@@ -33,16 +34,7 @@ func osGetenv(k string) string { return os.Getenv(k) }
 
 // homeDir returns the user's home directory from $HOME, falling back to the
 // password database.
-func homeDir(env *Env) (string, error) {
-	if h := env.Getenv("HOME"); h != "" && filepath.IsAbs(h) {
-		return h, nil
-	}
-	h, err := os.UserHomeDir()
-	if err != nil {
-		return "", errors.New("cannot find the home directory; set HOME")
-	}
-	return h, nil
-}
+func homeDir(env *Env) (string, error) { return decide.Home(env.Getenv) }
 
 // loadOptions returns where the configuration comes from. $GATEHOUSE_CONFIG
 // (or configFlag) replaces the user file; the managed file is fixed.
@@ -123,12 +115,8 @@ type paths struct {
 }
 
 func servicePaths(env *Env, home string) paths {
-	state := policy.StateDir(runtime.GOOS, home, env.Getenv("XDG_STATE_HOME"))
-	if s := env.Getenv("GATEHOUSE_SOCKET"); s != "" {
-		return paths{state: state, socket: s, relay: filepath.Join(state, "relay")}
-	}
-	dir := socket.Dir(runtime.GOOS, home, env.Getenv("XDG_RUNTIME_DIR"), state)
-	return paths{state: state, socket: filepath.Join(dir, socket.Name), relay: filepath.Join(state, "relay")}
+	p := socket.Locate(runtime.GOOS, home, env.Getenv)
+	return paths{state: p.State, socket: p.Socket, relay: p.Relay}
 }
 
 // serviceClient returns a client of the user's service.

@@ -1,0 +1,192 @@
+// Package decide is the hook's side of a Claude Code tool call: the
+// PreToolUse input read, the service asked over its socket, the answer
+// (deny, allow, or a routed command) made. It is a thin client: it opens
+// no configuration, audit store or keychain (the service holds them), and
+// links only the hook's input and output (hook/claude), the wire types
+// and the socket's client, so that the small gatehouse-hook program and
+// 'gatehouse hook claude' answer alike.
+package decide
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/hook/claude"
+	"github.com/gatehouse-dev/gatehouse/service/api"
+	"github.com/gatehouse-dev/gatehouse/service/localapi"
+	"github.com/gatehouse-dev/gatehouse/service/socket"
+)
+
+// Env is what the hook uses of its process.
+type Env struct {
+	Stdin io.Reader
+	// Getenv reads the environment (HOME, BASH_DEFAULT_TIMEOUT_MS and the
+	// variables socket.Locate reads).
+	Getenv func(string) string
+}
+
+// decideTimeout bounds the wait for the service's decision.
+const decideTimeout = 20 * time.Second
+
+// The denial codes a hint is given for: service/pipeline's (a test keeps
+// them equal), named here so that the hook does not link the pipeline.
+const (
+	denyCwdOutside         = "cwd_outside_workspace"
+	denySandboxUnavailable = "sandbox_unavailable"
+)
+
+// Home returns the user's home directory from $HOME, falling back to the
+// password database.
+func Home(getenv func(string) string) (string, error) {
+	if h := getenv("HOME"); h != "" && filepath.IsAbs(h) {
+		return h, nil
+	}
+	h, err := os.UserHomeDir()
+	if err != nil {
+		return "", errors.New("cannot find the home directory; set HOME")
+	}
+	return h, nil
+}
+
+// Paths are this user's service paths.
+func Paths(getenv func(string) string) (socket.Paths, error) {
+	home, err := Home(getenv)
+	if err != nil {
+		return socket.Paths{}, err
+	}
+	return socket.Locate(runtime.GOOS, home, getenv), nil
+}
+
+func client(env Env) (*localapi.Client, error) {
+	p, err := Paths(env.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	return localapi.NewClient(p.Socket), nil
+}
+
+// Claude returns the answer to the PreToolUse call on env.Stdin, decided
+// by the service under routing ("" for the configured one); nil passes the
+// call through. It fails closed: a call it cannot read or the service
+// cannot decide is denied with the reason.
+func Claude(ctx context.Context, env Env, routing string) *claude.Output {
+	in, err := claude.Decode(env.Stdin)
+	if err != nil {
+		return claude.Deny(fmt.Sprintf("Gatehouse could not read this tool call (%v), so it did not run. This is a bug in the caller or in Gatehouse; report it.", err))
+	}
+	if in.ToolName != claude.ToolBash && !claude.IsFileTool(in.ToolName) {
+		return nil
+	}
+	if err := in.CheckCwd(); err != nil {
+		return claude.Deny(fmt.Sprintf("Gatehouse could not read this %s call (%v), so it did not run.", in.ToolName, err))
+	}
+	if in.ToolName != claude.ToolBash {
+		return file(ctx, env, in)
+	}
+	b, err := in.Bash()
+	if err != nil {
+		return claude.Deny(fmt.Sprintf("Gatehouse could not read this Bash call (%v), so it did not run.", err))
+	}
+	c, err := client(env)
+	if err != nil {
+		return claude.Deny(fmt.Sprintf("Gatehouse did not run this command: %v.", err))
+	}
+	ctx, cancel := context.WithTimeout(ctx, decideTimeout)
+	defer cancel()
+	resp, err := c.Decide(ctx, api.DecideRequest{
+		Request: api.ExecRequest{
+			Command:        b.Command,
+			Cwd:            in.Cwd,
+			TimeoutSeconds: b.TimeoutSeconds(claude.ParseMS(env.Getenv("BASH_DEFAULT_TIMEOUT_MS"))),
+			Agent:          "claude-code",
+			Surface:        api.SurfaceAgentHook,
+			SessionID:      in.SessionID,
+		},
+		Route:   true,
+		Routing: routing,
+	})
+	if err != nil {
+		return claude.Deny(fmt.Sprintf("Gatehouse did not run this command: the Gatehouse service is not reachable (%v). "+
+			"Ask the user to start it with `gatehouse service start` (or `gatehouse serve` in a terminal), then try again.", err))
+	}
+	if resp.Decision != "allow" {
+		reason := fmt.Sprintf("Gatehouse denied this command (%s): %s", resp.BlockedBy, resp.Reason)
+		if resp.Hint != "" {
+			reason += ". Remedy (for the user): " + resp.Hint
+		} else if hint := hint(resp.BlockedBy); hint != "" {
+			reason += " " + hint
+		}
+		return claude.Deny(reason + warning(resp))
+	}
+	if resp.Ticket == "" {
+		return claude.Allow(in, "Gatehouse allowed this command"+warning(resp))
+	}
+	exe, err := os.Executable()
+	if err == nil {
+		exe, err = filepath.EvalSymlinks(exe)
+	}
+	if err != nil {
+		return claude.Deny(fmt.Sprintf("Gatehouse did not run this command: cannot find its own binary (%v).", err))
+	}
+	return claude.Route(in, claude.RelayCommand(exe, resp.Ticket),
+		"Gatehouse admitted this command; it runs in Gatehouse's sandbox"+warning(resp))
+}
+
+// warning is the service's warning, for the end of a reason: the
+// model and its user learn that the call is not on the record.
+func warning(resp *api.DecideResponse) string {
+	if resp.Warning == "" {
+		return ""
+	}
+	return ". Warning: " + resp.Warning + "; tell the user to run `gatehouse doctor`"
+}
+
+// file decides a file tool's call. An allowed call gets no answer: the
+// hook approves nothing Claude Code's own permissions would not.
+func file(ctx context.Context, env Env, in *claude.Input) *claude.Output {
+	fa, err := in.FileAccess()
+	if err != nil {
+		return claude.Deny(fmt.Sprintf("Gatehouse could not read this %s call (%v), so it did not run.", in.ToolName, err))
+	}
+	c, err := client(env)
+	if err != nil {
+		return claude.Deny(fmt.Sprintf("Gatehouse refused this %s: %v.", in.ToolName, err))
+	}
+	ctx, cancel := context.WithTimeout(ctx, decideTimeout)
+	defer cancel()
+	resp, err := c.FileAccess(ctx, api.FileAccessRequest{
+		Tool:      fa.Tool,
+		Access:    fa.Access,
+		Search:    fa.Search,
+		Paths:     fa.Paths,
+		Cwd:       in.Cwd,
+		Agent:     "claude-code",
+		Surface:   api.SurfaceAgentHook,
+		SessionID: in.SessionID,
+	})
+	if err != nil {
+		return claude.Deny(fmt.Sprintf("Gatehouse refused this %s: the Gatehouse service is not reachable (%v). "+
+			"Ask the user to start it with `gatehouse service start` (or `gatehouse serve` in a terminal), then try again.", in.ToolName, err))
+	}
+	if resp.Decision != "allow" {
+		return claude.Deny(fmt.Sprintf("Gatehouse refused this %s (%s): %s", in.ToolName, resp.BlockedBy, resp.Reason))
+	}
+	return nil
+}
+
+// hint tells the model (and its user) what to do about a denial.
+func hint(code string) string {
+	switch code {
+	case denyCwdOutside:
+		return "Run it from a directory inside Gatehouse's workspace roots, or ask the user to add this project to policy.workspace_roots."
+	case denySandboxUnavailable:
+		return "Ask the user to run `gatehouse doctor` to see how to fix the sandbox."
+	}
+	return ""
+}
