@@ -25,7 +25,8 @@ build:
 	flags="-X github.com/gatehouse-dev/gatehouse/internal/buildid.id=$$id" && \
 	echo "build id $$id" && \
 	CGO_ENABLED=0 $(GO) build -ldflags "$$flags" -o $(BIN) ./app/gatehouse && \
-	CGO_ENABLED=0 $(GO) build -ldflags "$$flags" -o $(INIT) ./app/gatehouse-init
+	CGO_ENABLED=0 $(GO) build -ldflags "$$flags" -o $(INIT) ./app/gatehouse-init && \
+	CGO_ENABLED=0 $(GO) build -ldflags "$$flags" -o $(dir $(BIN))gatehouse-hook ./app/gatehouse-hook
 
 # run: the main job on embedded defaults — install bubblewrap when it is
 # missing (apt-get as root; otherwise it names the command), check the host,

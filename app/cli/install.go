@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/hook/claude"
@@ -58,7 +59,8 @@ func runInstall(fl *flag.FlagSet) runFunc {
 		if err != nil {
 			return err
 		}
-		merged, changed, err := claude.MergeHook(old, claude.HookCommand(exe, ""))
+		hook := claude.HookCommand(hookExe(exe), "")
+		merged, changed, err := claude.MergeHook(old, hook)
 		if err != nil {
 			return withHint(fmt.Errorf("%s: %w", file, err), "fix the file (Claude Code reads it as JSON) and run 'gatehouse install' again; nothing was changed")
 		}
@@ -73,7 +75,7 @@ func runInstall(fl *flag.FlagSet) runFunc {
 		if backup != "" {
 			fmt.Fprintf(env.Stdout, "%s: backed up to %s\n", file, backup)
 		}
-		fmt.Fprintf(env.Stdout, "%s: Gatehouse hook installed (%s)\n", file, claude.HookCommand(exe, ""))
+		fmt.Fprintf(env.Stdout, "%s: Gatehouse hook installed (%s)\n", file, hook)
 		return nil
 	}
 }
@@ -192,4 +194,23 @@ func writeWithBackup(file string, old, data []byte) (string, error) {
 		return "", err
 	}
 	return backup, nil
+}
+
+// hookName is the small client's file name next to the gatehouse binary
+// (app/gatehouse-hook).
+const hookName = "gatehouse-hook"
+
+// hookExe is the program Claude Code's settings name as the hook (and the
+// hook, in turn, as the relay): the small gatehouse-hook next to exe when
+// it is installed there, which starts faster on every tool call, else exe
+// itself, whose 'hook claude' and 'relay' answer alike.
+func hookExe(exe string) string {
+	if runtime.GOOS == "windows" {
+		return exe
+	}
+	p := filepath.Join(filepath.Dir(exe), hookName)
+	if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+		return p
+	}
+	return exe
 }

@@ -59,7 +59,7 @@ func runManagedSettings(fl *flag.FlagSet) runFunc {
 			return err
 		}
 		deny, readable := fileDenyPaths(env, home)
-		data := claude.RenderManaged(claude.ManagedOptions{Exe: exe, Routing: hookRouting, Home: home, DenyPaths: deny, Readable: readable})
+		data := claude.RenderManaged(claude.ManagedOptions{Exe: hookExe(exe), Routing: hookRouting, Home: home, DenyPaths: deny, Readable: readable})
 		target := *path
 		if target == "" {
 			target = claude.ManagedPath(runtime.GOOS)

@@ -51,7 +51,7 @@ func hookInput(w *world, command string) []byte {
 
 // runHook runs the hook process once and returns its answer.
 func runHook(b *testing.B, w *world, input []byte) []byte {
-	cmd := exec.Command(gatehouseBin, "hook", "claude")
+	cmd := exec.Command(hookBin, "hook", "claude") // as the settings name it
 	cmd.Env = w.env()
 	cmd.Stdin = bytes.NewReader(input)
 	out, err := cmd.Output()

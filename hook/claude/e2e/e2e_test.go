@@ -26,8 +26,9 @@ import (
 	"github.com/gatehouse-dev/gatehouse/service/localapi"
 )
 
-// gatehouseBin is the gatehouse binary built for these tests.
-var gatehouseBin string
+// gatehouseBin is the gatehouse binary built for these tests, hookBin the
+// small hook and relay client beside it.
+var gatehouseBin, hookBin string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("/var/tmp", "gatehouse-e2e-bin-")
@@ -37,13 +38,19 @@ func TestMain(m *testing.M) {
 	}
 	os.Chmod(dir, 0o755)
 	gatehouseBin = filepath.Join(dir, "gatehouse")
-	build := exec.Command("go", "build", "-o", gatehouseBin, "github.com/gatehouse-dev/gatehouse/app/gatehouse")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0") // as make build does
-	out, err := build.CombinedOutput()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "building gatehouse: %v\n%s", err, out)
-		os.RemoveAll(dir)
-		os.Exit(1)
+	hookBin = filepath.Join(dir, "gatehouse-hook")
+	// Both programs, side by side as make build puts them: the settings
+	// install and managed-settings write name gatehouse-hook, so Claude
+	// Code runs it as the hook and the relay.
+	for bin, pkg := range map[string]string{gatehouseBin: "app/gatehouse", hookBin: "app/gatehouse-hook"} {
+		build := exec.Command("go", "build", "-o", bin, "github.com/gatehouse-dev/gatehouse/"+pkg)
+		build.Env = append(os.Environ(), "CGO_ENABLED=0") // as make build does
+		out, err := build.CombinedOutput()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "building %s: %v\n%s", pkg, err, out)
+			os.RemoveAll(dir)
+			os.Exit(1)
+		}
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
@@ -395,7 +402,7 @@ func TestAllowedCommandRunsInGatehouse(t *testing.T) {
 	w := newWorld(t)
 	w.startService()
 	out := w.gatehouse("install", "--no-service")
-	contains(t, "install output", out, "Gatehouse hook installed")
+	contains(t, "install output", out, "Gatehouse hook installed", "'"+hookBin+"' hook claude")
 	settings := w.sandboxSettings(false)
 
 	res, _ := w.runClaude(w.workspace, settings, map[string]any{

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+)
+
+// Without a service the hook fails closed, the relay explains, and bad
+// arguments are usage errors, as in the gatehouse binary.
+func TestNoService(t *testing.T) {
+	home := t.TempDir()
+	getenv := func(k string) string {
+		switch k {
+		case "HOME":
+			return home
+		case "XDG_RUNTIME_DIR":
+			return home
+		}
+		return ""
+	}
+	call := func(stdin string, args ...string) (int, string, string) {
+		var out, errb bytes.Buffer
+		code := run(context.Background(), args, strings.NewReader(stdin), &out, &errb, getenv)
+		return code, out.String(), errb.String()
+	}
+	bash := `{"session_id":"s1","cwd":"` + home + `","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"true"}}`
+	for _, tc := range []struct {
+		stdin      string
+		args       []string
+		code       int
+		out, errix string
+	}{
+		{bash, []string{"hook", "claude"}, 0, `"permissionDecision":"deny"`, ""},
+		{bash, []string{"hook", "claude", "--routing", "framework"}, 0, "not reachable", ""},
+		{`{"session_id":"s1","cwd":"/","tool_name":"WebFetch","tool_input":{}}`, []string{"hook", "claude"}, 0, "", ""},
+		{"", []string{"hook", "claude", "--routing", "nope"}, 2, "", "want governed_shell or framework"},
+		{"", []string{"relay"}, 2, "", "usage: gatehouse relay TICKET"},
+		{"", []string{"relay", "ght1.short"}, 126, "", "malformed"},
+		{"", []string{"relay", "ght1.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"}, 126, "", "not running here"},
+		{"", []string{"exec", "true"}, 2, "", "want 'hook claude"},
+	} {
+		code, out, errs := call(tc.stdin, tc.args...)
+		if code != tc.code || !strings.Contains(out, tc.out) || !strings.Contains(errs, tc.errix) || (tc.out == "" && out != "") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit %d, stdout with %q, stderr with %q", tc.args, code, out, errs, tc.code, tc.out, tc.errix)
+		}
+	}
+}
