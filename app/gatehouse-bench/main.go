@@ -6,6 +6,8 @@
 //   - bash -c true
 //   - the binary's own start (gatehouse help), which a command pays twice
 //   - 1 GiB of stdout through gatehouse exec against plain bash
+//   - the hook process and the relay of a routed true against a running
+//     service, against an empty static Go program's start (clients.go)
 //
 // With -egress it measures the egress path instead (egress.go): a 1 GiB
 // download from a host-loopback server through the bridge and proxy
@@ -35,10 +37,25 @@ func main() {
 	bytesN := flag.Int64("bytes", 1<<30, "bytes of stdout for the throughput runs")
 	rounds := flag.Int("rounds", 3, "throughput runs per side")
 	egress := flag.Bool("egress", false, "measure egress instead: a download through the bridge and proxy against direct, and the added time to first byte")
+	clients := flag.Bool("clients", false, "measure only the clients: the hook process and the relay against an empty static Go program")
+	small := flag.String("hook", "", "the gatehouse-hook program (default: next to the gatehouse binary, when there is one)")
 	flag.Parse()
-	measure := run
-	if *egress {
+	if *small == "" {
+		if p := filepath.Join(filepath.Dir(*gh), "gatehouse-hook"); fileExists(p) {
+			*small = p
+		}
+	}
+	measure := func(gh string, nbytes int64, rounds, n int) error {
+		if err := run(gh, nbytes, rounds, n); err != nil {
+			return err
+		}
+		return runClients(gh, *small, n)
+	}
+	switch {
+	case *egress:
 		measure = runEgress
+	case *clients:
+		measure = func(gh string, _ int64, _, n int) error { return runClients(gh, *small, n) }
 	}
 	if err := measure(*gh, *bytesN, *rounds, *n); err != nil {
 		fmt.Fprintln(os.Stderr, "gatehouse-bench:", err)
@@ -206,4 +223,9 @@ func maxOf(d []time.Duration) time.Duration {
 		m = max(m, x)
 	}
 	return m
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
