@@ -39,10 +39,12 @@ func TestMain(m *testing.M) {
 	os.Chmod(dir, 0o755)
 	gatehouseBin = filepath.Join(dir, "gatehouse")
 	hookBin = filepath.Join(dir, "gatehouse-hook")
-	// Both programs, side by side as make build puts them: the settings
-	// install and managed-settings write name gatehouse-hook, so Claude
-	// Code runs it as the hook and the relay.
-	for bin, pkg := range map[string]string{gatehouseBin: "app/gatehouse", hookBin: "app/gatehouse-hook"} {
+	// The three programs, side by side as make build puts them: the
+	// settings install and managed-settings write name gatehouse-hook, so
+	// Claude Code runs it as the hook and the relay, and the service finds
+	// gatehouse-init beside itself.
+	for bin, pkg := range map[string]string{gatehouseBin: "app/gatehouse", hookBin: "app/gatehouse-hook",
+		filepath.Join(dir, "gatehouse-init"): "app/gatehouse-init"} {
 		build := exec.Command("go", "build", "-o", bin, "github.com/gatehouse-dev/gatehouse/"+pkg)
 		build.Env = append(os.Environ(), "CGO_ENABLED=0") // as make build does
 		out, err := build.CombinedOutput()
