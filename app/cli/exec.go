@@ -39,6 +39,10 @@ service running it was lost, 137 when it was killed.`
 // empty, the executor finds gatehouse-init (pipeline.FindInit).
 var execInitPath = ""
 
+// TestOnlyInitPath sets execInitPath, for test binaries outside this
+// package that carry the init's stages (sandboxinit.Stages).
+func TestOnlyInitPath(path string) { execInitPath = path }
+
 func runExec(fl *flag.FlagSet) runFunc {
 	cwd := fl.String("cwd", "", "")
 	timeout := fl.Int("timeout", 0, "")

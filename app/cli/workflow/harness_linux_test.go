@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/gatehouse-dev/gatehouse/app/cli"
+	"github.com/gatehouse-dev/gatehouse/sandbox/sandboxinit"
 	"github.com/gatehouse-dev/gatehouse/sandbox/sandboxtest"
 )
 
@@ -27,15 +28,12 @@ var gatehouseBin = flag.String("gatehouse", "", "gatehouse binary for the exec s
 const asGatehouse = "GATEHOUSE_WORKFLOW_AS_GATEHOUSE"
 
 func TestMain(m *testing.M) {
-	// Inside the sandbox this test binary is Gatehouse's init.
-	sandboxtest.Stage(map[string]func([]string) int{
-		"sandbox-init": func(args []string) int {
-			return cli.Main(context.Background(), append([]string{"sandbox-init"}, args...), os.Stdin, os.Stdout, os.Stderr)
-		},
-		"sandbox-exec": func(args []string) int {
-			return cli.Main(context.Background(), append([]string{"sandbox-exec"}, args...), os.Stdin, os.Stdout, os.Stderr)
-		},
-	})
+	// Inside the sandbox this test binary is Gatehouse's init: its stages
+	// are gatehouse-init's, and gatehouse (this binary again) is told so.
+	sandboxtest.Stage(sandboxinit.Stages)
+	if exe, err := os.Executable(); err == nil {
+		cli.TestOnlyInitPath(exe)
+	}
 	if os.Getenv(asGatehouse) == "1" {
 		os.Exit(cli.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
