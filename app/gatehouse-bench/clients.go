@@ -41,10 +41,25 @@ func (w *clientWorld) relayDir() string {
 
 // startClientWorld makes a home under dir and starts gatehouse serve there.
 func startClientWorld(gh, dir string) (*clientWorld, error) {
+	return startWorld(gh, dir, "")
+}
+
+// startWorld is startClientWorld with config as the user's configuration
+// file ("" for none).
+func startWorld(gh, dir, config string) (*clientWorld, error) {
 	w := &clientWorld{gh: gh, home: filepath.Join(dir, "home")}
 	w.ws = filepath.Join(w.home, "src", "proj")
 	if err := os.MkdirAll(w.ws, 0o755); err != nil {
 		return nil, err
+	}
+	if config != "" {
+		cdir := filepath.Join(w.home, ".config", "gatehouse")
+		if err := os.MkdirAll(cdir, 0o755); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(filepath.Join(cdir, "config.yaml"), []byte(config), 0o644); err != nil {
+			return nil, err
+		}
 	}
 	// The socket path must be short: its own directory under /tmp.
 	rt, err := os.MkdirTemp("/tmp", "ghb")

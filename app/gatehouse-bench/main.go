@@ -6,6 +6,9 @@
 //   - bash -c true
 //   - the binary's own start (gatehouse help), which a command pays twice
 //   - 1 GiB of stdout through gatehouse exec against plain bash
+//   - gatehouse exec -- true through a running service, with the warm
+//     pool and without, and in-process, against bare bwrap; 32 at once
+//     (service.go)
 //   - the hook process and the relay of a routed true against a running
 //     service, against an empty static Go program's start (clients.go)
 //
@@ -38,6 +41,7 @@ func main() {
 	rounds := flag.Int("rounds", 3, "throughput runs per side")
 	egress := flag.Bool("egress", false, "measure egress instead: a download through the bridge and proxy against direct, and the added time to first byte")
 	clients := flag.Bool("clients", false, "measure only the clients: the hook process and the relay against an empty static Go program")
+	svc := flag.Bool("service", false, "measure only gatehouse exec through a running service (warm pool on and off) and in-process against bare bwrap, and 32 at once")
 	small := flag.String("hook", "", "the gatehouse-hook program (default: next to the gatehouse binary, when there is one)")
 	flag.Parse()
 	if *small == "" {
@@ -49,11 +53,16 @@ func main() {
 		if err := run(gh, nbytes, rounds, n); err != nil {
 			return err
 		}
+		if err := runService(gh, n); err != nil {
+			return err
+		}
 		return runClients(gh, *small, n)
 	}
 	switch {
 	case *egress:
 		measure = runEgress
+	case *svc:
+		measure = func(gh string, _ int64, _, n int) error { return runService(gh, n) }
 	case *clients:
 		measure = func(gh string, _ int64, _, n int) error { return runClients(gh, *small, n) }
 	}

@@ -91,6 +91,12 @@ func (e *Executor) BwrapArgs(req api.ExecRequest) ([]string, error) {
 	}
 	c := e.chooseBackend()
 	spec := e.spec(&req, dir, roots, NewID(), e.timeout(req.TimeoutSeconds), c)
+	// The tool cache is bound: it must exist (it is the agent's own).
+	if spec.ToolCache != nil {
+		if err := e.prepareToolCache(spec, spec.ToolCache.Dir); err != nil {
+			return nil, err
+		}
+	}
 	plan, err := bwrap.Discover(spec.WorkspaceRoots, spec.DenyRead, spec.WriteDeny)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,147 @@
+package main
+
+// gatehouse exec through a running service, with the warm pool and
+// without, and in-process, against bare bwrap with the same binds running
+// bash -c true; and 32 concurrent executions through the service, pool on
+// and off.
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/service/localapi"
+)
+
+func runService(gh string, n int) error {
+	gh, err := filepath.Abs(gh)
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("/var/tmp", "gatehouse-bench-service-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	empty, err := emptyProgram(dir)
+	if err != nil {
+		return err
+	}
+	warm, err := startWorld(gh, filepath.Join(dir, "warm"), "exec:\n  sandbox:\n    warm_pool: 2\n  limits:\n    max_concurrent: 32\n")
+	if err != nil {
+		return err
+	}
+	defer warm.stop()
+	fresh, err := startWorld(gh, filepath.Join(dir, "fresh"), "exec:\n  sandbox:\n    warm_pool: 0\n  limits:\n    max_concurrent: 32\n")
+	if err != nil {
+		return err
+	}
+	defer fresh.stop()
+	// In-process: the same user with no service to find.
+	noRuntime := filepath.Join(dir, "no-service")
+	os.MkdirAll(noRuntime, 0o700)
+	inproc := append(append([]string{}, fresh.env...), "XDG_RUNTIME_DIR="+noRuntime)
+
+	plan := exec.Command(gh, "exec", "--print-bwrap-args", "--cwd", fresh.ws, "--", "true")
+	plan.Env = inproc
+	out, err := plan.Output()
+	if err != nil {
+		return fmt.Errorf("getting the bwrap arguments: %v", err)
+	}
+	bargs := strings.Split(strings.TrimRight(string(out), "\x00"), "\x00")
+	for i, a := range bargs {
+		if a == "--" {
+			bargs = append(bargs[:i+1:i+1], "/bin/bash", "--noprofile", "--norc", "-c", "true")
+			break
+		}
+	}
+	bwrapPath, err := exec.LookPath("bwrap")
+	if err != nil {
+		return err
+	}
+	execIn := func(w *clientWorld, env []string) []string {
+		return []string{gh, "exec", "--cwd", w.ws, "--", "true"}
+	}
+	cases := []struct {
+		name string
+		argv []string
+		env  []string
+	}{
+		{"bare bwrap (same binds) bash -c true", append([]string{bwrapPath}, bargs...), inproc},
+		{"gatehouse exec, service, warm pool", execIn(warm, warm.env), warm.env},
+		{"gatehouse exec, service, pool off", execIn(fresh, fresh.env), fresh.env},
+		{"gatehouse exec, in-process", execIn(fresh, inproc), inproc},
+		{"empty static Go program", []string{empty}, inproc},
+	}
+	// One run each first: the warm pool follows the agent that runs (cli).
+	samples := make([][]time.Duration, len(cases))
+	for i := -1; i < n; i++ {
+		for c, tc := range cases {
+			cmd := exec.Command(tc.argv[0], tc.argv[1:]...)
+			cmd.Env, cmd.Dir = tc.env, fresh.ws
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			t0 := time.Now()
+			if err := cmd.Run(); err != nil {
+				return fmt.Errorf("%s: %v: %s", tc.name, err, stderr.String())
+			}
+			if i >= 0 {
+				samples[c] = append(samples[c], time.Since(t0))
+			}
+		}
+		// The pool refills in the background; give it the time a user
+		// between two commands does.
+		time.Sleep(60 * time.Millisecond)
+	}
+	fmt.Printf("gatehouse exec -- true through the service, %d interleaved runs each (median, min, max):\n", n)
+	med := make([]time.Duration, len(cases))
+	for c, tc := range cases {
+		med[c] = median(samples[c])
+		fmt.Printf("  %-40s %8.2f ms  (%.2f .. %.2f)\n", tc.name, ms(med[c]), ms(minOf(samples[c])), ms(maxOf(samples[c])))
+	}
+	floor := med[0]
+	fmt.Printf("  warm pool / bare bwrap %.2fx (target <= 1.0x); pool off / bare bwrap %.2fx (target <= 1.3x); in-process / bare bwrap %.2fx (target <= 2.0x)\n",
+		float64(med[1])/float64(floor), float64(med[2])/float64(floor), float64(med[3])/float64(floor))
+	if st, err := localapi.NewClient(warm.socket()).Status(context.Background()); err == nil {
+		fmt.Printf("  warm pool: %d of %d ready for %s, %.1f MiB resident while idle\n", st.WarmPool.Ready, st.WarmPool.Size, st.WarmPool.Agent, float64(st.WarmPool.IdleRSS)/(1<<20))
+	}
+
+	// 32 at once.
+	for _, w := range []*clientWorld{warm, fresh} {
+		name := "warm pool"
+		if w == fresh {
+			name = "pool off"
+		}
+		time.Sleep(200 * time.Millisecond)
+		var wg sync.WaitGroup
+		errs := make(chan error, 32)
+		t0 := time.Now()
+		for range 32 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				cmd := exec.Command(gh, "exec", "--cwd", w.ws, "--", "true")
+				cmd.Env, cmd.Dir = w.env, w.ws
+				if out, err := cmd.CombinedOutput(); err != nil {
+					errs <- fmt.Errorf("%v: %s", err, out)
+				}
+			}()
+		}
+		wg.Wait()
+		wall := time.Since(t0)
+		close(errs)
+		failed := 0
+		for range errs {
+			failed++
+		}
+		fmt.Printf("  32 concurrent (max_concurrent 32), %s: %.0f ms wall, %.1f executions/s, %d failed\n",
+			name, ms(wall), 32/wall.Seconds(), failed)
+	}
+	return nil
+}
