@@ -126,7 +126,7 @@ func (p *execPlan) release() {
 }
 
 // analysisOptions describes req's surroundings to the analysis.
-func (e *Executor) analysisOptions(req *api.ExecRequest, dir string) analysis.Options {
+func (e *Executor) analysisOptions(req *api.ExecRequest, dir string, roots []string) analysis.Options {
 	env := map[string]string{}
 	tools, _ := e.toolEnv(e.toolCacheOf(req, nil), "")
 	for _, kv := range e.env(req, dir, "", tools) {
@@ -150,7 +150,7 @@ func (e *Executor) analysisOptions(req *api.ExecRequest, dir string) analysis.Op
 		Env:         env,
 		ScriptRoots: resolveAll(e.cfg.ScriptInspectionRootsEffective(), false),
 		DenyRead:    resolveAll(e.denyReadAsWritten(), true),
-		Writable:    e.roots(),
+		Writable:    roots,
 		Unknown:     unknown,
 		Stdin:       req.Stdin,
 	}
@@ -179,8 +179,8 @@ func resolveAll(paths []string, keep bool) []string {
 // (DESIGN §5), so that the judged text never holds a value, and the tree is
 // then checked for credential-bearing variables in argv
 // (credential_in_argv).
-func (e *Executor) judge(req *api.ExecRequest, dir string) (*analysis.Tree, policy.Verdict) {
-	tree := analysis.Analyze(req.Command, e.analysisOptions(req, dir))
+func (e *Executor) judge(req *api.ExecRequest, dir string, roots []string) (*analysis.Tree, policy.Verdict) {
+	tree := analysis.Analyze(req.Command, e.analysisOptions(req, dir, roots))
 	return tree, policy.Decide(tree, &e.cfg.Policy)
 }
 
@@ -198,11 +198,11 @@ const analysisOffReason = "command analysis is off (policy.command_analysis_mode
 
 // analyze parses req's command, applies the policy rules and fills the
 // event's analysis fields. A *Denial means nothing may run.
-func (e *Executor) analyze(ctx context.Context, req *api.ExecRequest, dir string, ev *api.Event) (*execPlan, error) {
+func (e *Executor) analyze(ctx context.Context, req *api.ExecRequest, dir string, roots []string, ev *api.Event) (*execPlan, error) {
 	if e.cfg.Policy.CommandAnalysisMode == "off" {
 		return nil, deny(ev, DenyAnalysisOff, analysisOffReason)
 	}
-	tree, dec := e.judge(req, dir)
+	tree, dec := e.judge(req, dir, roots)
 	ev.Dialect = tree.Dialect
 	ev.ResolvedCmds = tree.ResolvedCommands()
 	if dec.Action != policy.ActionAllow {
@@ -374,7 +374,7 @@ func (e *Executor) Explain(ctx context.Context, req api.ExecRequest) (*Explanati
 		x.BlockedBy, x.Reason = DenyAnalysisOff, analysisOffReason
 		return x, nil
 	}
-	tree, dec := e.judge(&req, dir)
+	tree, dec := e.judge(&req, dir, roots)
 	x.Tree, x.Analysis = tree, dec
 	if dec.Action == policy.ActionAllow {
 		x.Decision = "allow"

@@ -252,7 +252,7 @@ func (e *Executor) decide(ctx context.Context, req api.ExecRequest) (*Admitted, 
 	ev.Cwd = dir
 
 	// Command analysis and policy (analyze.go): a denial stops here.
-	plan, err := e.analyze(ctx, &req, dir, &ev)
+	plan, err := e.analyze(ctx, &req, dir, roots, &ev)
 	if err != nil {
 		return nil, err
 	}
