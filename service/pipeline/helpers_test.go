@@ -21,7 +21,7 @@ var testWarm = os.Getenv("GATEHOUSE_TEST_WARM") == "1"
 
 // fixture is a fake user: a home directory with a workspace in it.
 type fixture struct {
-	t    *testing.T
+	t    testing.TB
 	dir  string // everything lives here
 	home string
 	ws   string
@@ -31,7 +31,7 @@ type fixture struct {
 
 // newFixture builds an executor over the embedded defaults with the
 // workspace as default_cwd; mutate adjusts the config first.
-func newFixture(t *testing.T, dir string, mutate func(*policy.Config)) *fixture {
+func newFixture(t testing.TB, dir string, mutate func(*policy.Config)) *fixture {
 	t.Helper()
 	f := &fixture{t: t, dir: dir, home: filepath.Join(dir, "home")}
 	f.ws = filepath.Join(f.home, "src")
