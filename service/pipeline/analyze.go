@@ -165,6 +165,9 @@ func resolveAll(paths []string, keep bool) []string {
 		if keep {
 			out = append(out, filepath.ToSlash(filepath.Clean(p)))
 		}
+		if _, err := os.Lstat(p); err != nil {
+			continue // absent: one lstat, not EvalSymlinks' walk
+		}
 		if r, err := filepath.EvalSymlinks(p); err == nil {
 			out = append(out, filepath.ToSlash(r))
 		}

@@ -594,11 +594,11 @@ func DenyRead(home string, private, extra []string) []string {
 	return sandbox.DenyRead(home, append(slices.Clone(private), extra...))
 }
 
-// resolveEach returns paths resolved by policy.Resolve, deduplicated.
+// resolveEach returns paths resolved by policy.ResolveEach, deduplicated.
 func resolveEach(paths []string) []string {
 	var out []string
-	for _, p := range paths {
-		if r := policy.Resolve(filepath.ToSlash(p)); !slices.Contains(out, r) {
+	for _, r := range policy.ResolveEach(paths) {
+		if !slices.Contains(out, r) {
 			out = append(out, r)
 		}
 	}

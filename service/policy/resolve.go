@@ -59,21 +59,54 @@ type ManagedPaths struct {
 // that does not exist yet cannot be resolved fully: the longest prefix of
 // it that exists is resolved with filepath.EvalSymlinks and the rest is
 // appended as written. A relative p is returned cleaned, unresolved.
-func Resolve(p string) string {
+func Resolve(p string) string { return resolver{}.resolve(p) }
+
+// A resolver is Resolve over many paths at one moment: it remembers what
+// each directory on the way resolved to (or that it does not exist), so
+// that the many paths below one directory (the deny-read set under the
+// home directory) walk it once.
+type resolver map[string]*string
+
+func (c resolver) resolve(p string) string {
 	if !path.IsAbs(p) {
 		return path.Clean(p)
 	}
 	p = path.Clean(p)
 	rest := ""
 	for dir := p; ; dir = path.Dir(dir) {
-		if r, err := filepath.EvalSymlinks(filepath.FromSlash(dir)); err == nil {
-			return path.Join(filepath.ToSlash(r), rest)
+		if r := c.eval(dir); r != nil {
+			return path.Join(*r, rest)
 		}
 		if dir == "/" {
 			return p
 		}
 		rest = path.Join(path.Base(dir), rest)
 	}
+}
+
+// eval is filepath.EvalSymlinks of dir, remembered; nil when it fails.
+func (c resolver) eval(dir string) *string {
+	if r, ok := c[dir]; ok {
+		return r
+	}
+	var res *string
+	// Most paths asked about do not exist (credential stores of tools
+	// not installed): one lstat says so, where EvalSymlinks would walk
+	// every component first.
+	if _, err := os.Lstat(filepath.FromSlash(dir)); err != nil {
+		if c != nil {
+			c[dir] = nil
+		}
+		return nil
+	}
+	if r, err := filepath.EvalSymlinks(filepath.FromSlash(dir)); err == nil {
+		s := filepath.ToSlash(r)
+		res = &s
+	}
+	if c != nil {
+		c[dir] = res
+	}
+	return res
 }
 
 // RootProblem says why the resolved workspace root real may not be one,
@@ -227,9 +260,16 @@ func managedRootBound(managed *layer) (roots []string, field string, src Source)
 }
 
 func resolveEach(paths []string) []string {
+	return ResolveEach(paths)
+}
+
+// ResolveEach is Resolve of each of paths, at one moment: a directory
+// they share is resolved once.
+func ResolveEach(paths []string) []string {
+	c := resolver{}
 	out := make([]string, len(paths))
 	for i, p := range paths {
-		out[i] = Resolve(filepath.ToSlash(p))
+		out[i] = c.resolve(filepath.ToSlash(p))
 	}
 	return out
 }
