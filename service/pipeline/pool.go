@@ -112,11 +112,13 @@ func (e *Executor) Pool() api.PoolStatus {
 	return st
 }
 
-// fill starts slots in the background until the pool is full.
+// fill starts slots in the background until the pool is full. A forced
+// pool starts none ahead: each command starts its own, in its own
+// goroutine (tests change an executor's configuration between commands).
 func (p *pool) fill() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for !p.closed && len(p.ready)+p.starting < p.size {
+	for !p.closed && !p.force && len(p.ready)+p.starting < p.size {
 		p.starting++
 		p.wg.Add(1)
 		go func(agent string) {

@@ -21,7 +21,12 @@ func warmFixture(t *testing.T, n int, mutate func(*policy.Config)) *fixture {
 	f := newFixture(t, sandboxtest.Dir(t), mutate)
 	f.ex.ClosePool() // the one GATEHOUSE_TEST_WARM=1 started, if any
 	f.ex.StartPool(n, "cli")
-	f.ex.pool.Load().force = false // these tests are about slots started ahead
+	// These tests are about slots started ahead, not forced ones.
+	p := f.ex.pool.Load()
+	p.mu.Lock()
+	p.force = false
+	p.mu.Unlock()
+	p.fill()
 	t.Cleanup(f.ex.ClosePool)
 	f.waitReady(n)
 	return f
