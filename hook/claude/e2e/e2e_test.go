@@ -61,7 +61,7 @@ func TestMain(m *testing.M) {
 
 // requireClaude returns the claude binary, or skips (fails under
 // REQUIRE_SANDBOX=1, which make test sets after installing it).
-func requireClaude(t *testing.T) string {
+func requireClaude(t testing.TB) string {
 	t.Helper()
 	sandboxtest.RequireBwrap(t)
 	path, err := exec.LookPath("claude")
@@ -126,14 +126,16 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	for _, t := range req.Tools {
 		offered[t.Name] = true
 	}
-	if n := len(req.Messages); n > 0 {
+	// Every message, not only the last: Claude Code may end the request
+	// with a reminder of its own after the tool_results.
+	for _, m := range req.Messages {
 		var blocks []struct {
 			Type      string          `json:"type"`
 			ToolUseID string          `json:"tool_use_id"`
 			Content   json.RawMessage `json:"content"`
 			IsError   bool            `json:"is_error"`
 		}
-		if json.Unmarshal(req.Messages[n-1].Content, &blocks) == nil {
+		if json.Unmarshal(m.Content, &blocks) == nil {
 			for _, b := range blocks {
 				if b.Type != "tool_result" {
 					continue
@@ -158,14 +160,16 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", typ, b)
 		fl.Flush()
 	}
-	ev("message_start", map[string]any{"message": map[string]any{
-		"id": "msg_e2e", "type": "message", "role": "assistant", "model": req.Model,
-		"content": []any{}, "stop_reason": nil, "stop_sequence": nil,
-		"usage": map[string]any{"input_tokens": 1, "output_tokens": 1},
-	}})
 	f.mu.Lock()
 	next := len(f.results)
 	f.mu.Unlock()
+	// A message id of its own for each answer: Claude Code merges
+	// assistant messages that share one.
+	ev("message_start", map[string]any{"message": map[string]any{
+		"id": fmt.Sprintf("msg_e2e%d", next), "type": "message", "role": "assistant", "model": req.Model,
+		"content": []any{}, "stop_reason": nil, "stop_sequence": nil,
+		"usage": map[string]any{"input_tokens": 1, "output_tokens": 1},
+	}})
 	if next < len(calls) && offered[calls[next].Name] {
 		in, _ := json.Marshal(calls[next].Input)
 		ev("content_block_start", map[string]any{"index": 0, "content_block": map[string]any{
