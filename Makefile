@@ -86,7 +86,9 @@ cross:
 
 bench: build
 	$(GO) run ./app/gatehouse-bench -gatehouse $(BIN)
-	$(GO) test -run='^$$' -bench=. -benchtime=200x ./hook/claude/e2e
+	$(GO) test -run='^$$' -bench='^Benchmark(Hook|RoutedTrue|BashTrue)$$' -benchtime=200x ./hook/claude/e2e
+	$(GO) test -run='^$$' -bench=ClaudeSession -benchtime=1x -v ./hook/claude/e2e -args -session.rounds=6
+	$(GO) test -run='^$$' -bench=Decide -count=5 ./service/pipeline
 	$(GO) test -run='^$$' -bench=Redact -benchtime=3x ./service/dlp
 	$(GO) test -run='^$$' -bench=Analyze -count=5 ./service/analysis
 	$(GO) test -run='^$$' -bench=GoBuildCached -benchtime=20x ./app/cli/workflow -args -gatehouse $(CURDIR)/$(BIN)
