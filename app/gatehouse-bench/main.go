@@ -44,6 +44,10 @@ func main() {
 	svc := flag.Bool("service", false, "measure only gatehouse exec through a running service (warm pool on and off) and in-process against bare bwrap, and 32 at once")
 	small := flag.String("hook", "", "the gatehouse-hook program (default: next to the gatehouse binary, when there is one)")
 	flag.Parse()
+	// The worlds run gatehouse from their own directories.
+	if abs, err := filepath.Abs(*gh); err == nil {
+		*gh = abs
+	}
 	if *small == "" {
 		if p := filepath.Join(filepath.Dir(*gh), "gatehouse-hook"); fileExists(p) {
 			*small = p
