@@ -8,12 +8,15 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"time"
 
+	"github.com/dustin/go-humanize"
 	"github.com/gatehouse-dev/gatehouse/internal/buildid"
 	"github.com/gatehouse-dev/gatehouse/keyring"
 	"github.com/gatehouse-dev/gatehouse/sandbox"
 	"github.com/gatehouse-dev/gatehouse/sandbox/limits"
 	"github.com/gatehouse-dev/gatehouse/sandbox/probe"
+	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/audit"
 	"github.com/gatehouse-dev/gatehouse/service/pipeline"
 )
@@ -43,9 +46,11 @@ type doctorReport struct {
 	FileSizeMax string        `json:"file_size_max"`
 	ToolCaches  cacheReport   `json:"tool_caches"`
 	WarmPool    int           `json:"warm_pool"`
-	Audit       auditReport   `json:"audit"`
-	Init        initReport    `json:"init"`
-	Problems    []string      `json:"problems"`
+	// WarmPoolNow is the running service's pool, when one answers.
+	WarmPoolNow *api.PoolStatus `json:"warm_pool_now,omitempty"`
+	Audit       auditReport     `json:"audit"`
+	Init        initReport      `json:"init"`
+	Problems    []string        `json:"problems"`
 }
 
 // auditReport is the audit trail's state: where its key is kept, and the
@@ -105,6 +110,7 @@ func runDoctor(fl *flag.FlagSet) runFunc {
 		r.FileSizeMax = cfg.Exec.Limits.FileSizeMax.String()
 		r.ToolCaches = doctorCaches(toolCacheRoot(env, opts.Home), cfg)
 		r.WarmPool = cfg.Exec.Sandbox.WarmPool
+		r.WarmPoolNow = servicePool(ctx, env)
 		r.Audit = doctorAudit(ctx, env, opts.Home)
 		r.Audit.Required = cfg.Policy.AuditRequired
 		if r.Audit.Error != "" {
@@ -255,8 +261,11 @@ func finishDoctor(env *Env, r *doctorReport, asJSON bool) error {
 			fmt.Fprintf(w, "tmpfs size:    %s\n", r.TmpfsSize)
 			fmt.Fprintf(w, "file size max: %s\n", r.FileSizeMax)
 			printCaches(w, r.ToolCaches)
-			if r.WarmPool > 0 {
-				fmt.Fprintf(w, "warm pool:     %d sandboxes kept ready by the service ('gatehouse status' shows their memory)\n", r.WarmPool)
+			if p := r.WarmPoolNow; p != nil && p.Size > 0 {
+				fmt.Fprintf(w, "warm pool:     %d of %d ready in the running service, for %s; %s resident while idle\n",
+					p.Ready, p.Size, p.Agent, humanize.IBytes(uint64(p.IdleRSS)))
+			} else if r.WarmPool > 0 {
+				fmt.Fprintf(w, "warm pool:     %d sandboxes kept ready by the service when it runs\n", r.WarmPool)
 			} else {
 				fmt.Fprintf(w, "warm pool:     off\n")
 			}
@@ -285,4 +294,23 @@ func finishDoctor(env *Env, r *doctorReport, asJSON bool) error {
 		return ExitStatus(ExitFailure)
 	}
 	return nil
+}
+
+// servicePool is the running service's warm pool, or nil when no service
+// answers within a second.
+func servicePool(ctx context.Context, env *Env) *api.PoolStatus {
+	c, err := serviceClient(env)
+	if err != nil {
+		return nil
+	}
+	if _, err := os.Stat(c.Socket()); err != nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	st, err := c.Status(ctx)
+	if err != nil {
+		return nil
+	}
+	return &st.WarmPool
 }
