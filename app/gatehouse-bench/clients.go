@@ -162,15 +162,11 @@ func emptyProgram(dir string) (string, error) {
 // 'hook claude' and 'relay' commands), small the gatehouse-hook program
 // ("" when there is none).
 func runClients(gh, small string, n int) error {
-	dir, err := os.MkdirTemp("/var/tmp", "gatehouse-bench-clients-")
+	dir, empty, cleanup, err := scratch("gatehouse-bench-clients-")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	empty, err := emptyProgram(dir)
-	if err != nil {
-		return err
-	}
+	defer cleanup()
 	w, err := startClientWorld(gh, dir)
 	if err != nil {
 		return err

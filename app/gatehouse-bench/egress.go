@@ -30,10 +30,6 @@ import (
 )
 
 func runEgress(gh string, nbytes int64, rounds, n int) error {
-	gh, err := filepath.Abs(gh)
-	if err != nil {
-		return err
-	}
 	dir, err := os.MkdirTemp("/var/tmp", "gatehouse-bench-egress-")
 	if err != nil {
 		return err

@@ -44,7 +44,7 @@ func main() {
 	svc := flag.Bool("service", false, "measure only gatehouse exec through a running service (warm pool on and off) and in-process against bare bwrap, and 32 at once")
 	small := flag.String("hook", "", "the gatehouse-hook program (default: next to the gatehouse binary, when there is one)")
 	flag.Parse()
-	// The worlds run gatehouse from their own directories.
+	// Every measurement runs gatehouse from directories of its own.
 	if abs, err := filepath.Abs(*gh); err == nil {
 		*gh = abs
 	}
@@ -77,10 +77,6 @@ func main() {
 }
 
 func run(gh string, nbytes int64, rounds, n int) error {
-	gh, err := filepath.Abs(gh)
-	if err != nil {
-		return err
-	}
 	dir, err := os.MkdirTemp("/var/tmp", "gatehouse-bench-")
 	if err != nil {
 		return err
@@ -101,22 +97,7 @@ func run(gh string, nbytes int64, rounds, n int) error {
 	os.WriteFile(bigCfg, []byte(fmt.Sprintf("exec:\n  default_cwd: %s\n  limits:\n    output_max_bytes: 4GiB\n", ws)), 0o644)
 	bigEnv := append(os.Environ(), "GATEHOUSE_CONFIG="+bigCfg)
 
-	// The bare bwrap run uses exactly the arguments gatehouse would pass,
-	// with bash in place of Gatehouse's init.
-	plan := exec.Command(gh, "exec", "--print-bwrap-args", "--", "true")
-	plan.Env = env
-	out, err := plan.Output()
-	if err != nil {
-		return fmt.Errorf("getting the bwrap arguments: %v", err)
-	}
-	bargs := strings.Split(strings.TrimRight(string(out), "\x00"), "\x00")
-	for i, a := range bargs {
-		if a == "--" {
-			bargs = append(bargs[:i+1:i+1], "/bin/bash", "--noprofile", "--norc", "-c", "true")
-			break
-		}
-	}
-	bwrapPath, err := exec.LookPath("bwrap")
+	bare, err := bareBwrap(gh, env)
 	if err != nil {
 		return err
 	}
@@ -126,7 +107,7 @@ func run(gh string, nbytes int64, rounds, n int) error {
 		argv []string
 	}{
 		{"gatehouse exec -- true", []string{gh, "exec", "--", "true"}},
-		{"bwrap (same binds) bash -c true", append([]string{bwrapPath}, bargs...)},
+		{"bwrap (same binds) bash -c true", bare},
 		{"bash -c true", []string{"/bin/bash", "--noprofile", "--norc", "-c", "true"}},
 		{"gatehouse help (binary start)", []string{gh, "help"}},
 		// The init inside the sandbox is its own small program.
@@ -202,6 +183,45 @@ func run(gh string, nbytes int64, rounds, n int) error {
 		fmt.Printf("  %-34s %8.0f MiB/s  (%.2fx bash)\n", tc.name, m, m/bash)
 	}
 	return nil
+}
+
+// bareBwrap is the argv of bwrap with exactly the arguments gatehouse,
+// run with env, would pass for a command (gatehouse exec's
+// --print-bwrap-args, with execArgs before the command), with bash -c true
+// in place of Gatehouse's init.
+func bareBwrap(gh string, env []string, execArgs ...string) ([]string, error) {
+	plan := exec.Command(gh, append(append([]string{"exec", "--print-bwrap-args"}, execArgs...), "--", "true")...)
+	plan.Env = env
+	out, err := plan.Output()
+	if err != nil {
+		return nil, fmt.Errorf("getting the bwrap arguments: %v", err)
+	}
+	bwrapPath, err := exec.LookPath("bwrap")
+	if err != nil {
+		return nil, err
+	}
+	bargs := strings.Split(strings.TrimRight(string(out), "\x00"), "\x00")
+	for i, a := range bargs {
+		if a == "--" {
+			bargs = append(bargs[:i+1:i+1], "/bin/bash", "--noprofile", "--norc", "-c", "true")
+			break
+		}
+	}
+	return append([]string{bwrapPath}, bargs...), nil
+}
+
+// scratch makes a directory under /var/tmp named after prefix, with an
+// empty static Go program built in it; cleanup removes both.
+func scratch(prefix string) (dir, empty string, cleanup func(), err error) {
+	if dir, err = os.MkdirTemp("/var/tmp", prefix); err != nil {
+		return "", "", nil, err
+	}
+	cleanup = func() { os.RemoveAll(dir) }
+	if empty, err = emptyProgram(dir); err != nil {
+		cleanup()
+		return "", "", nil, err
+	}
+	return dir, empty, cleanup, nil
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

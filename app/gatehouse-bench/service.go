@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -20,19 +19,11 @@ import (
 )
 
 func runService(gh string, n int) error {
-	gh, err := filepath.Abs(gh)
+	dir, empty, cleanup, err := scratch("gatehouse-bench-service-")
 	if err != nil {
 		return err
 	}
-	dir, err := os.MkdirTemp("/var/tmp", "gatehouse-bench-service-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-	empty, err := emptyProgram(dir)
-	if err != nil {
-		return err
-	}
+	defer cleanup()
 	warm, err := startWorld(gh, filepath.Join(dir, "warm"), "exec:\n  sandbox:\n    warm_pool: 2\n  limits:\n    max_concurrent: 32\n")
 	if err != nil {
 		return err
@@ -48,35 +39,20 @@ func runService(gh string, n int) error {
 	os.MkdirAll(noRuntime, 0o700)
 	inproc := append(append([]string{}, fresh.env...), "XDG_RUNTIME_DIR="+noRuntime)
 
-	plan := exec.Command(gh, "exec", "--print-bwrap-args", "--cwd", fresh.ws, "--", "true")
-	plan.Env = inproc
-	out, err := plan.Output()
-	if err != nil {
-		return fmt.Errorf("getting the bwrap arguments: %v", err)
-	}
-	bargs := strings.Split(strings.TrimRight(string(out), "\x00"), "\x00")
-	for i, a := range bargs {
-		if a == "--" {
-			bargs = append(bargs[:i+1:i+1], "/bin/bash", "--noprofile", "--norc", "-c", "true")
-			break
-		}
-	}
-	bwrapPath, err := exec.LookPath("bwrap")
+	bare, err := bareBwrap(gh, inproc, "--cwd", fresh.ws)
 	if err != nil {
 		return err
 	}
-	execIn := func(w *clientWorld, env []string) []string {
-		return []string{gh, "exec", "--cwd", w.ws, "--", "true"}
-	}
+	execIn := func(w *clientWorld) []string { return []string{gh, "exec", "--cwd", w.ws, "--", "true"} }
 	cases := []struct {
 		name string
 		argv []string
 		env  []string
 	}{
-		{"bare bwrap (same binds) bash -c true", append([]string{bwrapPath}, bargs...), inproc},
-		{"gatehouse exec, service, warm pool", execIn(warm, warm.env), warm.env},
-		{"gatehouse exec, service, pool off", execIn(fresh, fresh.env), fresh.env},
-		{"gatehouse exec, in-process", execIn(fresh, inproc), inproc},
+		{"bare bwrap (same binds) bash -c true", bare, inproc},
+		{"gatehouse exec, service, warm pool", execIn(warm), warm.env},
+		{"gatehouse exec, service, pool off", execIn(fresh), fresh.env},
+		{"gatehouse exec, in-process", execIn(fresh), inproc},
 		{"empty static Go program", []string{empty}, inproc},
 	}
 	// One run each first: the warm pool follows the agent that runs (cli).
