@@ -93,7 +93,7 @@ func (e *Executor) BwrapArgs(req api.ExecRequest) ([]string, error) {
 	spec := e.spec(&req, dir, roots, NewID(), e.timeout(req.TimeoutSeconds), c)
 	// The tool cache is bound: it must exist (it is the agent's own).
 	if spec.ToolCache != nil {
-		if err := e.prepareToolCache(spec, spec.ToolCache.Dir); err != nil {
+		if err := e.prepareToolCache(spec.ToolCache.Dir); err != nil {
 			return nil, err
 		}
 	}

@@ -47,7 +47,7 @@ func (e *Executor) startSlot(agent string) (*warmSlot, error) {
 	id := NewID()
 	spec := e.spec(&req, "/", roots, id, 1, c)
 	if spec.ToolCache != nil {
-		if err := e.prepareToolCache(spec, spec.ToolCache.Dir); err != nil {
+		if err := e.prepareToolCache(spec.ToolCache.Dir); err != nil {
 			return nil, err
 		}
 	}

@@ -345,7 +345,7 @@ func (e *Executor) run(ctx context.Context, d *Admitted, out sandbox.Streams, ev
 	spec := e.spec(req, dir, roots, ev.ID, timeout, choice)
 	spec.Pins = plan.pins
 	if tc := e.toolCacheOf(req, spec.DenyRead); tc != nil {
-		if err := e.prepareToolCache(spec, tc.Dir); err != nil {
+		if err := e.prepareToolCache(tc.Dir); err != nil {
 			return nil, err
 		}
 		ev.ToolCache = tc.Dir

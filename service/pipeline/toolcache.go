@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/sandbox"
 	"github.com/gatehouse-dev/gatehouse/sandbox/bwrap"
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/toolcache"
@@ -48,8 +47,8 @@ func (e *Executor) toolEnv(c *toolcache.Cache, backend string) (env []string, ru
 	return env, runtimeDir
 }
 
-// prepareToolCache creates the directories of spec's tool cache.
-func (e *Executor) prepareToolCache(spec *sandbox.Spec, dir string) error {
+// prepareToolCache creates the directories of the tool cache dir.
+func (e *Executor) prepareToolCache(dir string) error {
 	if dir == "" {
 		return nil
 	}

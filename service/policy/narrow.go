@@ -199,7 +199,7 @@ func narrow(p string, user, managed *layer) []error {
 		if len(m) == 0 {
 			return nil
 		}
-		real := resolveEach(m)
+		real := ResolveEach(m)
 		what := "the managed list " + quoteList(m)
 		if field != "policy.workspace_roots" && field != p {
 			what = "the managed " + field + " " + showValue(m[0])

@@ -146,7 +146,7 @@ func checkRoots(l *Loaded, home string) []error {
 		// Gatehouse's own directories, where they are by default: the
 		// executor knows where they really are and checks again.
 		own := []string{ConfigDir(runtime.GOOS, home, ""), StateDir(runtime.GOOS, home, "")}
-		mandatory = resolveEach(append(MandatoryDenyReadFor(home), own...))
+		mandatory = ResolveEach(append(MandatoryDenyReadFor(home), own...))
 	}
 	deny = append(deny, mandatory...)
 	for _, d := range c.Exec.Sandbox.DenyRead {
@@ -204,11 +204,11 @@ func (c *Config) ResolveWorkspaceRoots(home string, private []string) ([]string,
 			privateDirs = append(privateDirs, p)
 		}
 	}
-	mandatory := resolveEach(append(MandatoryDenyReadFor(home), privateDirs...))
-	deny := append(slices.Clone(mandatory), resolveEach(append(privateFiles, c.Exec.Sandbox.DenyRead...))...)
+	mandatory := ResolveEach(append(MandatoryDenyReadFor(home), privateDirs...))
+	deny := append(slices.Clone(mandatory), ResolveEach(append(privateFiles, c.Exec.Sandbox.DenyRead...))...)
 	var bound []string
 	if c.Managed != nil {
-		bound = resolveEach(c.Managed.WorkspaceRoots)
+		bound = ResolveEach(c.Managed.WorkspaceRoots)
 	}
 	var out []string
 	for _, r := range c.WorkspaceRootsEffective() {
@@ -257,10 +257,6 @@ func managedRootBound(managed *layer) (roots []string, field string, src Source)
 		return []string{managed.vals.Exec.DefaultCWD}, "exec.default_cwd", managed.source("exec.default_cwd")
 	}
 	return nil, "", Source{}
-}
-
-func resolveEach(paths []string) []string {
-	return ResolveEach(paths)
 }
 
 // ResolveEach is Resolve of each of paths, at one moment: a directory
