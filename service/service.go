@@ -193,8 +193,13 @@ func (s *Service) Run(ctx context.Context) error {
 		return fmt.Errorf("relay directory: %w", err)
 	}
 	tickets.Sweep(s.opts.RelayDir, 0)
+	// The pool exists before the socket does: a client that finds the
+	// socket finds the pool in status (its sandboxes may still be
+	// starting).
+	s.startPool(s.gen.Load())
 	l, err := socket.Listen(s.opts.SocketPath, s.log)
 	if err != nil {
+		s.gen.Load().ex.ClosePool()
 		return err
 	}
 	if s.opts.Reconcile != nil {
@@ -218,7 +223,6 @@ func (s *Service) Run(ctx context.Context) error {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(socket.Limit(l, s.opts.MaxConns, s.log)) }()
-	s.startPool(s.gen.Load())
 	s.log.Info("gatehouse service started", "socket", s.opts.SocketPath, "relay_dir", s.opts.RelayDir,
 		"files", s.gen.Load().loaded.Files, "pid", os.Getpid())
 
