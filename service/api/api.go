@@ -93,6 +93,9 @@ type Event struct {
 	// its execution event follows (parent_id) when the relay redeems it,
 	// or says never_ran.
 	Routed bool `json:"routed,omitempty"`
+	// Approval is the answer to a held call (the hold stage), on its
+	// decision's event.
+	Approval *ApprovalRecord `json:"approval,omitempty"`
 
 	// command is the judged text the event carries to the audit record
 	// (which keeps it beside the event); it is never serialised with the

@@ -150,3 +150,49 @@ func (c *Client) do(ctx context.Context, method, path string, in any) (*http.Res
 	}
 	return resp, nil
 }
+
+// Approvals returns the pending approval requests, oldest first.
+func (c *Client) Approvals(ctx context.Context) ([]api.Approval, error) {
+	var r api.ApprovalsResponse
+	err := c.call(ctx, http.MethodGet, api.PathApprovals, nil, &r)
+	return r.Approvals, err
+}
+
+// Answer answers a pending approval request. A refused answer (unknown
+// id, an answer not offered, a rule that does not match) is an error
+// naming why.
+func (c *Client) Answer(ctx context.Context, req api.AnswerRequest) (*api.AnswerResponse, error) {
+	var r api.AnswerResponse
+	if err := c.call(ctx, http.MethodPost, api.PathAnswer, req, &r); err != nil {
+		return nil, err
+	}
+	if !r.OK {
+		return &r, errors.New(r.Error)
+	}
+	return &r, nil
+}
+
+// Workspaces returns the workspace roots in force and the trusted ones.
+func (c *Client) Workspaces(ctx context.Context) ([]api.Workspace, error) {
+	var r api.WorkspacesResponse
+	err := c.call(ctx, http.MethodGet, api.PathWorkspaces, nil, &r)
+	return r.Workspaces, err
+}
+
+// Stream reads the live stream, calling fn for each notice in order, until
+// ctx ends (nil) or the service goes away (an error).
+func (c *Client) Stream(ctx context.Context, fn func(api.StreamNotice)) error {
+	resp, err := c.do(ctx, http.MethodGet, api.PathStream, nil)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	err = api.ReadEvents(resp.Body, fn)
+	if ctx.Err() != nil {
+		return nil
+	}
+	if err == nil {
+		err = io.EOF
+	}
+	return fmt.Errorf("%w: the live stream ended: %w", ErrLost, err)
+}

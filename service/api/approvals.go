@@ -1,0 +1,186 @@
+package api
+
+import "time"
+
+// Approvals, trusted workspaces, saved rules and the live stream
+// (docs/approvals.md). Every one of these paths is served on the user's
+// socket only: no sandbox has a route to it.
+const (
+	// PathApprovals lists the pending approval requests (GET,
+	// ApprovalsResponse).
+	PathApprovals = "/v1/approvals"
+	// PathAnswer answers one (POST AnswerRequest, AnswerResponse).
+	PathAnswer = "/v1/approvals/answer"
+	// PathStream is the live stream (GET, server-sent events, each a
+	// StreamNotice as JSON in its data line, its type in the event line).
+	PathStream = "/v1/stream"
+	// PathWorkspaces lists the trusted workspaces (GET, WorkspacesResponse).
+	PathWorkspaces = "/v1/workspaces"
+)
+
+// Kinds of approval request.
+const (
+	// ApprovalCommand holds a command an ask rule (or default_action,
+	// dynamic_action: ask) matched.
+	ApprovalCommand = "command"
+	// ApprovalWorkspace asks to trust the directory a call came from,
+	// which lies in no workspace root.
+	ApprovalWorkspace = "workspace"
+)
+
+// Answers to an approval request.
+const (
+	// AnswerOnce runs this call.
+	AnswerOnce = "once"
+	// AnswerSession runs this call and, without asking again, every call
+	// of the same agent and session the same rule would hold for the same
+	// command (until the session ends, at most 12 h).
+	AnswerSession = "session"
+	// AnswerAlways saves the request's rule (SaveRule, or the one the
+	// answer gives) as an allow rule, and runs this call. For a workspace
+	// request, approving trusts the directory; it is the same as once.
+	AnswerAlways = "always"
+	// AnswerDeny refuses this call.
+	AnswerDeny = "deny"
+	// AnswerDenyAlways saves the request's rule as a deny rule, and
+	// refuses this call.
+	AnswerDenyAlways = "deny_always"
+)
+
+// Who answered: the surface the answer came through.
+const (
+	ByCLI       = "cli"
+	ByTray      = "tray"
+	ByDashboard = "dashboard"
+)
+
+// Approval is one pending approval request: the call is held until a
+// person answers it or it expires.
+type Approval struct {
+	ID   string `json:"id"`
+	Kind string `json:"kind"` // command | workspace
+	// DecisionID is the id the decision event will carry, linking the
+	// answer on the record to it.
+	DecisionID string `json:"decision_id"`
+	Agent      string `json:"agent"`
+	Surface    string `json:"surface"`
+	SessionID  string `json:"session_id,omitempty"`
+	Cwd        string `json:"cwd"`
+	// Command is the judged command (credential references stay
+	// references).
+	Command string `json:"command"`
+	// Rule names what holds it: the rule, default_action, dynamic_action,
+	// or "workspace".
+	Rule   string `json:"rule"`
+	Origin string `json:"origin"`
+	// Reason says why it is held, in the words the agent would get.
+	Reason string `json:"reason"`
+	// Question is the one line a person is asked.
+	Question string `json:"question"`
+	// Workspace is the directory a workspace request would trust.
+	Workspace string `json:"workspace,omitempty"`
+	// SaveRule is the rule, in YAML, that always (as allow) and
+	// deny_always (as deny) save; "" when neither is offered.
+	SaveRule string `json:"save_rule,omitempty"`
+	// Answers are the answers offered, in menu order.
+	Answers []string  `json:"answers"`
+	Created time.Time `json:"created"`
+	Expires time.Time `json:"expires"`
+}
+
+// ApprovalsResponse lists the pending requests, oldest first.
+type ApprovalsResponse struct {
+	Approvals []Approval `json:"approvals"`
+}
+
+// AnswerRequest answers one pending request.
+type AnswerRequest struct {
+	ID     string `json:"id"`
+	Answer string `json:"answer"`
+	// Rule, for always or deny_always, replaces the request's SaveRule: a
+	// rule in YAML or JSON, which must match the held command. Its action
+	// is set by the answer.
+	Rule string `json:"rule,omitempty"`
+	// By is the surface answering: cli, tray or dashboard.
+	By string `json:"by"`
+}
+
+// AnswerResponse says whether the answer was taken. SavedRule is the rule
+// that was saved (YAML), when one was.
+type AnswerResponse struct {
+	OK        bool   `json:"ok"`
+	SavedRule string `json:"saved_rule,omitempty"`
+	Error     string `json:"error,omitempty"`
+}
+
+// ApprovalRecord is the answer to a held call, on the decision's event.
+type ApprovalRecord struct {
+	ID     string `json:"id"`
+	Kind   string `json:"kind"`
+	Answer string `json:"answer"` // once | session | always | deny | deny_always | timeout | cancelled
+	// By is who answered (cli, tray, dashboard); "session" when an
+	// earlier approve-for-session answered it without asking.
+	By string `json:"by,omitempty"`
+	// Rule is the holding rule; SavedRule the rule an always answer
+	// saved, by name.
+	Rule      string `json:"rule,omitempty"`
+	SavedRule string `json:"saved_rule,omitempty"`
+	Workspace string `json:"workspace,omitempty"`
+	WaitedMS  int64  `json:"waited_ms"`
+}
+
+// Workspace is one trusted workspace root.
+type Workspace struct {
+	Path  string    `json:"path"`
+	Added time.Time `json:"added,omitzero"`
+	// Origin is policy (policy.workspace_roots) or trusted (added by the
+	// user or by an approval).
+	Origin string `json:"origin"`
+	// By is what added a trusted one: cli, tray, dashboard, approval.
+	By string `json:"by,omitempty"`
+	// Problem, when set, says why this root is not in force now.
+	Problem string `json:"problem,omitempty"`
+}
+
+// Origins of a workspace.
+const (
+	WorkspacePolicy  = "policy"
+	WorkspaceTrusted = "trusted"
+)
+
+// WorkspacesResponse lists the workspace roots in force and the trusted
+// ones.
+type WorkspacesResponse struct {
+	Workspaces []Workspace `json:"workspaces"`
+}
+
+// Types of StreamNotice.
+const (
+	NoticeExecutionStarted = "execution.started"
+	NoticeExecutionEnded   = "execution.ended"
+	NoticeApprovalOpened   = "approval.opened"
+	NoticeApprovalAnswered = "approval.answered"
+	NoticeSandbox          = "sandbox.mode"
+	NoticeService          = "service.state"
+)
+
+// StreamNotice is one item of the live stream. The first item a
+// subscriber gets is a service.state notice with the status, then one
+// approval.opened for each pending request.
+type StreamNotice struct {
+	Type string    `json:"type"`
+	Time time.Time `json:"time"`
+	// Event is the execution's (or decision's) event, for execution.*.
+	Event *Event `json:"event,omitempty"`
+	// Approval is the request, for approval.*; Answer its answer, for
+	// approval.answered.
+	Approval *Approval      `json:"approval,omitempty"`
+	Answer   *ApprovalRecord `json:"answer,omitempty"`
+	// Sandbox is the sandbox a command would get, for sandbox.mode and
+	// service.state.
+	Sandbox *SandboxStatus `json:"sandbox,omitempty"`
+	// Status is the service's status, for service.state.
+	Status *Status `json:"status,omitempty"`
+	// State is running or stopping, for service.state.
+	State string `json:"state,omitempty"`
+}
