@@ -134,6 +134,10 @@ type Status struct {
 	Running     int           `json:"running"`
 	Pending     int           `json:"pending_tickets"`
 	WarmPool    PoolStatus    `json:"warm_pool"`
+	// Approvals is how many approval requests wait for an answer;
+	// Workspaces how many workspace roots are in force.
+	Approvals  int `json:"approvals_pending"`
+	Workspaces int `json:"workspaces"`
 }
 
 // PoolStatus is the service's warm pool (exec.sandbox.warm_pool): how many
