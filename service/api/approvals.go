@@ -174,7 +174,7 @@ type StreamNotice struct {
 	Event *Event `json:"event,omitempty"`
 	// Approval is the request, for approval.*; Answer its answer, for
 	// approval.answered.
-	Approval *Approval      `json:"approval,omitempty"`
+	Approval *Approval       `json:"approval,omitempty"`
 	Answer   *ApprovalRecord `json:"answer,omitempty"`
 	// Sandbox is the sandbox a command would get, for sandbox.mode and
 	// service.state.
