@@ -8,6 +8,8 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/sandbox"
 	"github.com/gatehouse-dev/gatehouse/service/api"
+	"github.com/gatehouse-dev/gatehouse/service/approvals"
+	"github.com/gatehouse-dev/gatehouse/service/localapi"
 	"github.com/gatehouse-dev/gatehouse/service/pipeline"
 	"github.com/gatehouse-dev/gatehouse/service/tickets"
 )
@@ -80,8 +82,12 @@ func (s *Service) Decide(ctx context.Context, req api.DecideRequest) (*api.Decid
 	return resp, nil
 }
 
-// Execute decides req and runs it at once, streaming to out.
+// Execute decides req and runs it at once, streaming to out. A held call
+// tells the person waiting (localapi.Notices) that it waits, and for what.
 func (s *Service) Execute(ctx context.Context, req api.ExecRequest, out sandbox.Streams) *api.End {
+	if w := localapi.Notices(ctx); w != nil {
+		ctx = approvals.WithWaiting(ctx, func(a api.Approval) { fmt.Fprint(w, WaitingLine(a)) })
+	}
 	g := s.gen.Load()
 	d, err := g.ex.Decide(ctx, req)
 	var den *pipeline.Denial
@@ -114,6 +120,7 @@ func (s *Service) run(ctx context.Context, ex *pipeline.Executor, d *pipeline.Ad
 			Error: &api.StreamError{Kind: api.ErrDenied, BlockedBy: ReasonConcurrency, Message: reason}}
 	}
 	defer s.release()
+	s.hub.event(api.NoticeExecutionStarted, ev)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop := context.AfterFunc(s.root, cancel)

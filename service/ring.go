@@ -9,21 +9,29 @@ import (
 // ring keeps the most recent events in memory for the events endpoint.
 // It is safe for concurrent use.
 type ring struct {
+	// added, when set, is told of each event added, outside the lock.
+	added func(api.Event)
+
 	mu   sync.Mutex
 	buf  []api.Event
 	next int
 	full bool
 }
 
-func newRing(n int) *ring { return &ring{buf: make([]api.Event, n)} }
+func newRing(n int, added func(api.Event)) *ring {
+	return &ring{buf: make([]api.Event, n), added: added}
+}
 
 func (r *ring) add(ev api.Event) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	r.buf[r.next] = ev
 	r.next = (r.next + 1) % len(r.buf)
 	if r.next == 0 {
 		r.full = true
+	}
+	r.mu.Unlock()
+	if r.added != nil {
+		r.added(ev)
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/service/api"
+	"github.com/gatehouse-dev/gatehouse/service/approvals"
 	"github.com/gatehouse-dev/gatehouse/service/localapi"
 	"github.com/gatehouse-dev/gatehouse/service/pipeline"
 	"github.com/gatehouse-dev/gatehouse/service/policy"
@@ -54,6 +55,18 @@ type Options struct {
 	// ProbeTTL is how long GET /v1/status reuses a sandbox probe (default
 	// 2 s).
 	ProbeTTL time.Duration
+	// SavedRulesFile is where an approval's "always" saves its rule
+	// (policy.SavedRulesName in the state directory); Load must read it
+	// (policy.LoadOptions.SavedRulesFile). "" offers no always.
+	SavedRulesFile string
+	// Trust trusts a directory as a workspace root when a person approves
+	// it (service/trust); nil refuses workspace approvals.
+	Trust func(dir, by string) (string, error)
+	// ApprovalOpened, when set, is told of each new approval request (the
+	// notification with its actions), and ApprovalClosed when it is no
+	// longer pending.
+	ApprovalOpened func(a api.Approval, answer func(api.AnswerRequest) api.AnswerResponse)
+	ApprovalClosed func(a api.Approval)
 }
 
 // Defaults of Options.
@@ -81,8 +94,11 @@ type Service struct {
 	reloadMu  sync.Mutex
 	reloadErr atomic.Pointer[string]
 
-	tickets *tickets.Store[*routed]
-	ring    *ring
+	tickets   *tickets.Store[*routed]
+	ring      *ring
+	hub       *hub
+	approvals *approvals.Broker
+	saveMu    sync.Mutex // saved rules file
 
 	// root is cancelled at shutdown: running executions are killed.
 	root     context.Context
@@ -125,7 +141,24 @@ func New(opts Options) (*Service, error) {
 	if opts.ProbeTTL <= 0 {
 		opts.ProbeTTL = defaultProbeTTL
 	}
-	s := &Service{opts: opts, log: opts.Logger, started: time.Now(), ring: newRing(512)}
+	s := &Service{opts: opts, log: opts.Logger, started: time.Now(), hub: newHub()}
+	s.ring = newRing(512, func(ev api.Event) { s.hub.event(api.NoticeExecutionEnded, ev) })
+	s.approvals = approvals.New(approvals.Options{
+		SaveRule: s.saveRule,
+		Trust:    opts.Trust,
+		Publish:  s.hub.publish,
+		Opened: func(a api.Approval) {
+			s.log.Info("approval requested", "id", a.ID, "agent", a.Agent, "kind", a.Kind, "rule", a.Rule)
+			if opts.ApprovalOpened != nil {
+				opts.ApprovalOpened(a, s.Answer)
+			}
+		},
+		Answered: func(a api.Approval, rec api.ApprovalRecord) {
+			if opts.ApprovalClosed != nil {
+				opts.ApprovalClosed(a)
+			}
+		},
+	})
 	s.root, s.stopRoot = context.WithCancel(context.Background())
 	s.tickets = tickets.NewStore(s.expired)
 	g, err := s.load()
@@ -159,6 +192,7 @@ func (s *Service) load() (*generation, error) {
 	if err != nil {
 		return nil, err
 	}
+	ex.SetApprover(s.approvals)
 	return &generation{loaded: l, ex: ex, at: time.Now()}, nil
 }
 
@@ -249,6 +283,7 @@ loop:
 
 func (s *Service) shutdown(srv *http.Server) {
 	s.log.Info("shutting down")
+	s.hub.publish(api.StreamNotice{Type: api.NoticeService, State: "stopping"})
 	s.mu.Lock()
 	s.closing = true
 	s.mu.Unlock()
@@ -297,8 +332,10 @@ func (s *Service) Status(ctx context.Context) *api.Status {
 			MaxPendingTickets:   cfg.Exec.Limits.MaxPendingTickets,
 			EgressAllowlist:     nonNil(cfg.Policy.EgressAllowlist),
 		},
-		Pending:  s.tickets.Pending(),
-		WarmPool: g.ex.Pool(),
+		Pending:    s.tickets.Pending(),
+		WarmPool:   g.ex.Pool(),
+		Approvals:  s.approvals.Count(),
+		Workspaces: len(g.ex.WorkspaceRoots()),
 	}
 	if p := s.reloadErr.Load(); p != nil {
 		st.ReloadError = *p

@@ -27,10 +27,13 @@ var execCmd = &command{name: "exec",
 	flags:   runExec,
 }
 
-const execUsage = `usage: gatehouse exec [--cwd DIR] [--timeout S] [--stdin FILE] [--json] [--config FILE] -- COMMAND
+const execUsage = `usage: gatehouse exec [--cwd DIR] [--timeout S] [--stdin FILE] [--session ID] [--json] [--config FILE] -- COMMAND
 
 Runs COMMAND (the arguments after --, joined by spaces) with the configured
-shell inside the sandbox. Output streams as it arrives. The exit status is the
+shell inside the sandbox. Output streams as it arrives. A command a rule
+asks about waits for a person's approval (gatehouse approve, the tray) when
+the service runs it; --session names the session an approve-for-session
+answer covers. The exit status is the
 command's own, 124 on timeout, 126 when it could not start, was denied or the
 service running it was lost, 137 when it was killed.`
 
@@ -49,6 +52,7 @@ func runExec(fl *flag.FlagSet) runFunc {
 	stdinFile := fl.String("stdin", "", "")
 	asJSON := fl.Bool("json", false, "")
 	configFile := fl.String("config", "", "")
+	session := fl.String("session", "", "")
 	printArgs := fl.Bool("print-bwrap-args", false, "") // hidden: for benchmarks
 	return func(ctx context.Context, env *Env, args []string) error {
 		if fl.NArg() == 0 {
@@ -64,6 +68,7 @@ func runExec(fl *flag.FlagSet) runFunc {
 			return err
 		}
 		req.TimeoutSeconds = *timeout
+		req.SessionID = *session
 
 		// The user service runs it when one is running (exec_service.go);
 		// otherwise the same pipeline runs in this process.

@@ -68,10 +68,11 @@ func runServe(fl *flag.FlagSet) runFunc {
 				ex.SetObservers(obs, obs.notifier)
 				return ex, nil
 			},
-			SocketPath: paths.socket,
-			RelayDir:   paths.relay,
-			Version:    Version,
-			Logger:     logger,
+			SocketPath:     paths.socket,
+			RelayDir:       paths.relay,
+			SavedRulesFile: opts.SavedRulesFile,
+			Version:        Version,
+			Logger:         logger,
 			Reconcile: func(ctx context.Context) ([]string, error) {
 				return reconcileAudit(ctx, env, opts.Home)
 			},

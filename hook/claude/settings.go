@@ -27,8 +27,10 @@ import (
 )
 
 // HookTimeoutSeconds is the hook's timeout in the settings: Claude Code
-// waits that long for a decision.
-const HookTimeoutSeconds = 30
+// waits that long for a decision. A call held for a person's approval
+// waits up to policy.approval_timeout_seconds (at most 600), so the hook's
+// timeout is above the longest one.
+const HookTimeoutSeconds = 630
 
 // HookCommand returns the hook's command line for the gatehouse binary at
 // exe; routing, when not empty, is the least routing the hook asks for.

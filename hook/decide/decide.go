@@ -31,8 +31,10 @@ type Env struct {
 	Getenv func(string) string
 }
 
-// decideTimeout bounds the wait for the service's decision.
-const decideTimeout = 20 * time.Second
+// decideTimeout bounds the wait for the service's decision: a call held
+// for a person's approval waits up to policy.approval_timeout_seconds (at
+// most 600 s), and the service then answers.
+const decideTimeout = 620 * time.Second
 
 // The denial codes a hint is given for: service/pipeline's (a test keeps
 // them equal), named here so that the hook does not link the pipeline.

@@ -38,6 +38,33 @@ type Admission interface {
 	// FileAccess decides an agent file tool's access; a deny is a
 	// response, not an error.
 	FileAccess(ctx context.Context, req api.FileAccessRequest) (*api.DecideResponse, error)
+	// Approvals lists the pending approval requests; Answer answers one
+	// (a refused answer is a response with its error).
+	Approvals() []api.Approval
+	Answer(req api.AnswerRequest) api.AnswerResponse
+	// Subscribe returns the live stream until ctx ends: the notices a new
+	// subscriber starts from, then a channel closed when the stream ends.
+	Subscribe(ctx context.Context) ([]api.StreamNotice, <-chan api.StreamNotice)
+	// Workspaces lists the workspace roots in force and the trusted ones.
+	Workspaces() []api.Workspace
+}
+
+// keepAlive is how often an idle live stream sends a comment line.
+const keepAlive = 15 * time.Second
+
+type noticesKey struct{}
+
+// WithNotices returns ctx carrying w, where a call's notices to the person
+// waiting on it go (a held call says it waits, and for what), whatever
+// becomes of its output.
+func WithNotices(ctx context.Context, w io.Writer) context.Context {
+	return context.WithValue(ctx, noticesKey{}, w)
+}
+
+// Notices returns the writer WithNotices put in ctx, or nil.
+func Notices(ctx context.Context) io.Writer {
+	w, _ := ctx.Value(noticesKey{}).(io.Writer)
+	return w
 }
 
 // Request bodies are bounded per endpoint, by what the largest legitimate
@@ -79,10 +106,11 @@ func Handler(a Admission, logger *slog.Logger) http.Handler {
 			req.Request.Stdin = string(req.StdinBytes)
 		}
 		stream(w, func(out sandbox.Streams) *api.End {
+			ctx := WithNotices(r.Context(), out.Stderr)
 			if req.Capture {
 				out = sandbox.Streams{}
 			}
-			return a.Execute(r.Context(), req.Request, out)
+			return a.Execute(ctx, req.Request, out)
 		})
 	})
 	mux.HandleFunc("POST "+api.PathRedeem, func(w http.ResponseWriter, r *http.Request) {
@@ -131,6 +159,59 @@ func Handler(a Admission, logger *slog.Logger) http.Handler {
 			return
 		}
 		reply(w, resp)
+	})
+	mux.HandleFunc("GET "+api.PathApprovals, func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := body(w, r, envelope); !ok {
+			return
+		}
+		reply(w, api.ApprovalsResponse{Approvals: a.Approvals()})
+	})
+	mux.HandleFunc("POST "+api.PathAnswer, func(w http.ResponseWriter, r *http.Request) {
+		var req api.AnswerRequest
+		if !decode(w, r, envelope+6*maxCommand, &req) {
+			return
+		}
+		reply(w, a.Answer(req))
+	})
+	mux.HandleFunc("GET "+api.PathWorkspaces, func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := body(w, r, envelope); !ok {
+			return
+		}
+		reply(w, api.WorkspacesResponse{Workspaces: a.Workspaces()})
+	})
+	mux.HandleFunc("GET "+api.PathStream, func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := body(w, r, envelope); !ok {
+			return
+		}
+		first, rest := a.Subscribe(r.Context())
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusOK)
+		rc := http.NewResponseController(w)
+		for _, n := range first {
+			api.WriteEvent(w, n)
+		}
+		rc.Flush()
+		tick := time.NewTicker(keepAlive)
+		defer tick.Stop()
+		for {
+			select {
+			case n, ok := <-rest:
+				if !ok {
+					return
+				}
+				if api.WriteEvent(w, n) != nil {
+					return
+				}
+			case <-tick.C:
+				if _, err := io.WriteString(w, ": keep-alive\n\n"); err != nil {
+					return
+				}
+			}
+			if rc.Flush() != nil {
+				return
+			}
+		}
 	})
 	return mux
 }

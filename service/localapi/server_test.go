@@ -16,6 +16,8 @@ import (
 // fake is an Admission that records what reached it.
 type fake struct {
 	stdinMax int64
+	answered []api.AnswerRequest
+	stream   chan api.StreamNotice
 	decided  []api.DecideRequest
 	redeemed []string
 }
@@ -41,6 +43,15 @@ func (f *fake) StdinMaxBytes() int64                   { return f.stdinMax }
 func (f *fake) FileAccess(ctx context.Context, req api.FileAccessRequest) (*api.DecideResponse, error) {
 	return &api.DecideResponse{Decision: "allow"}, nil
 }
+func (f *fake) Approvals() []api.Approval { return []api.Approval{{ID: "a1"}} }
+func (f *fake) Answer(req api.AnswerRequest) api.AnswerResponse {
+	f.answered = append(f.answered, req)
+	return api.AnswerResponse{OK: req.ID == "a1", Error: "no such request"}
+}
+func (f *fake) Subscribe(ctx context.Context) ([]api.StreamNotice, <-chan api.StreamNotice) {
+	return []api.StreamNotice{{Type: api.NoticeService, State: "running"}}, f.stream
+}
+func (f *fake) Workspaces() []api.Workspace { return []api.Workspace{{Path: "/w", Origin: api.WorkspacePolicy}} }
 
 // endless is a request body that never ends; it counts what was read.
 type endless struct {

@@ -51,9 +51,6 @@ const (
 	DenyPolicyRule  = policy.CodePolicyRule
 	DenyDefault     = policy.CodeDefaultAction
 	DenyDynamic     = policy.CodeDynamic
-	// DenyApproval is an "ask" decision: it needs a person's approval, and
-	// there is no approval flow yet, so it is refused.
-	DenyApproval = "approval_required"
 	// DenyPinFailed: the pinned copies could not be made; nothing ran.
 	DenyPinFailed = "pin_failed"
 )
@@ -188,10 +185,10 @@ func (e *Executor) judge(req *api.ExecRequest, dir string, roots []string) (*ana
 }
 
 // denialOf turns a decision that is not allow into a blocked_by code and a
-// reason for the agent.
+// reason for the agent, as explain words it.
 func denialOf(d policy.Verdict) (code, reason string) {
 	if d.Action == policy.ActionAsk {
-		return DenyApproval, d.Reason + "; this needs a person's approval, and approvals are not available yet, so the command was not run"
+		return DenyApproval, d.Reason + "; this needs a person's approval: the call waits for one from the tray or `gatehouse approve`"
 	}
 	return d.Code, d.Reason
 }
@@ -208,9 +205,14 @@ func (e *Executor) analyze(ctx context.Context, req *api.ExecRequest, dir string
 	tree, dec := e.judge(req, dir, roots)
 	ev.Dialect = tree.Dialect
 	ev.ResolvedCmds = tree.ResolvedCommands()
-	if dec.Action != policy.ActionAllow {
-		code, reason := denialOf(dec)
-		return nil, deny(ev, code, reason)
+	switch dec.Action {
+	case policy.ActionAllow:
+	case policy.ActionAsk:
+		if err := e.holdCommand(ctx, req, dir, tree, dec, ev); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, deny(ev, dec.Code, dec.Reason)
 	}
 	plan := &execPlan{scripts: tree.Scripts, analysed: tree}
 	method := PinBindMount
@@ -337,7 +339,8 @@ func (p *execPlan) take(roots []string) ([]sandbox.Pin, error) {
 // An Explanation is what the pipeline decides about a request, without
 // running it (gatehouse explain).
 type Explanation struct {
-	// Decision is allow or deny (an ask is a deny: approval_required).
+	// Decision is allow or deny; an ask is a deny, approval_required,
+	// which a call would wait on for a person's answer.
 	Decision  string `json:"decision"`
 	BlockedBy string `json:"blocked_by,omitempty"`
 	Reason    string `json:"reason,omitempty"`

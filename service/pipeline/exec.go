@@ -121,6 +121,9 @@ type Options struct {
 	ToolCacheRoot string
 	// ToolHost is what the tool caches take from the host's tools.
 	ToolHost toolcache.Host
+	// Approver asks a person about held calls (hold.go); nil refuses them
+	// (approval_required).
+	Approver Approver
 	// TestOnlyWarmEveryCommand makes a command that finds no warm
 	// sandbox ready start one and run in it (pool.go), so that a test
 	// suite can run every command the warm way.

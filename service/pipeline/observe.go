@@ -213,6 +213,10 @@ func (k *keepWriter) Bytes() []byte {
 	return append([]byte{}, k.buf.Bytes()...)
 }
 
+// SetApprover sets who answers e's held calls, as Options.Approver does.
+// Call it before e is first used.
+func (e *Executor) SetApprover(a Approver) { e.opts.Approver = a }
+
 // SetObservers sets where e records events and raises notifications, as
 // Options.Audit and Options.Notifier do. Call it before e is first used.
 func (e *Executor) SetObservers(a AuditLog, n Notifier) {

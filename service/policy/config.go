@@ -117,10 +117,13 @@ type Policy struct {
 	SandboxRequired bool `yaml:"sandbox_required" json:"sandbox_required"`
 	// AuditRequired refuses to run a command that cannot be put on the
 	// audit record (audit_unavailable); false runs it with a warning.
-	AuditRequired         bool     `yaml:"audit_required" json:"audit_required"`
-	ExecTimeoutSeconds    int      `yaml:"exec_timeout_seconds" json:"exec_timeout_seconds"`
-	WorkspaceRoots        []string `yaml:"workspace_roots" json:"workspace_roots"`
-	ScriptInspectionRoots []string `yaml:"script_inspection_roots" json:"script_inspection_roots"`
+	AuditRequired      bool `yaml:"audit_required" json:"audit_required"`
+	ExecTimeoutSeconds int  `yaml:"exec_timeout_seconds" json:"exec_timeout_seconds"`
+	// ApprovalTimeoutSeconds is how long a held call waits for a person's
+	// answer before it is denied approval_timeout.
+	ApprovalTimeoutSeconds int      `yaml:"approval_timeout_seconds" json:"approval_timeout_seconds"`
+	WorkspaceRoots         []string `yaml:"workspace_roots" json:"workspace_roots"`
+	ScriptInspectionRoots  []string `yaml:"script_inspection_roots" json:"script_inspection_roots"`
 	// BuiltinExecRouting says whether Claude Code's Bash runs through the
 	// governed shell (governed_shell) or only its decision (framework).
 	BuiltinExecRouting string `yaml:"builtin_exec_routing" json:"builtin_exec_routing"`

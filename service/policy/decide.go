@@ -28,6 +28,7 @@ const (
 	OriginBuiltin       = "builtin"
 	OriginManaged       = "managed"
 	OriginUser          = "user"
+	OriginSaved         = "saved"
 	OriginDefaultAction = "default_action"
 	OriginDynamicAction = "dynamic_action"
 )
@@ -41,8 +42,10 @@ type Verdict struct {
 	Code string `json:"code,omitempty"`
 	// Reason explains the decision to the agent.
 	Reason string `json:"reason,omitempty"`
-	// Rule names the deciding rule (or setting).
-	Rule string `json:"rule,omitempty"`
+	// Rule names the deciding rule (or setting), and Origin where it came
+	// from (builtin, managed, saved, user, default_action, dynamic_action).
+	Rule   string `json:"rule,omitempty"`
+	Origin string `json:"origin,omitempty"`
 	// Node is the deciding node, -1 for none.
 	Node int `json:"node"`
 }
@@ -79,7 +82,7 @@ func Decide(t *analysis.Tree, p *Policy) Verdict {
 			}
 		}
 		if rank(n.Action) > rank(best.Action) {
-			best = Verdict{Action: n.Action, Node: n.ID, Rule: deciding.Rule}
+			best = Verdict{Action: n.Action, Node: n.ID, Rule: deciding.Rule, Origin: deciding.Origin}
 			bestMatch = deciding
 		}
 	}
@@ -140,11 +143,7 @@ func matches(n *analysis.Node, p *Policy) []analysis.Match {
 			if r.Managed() != managed || !RuleMatches(r, n) {
 				continue
 			}
-			origin := OriginUser
-			if managed {
-				origin = OriginManaged
-			}
-			out = append(out, analysis.Match{Rule: r.Name, Origin: origin, Action: r.Action, Reason: r.Reason})
+			out = append(out, analysis.Match{Rule: r.Name, Origin: r.Origin(), Action: r.Action, Reason: r.Reason})
 			tierMatched = true
 			// A rule about dynamic nodes decides them instead of
 			// dynamic_action (both tiers must name it: the managed

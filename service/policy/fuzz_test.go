@@ -75,5 +75,5 @@ func loadBytes(managedData, userData []byte) (*Loaded, error) {
 		user, e = parseLayer("config.yaml", userData, testHome)
 		errs = append(errs, e...)
 	}
-	return build(managed, user, testHome, errs)
+	return build(managed, nil, user, testHome, errs)
 }

@@ -63,6 +63,10 @@ type LoadOptions struct {
 	// ExplicitUser says the user named UserFile (a command-line flag), so
 	// it missing is an error.
 	ExplicitUser bool
+	// SavedRulesFile holds the rules approvals saved (saved.go); "" for
+	// none. Its rules come after the managed file's and before the user
+	// file's, in the user's tier; it may hold nothing else.
+	SavedRulesFile string
 }
 
 // Loaded is a loaded configuration and the provenance of every value.
@@ -97,16 +101,20 @@ func Load(opts LoadOptions) (*Loaded, error) {
 	if err != nil {
 		return nil, err
 	}
+	saved, err := readSaved(opts.SavedRulesFile, opts.Home, &errs)
+	if err != nil {
+		return nil, err
+	}
 	user, err := readLayer(opts.UserFile, opts.ExplicitUser, opts.Home, &errs)
 	if err != nil {
 		return nil, err
 	}
-	return build(managed, user, opts.Home, errs)
+	return build(managed, saved, user, opts.Home, errs)
 }
 
-// build layers managed and user (either may be nil) over the defaults and
-// validates the result. errs are the shape errors found parsing them.
-func build(managed, user *layer, home string, errs []error) (*Loaded, error) {
+// build layers managed, saved and user (any may be nil) over the defaults
+// and validates the result. errs are the shape errors found parsing them.
+func build(managed, saved, user *layer, home string, errs []error) (*Loaded, error) {
 	def, derrs := parseLayer("", assets.DefaultConfig, home)
 	if len(derrs) > 0 {
 		return nil, fmt.Errorf("built-in defaults: %w", errors.Join(derrs...))
@@ -118,6 +126,12 @@ func build(managed, user *layer, home string, errs []error) (*Loaded, error) {
 		l.Files = append(l.Files, managed.file)
 		managed.vals.Policy.Rules.markManaged()
 		l.apply(managed, nil)
+	}
+	if saved != nil {
+		l.Files = append(l.Files, saved.file)
+		saved.vals.Policy.Rules.markSaved()
+		narrowErrs, _ := l.apply(saved, managed)
+		errs = append(errs, narrowErrs...)
 	}
 	if user != nil {
 		l.Files = append(l.Files, user.file)
@@ -134,7 +148,7 @@ func build(managed, user *layer, home string, errs []error) (*Loaded, error) {
 	errs = append(errs, validate(&def.vals, def.source, def.itemSource, func(p string) bool {
 		return l.Sources[p].IsDefault() || isUnion(p)
 	})...)
-	for _, ly := range []*layer{managed, user} {
+	for _, ly := range []*layer{managed, saved, user} {
 		if ly != nil {
 			errs = append(errs, validate(&ly.vals, ly.source, ly.itemSource, func(p string) bool {
 				return ly.has(p) && !rejected[p]

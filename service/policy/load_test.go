@@ -86,6 +86,7 @@ func defaultConfig() Config {
 			SandboxRequired:        true,
 			AuditRequired:          true,
 			ExecTimeoutSeconds:     120,
+			ApprovalTimeoutSeconds: 120,
 			WorkspaceRoots:         []string{},
 			ScriptInspectionRoots:  []string{},
 			BuiltinExecRouting:     "governed_shell",

@@ -61,6 +61,8 @@ func DefaultLoadOptions(goos, home string, getenv func(string) string) LoadOptio
 		UserFile:    UserConfigPath(goos, home, getenv("XDG_CONFIG_HOME")),
 		ManagedFile: ManagedConfigPath(goos),
 		Home:        home,
+		// The rules approvals saved, in the state directory.
+		SavedRulesFile: path.Join(StateDir(goos, home, getenv("XDG_STATE_HOME")), SavedRulesName),
 	}
 }
 

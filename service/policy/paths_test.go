@@ -40,7 +40,8 @@ func TestDefaultLoadOptions(t *testing.T) {
 	t.Parallel()
 	env := map[string]string{"XDG_CONFIG_HOME": "/xdg"}
 	got := DefaultLoadOptions("linux", "/home/u", func(k string) string { return env[k] })
-	want := LoadOptions{UserFile: "/xdg/gatehouse/config.yaml", ManagedFile: "/etc/gatehouse/managed.yaml", Home: "/home/u"}
+	want := LoadOptions{UserFile: "/xdg/gatehouse/config.yaml", ManagedFile: "/etc/gatehouse/managed.yaml", Home: "/home/u",
+		SavedRulesFile: "/home/u/.local/state/gatehouse/rules.yaml"}
 	got.UserFile = filepath.ToSlash(got.UserFile)
 	if got != want {
 		t.Errorf("got %+v, want %+v", got, want)

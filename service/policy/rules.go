@@ -96,6 +96,9 @@ type Rule struct {
 	// managed marks a rule from the managed file. Managed and user rules
 	// are separate tiers: a user rule cannot shadow a managed one.
 	managed bool
+	// saved marks a rule an approval saved (saved.go); it is in the
+	// user's tier.
+	saved bool
 }
 
 // An ArgMatch is one condition over a node's arguments (argv[1:]); exactly
@@ -131,6 +134,27 @@ func sameRule(a, b *Rule) bool {
 		slices.Equal(a.Flags, b.Flags) && slices.EqualFunc(a.Args, b.Args, func(x, y ArgMatch) bool {
 		return slices.Equal(x.Flag, y.Flag) && slices.Equal(x.Seq, y.Seq) && slices.Equal(x.Glob, y.Glob) && x.Regex == y.Regex
 	})
+}
+
+// Saved reports whether r is one an approval saved.
+func (r *Rule) Saved() bool { return r.saved }
+
+// Origin says where r came from: managed, saved or user.
+func (r *Rule) Origin() string {
+	switch {
+	case r.managed:
+		return OriginManaged
+	case r.saved:
+		return OriginSaved
+	}
+	return OriginUser
+}
+
+// markSaved marks every rule of rs as saved by an approval.
+func (rs Rules) markSaved() {
+	for i := range rs {
+		rs[i].saved = true
+	}
 }
 
 // markManaged marks every rule of rs as coming from the managed file.

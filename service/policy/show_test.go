@@ -59,6 +59,7 @@ exec.output.terminal_controls:    escape          # default
 policy.sandbox_required:          true            # default
 policy.audit_required:            true            # default
 policy.exec_timeout_seconds:      300             # managed.yaml:2
+policy.approval_timeout_seconds:  120             # default
 policy.workspace_roots:           [/home/u/src/x] # config.yaml:7
 policy.script_inspection_roots:   []              # default
 policy.builtin_exec_routing:      governed_shell  # default

@@ -47,6 +47,7 @@ var numberRules = map[string]numberRule{
 	"exec.limits.ticket_ttl_seconds":  {min: 5, max: 3600},
 	"exec.limits.max_pending_tickets": {min: 1, max: 4096},
 	"policy.exec_timeout_seconds":     {min: 1, max: 3600},
+	"policy.approval_timeout_seconds": {min: 5, max: 600},
 	"exec.audit.retention_days":       {min: 1, max: 36500},
 	"exec.audit.retention_events":     {min: 100},
 	"exec.audit.output_max_bytes":     {min: 0, max: int64(64 * MiB), size: true},

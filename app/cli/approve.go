@@ -1,0 +1,329 @@
+package cli
+
+// The person's side of the hold stage: the pending approval requests, the
+// answers, and the rules an "always" saved (docs/approvals.md).
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/gatehouse-dev/gatehouse/service/api"
+	"github.com/gatehouse-dev/gatehouse/service/localapi"
+	"github.com/gatehouse-dev/gatehouse/service/policy"
+	"github.com/gatehouse-dev/gatehouse/service/termesc"
+)
+
+var approvalsCmd = &command{name: "approvals",
+	summary: "list the calls waiting for a person's approval",
+	usage: `usage: gatehouse approvals [--json]
+
+Lists the approval requests the running service holds, oldest first: the
+id, the agent, what it asks (the command and the rule that holds it, or a
+directory to trust as a workspace), the answers offered, and the rule an
+"always" would save.`,
+	flags: runApprovals,
+}
+
+var approveCmd = &command{name: "approve",
+	summary: "approve a held call: once, for its session, or always",
+	usage: `usage: gatehouse approve ID [--session | --always [--rule RULE]]
+
+Approves the pending request ID (gatehouse approvals). Without a flag it
+runs this call once. --session also runs, without asking, the same agent's
+calls in the same session that the same rule would hold for the same
+command, until the session ends (at most 12 h). --always saves a rule that
+allows it (the one the request shows, or RULE: a rule in YAML or JSON that
+must match the held command) in the saved rules file, listed by
+'gatehouse rules list'. It must be run on a terminal: an agent cannot
+answer its own request.`,
+	interspersed: true,
+	flags:        func(fl *flag.FlagSet) runFunc { return runAnswer(fl, true) },
+}
+
+var denyCmd = &command{name: "deny",
+	summary: "deny a held call, once or always",
+	usage: `usage: gatehouse deny ID [--always]
+
+Denies the pending request ID. --always also saves a rule that denies the
+same command from now on. It must be run on a terminal.`,
+	interspersed: true,
+	flags:        func(fl *flag.FlagSet) runFunc { return runAnswer(fl, false) },
+}
+
+func runApprovals(fl *flag.FlagSet) runFunc {
+	asJSON := fl.Bool("json", false, "")
+	return func(ctx context.Context, env *Env, args []string) error {
+		if len(args) > 0 {
+			return usagef("approvals: unexpected argument %q", args[0])
+		}
+		c, err := runningService(env)
+		if err != nil {
+			return err
+		}
+		as, err := c.Approvals(ctx)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			writeJSON(env.Stdout, api.ApprovalsResponse{Approvals: as})
+			return nil
+		}
+		if len(as) == 0 {
+			fmt.Fprintln(env.Stdout, "no approvals pending")
+			return nil
+		}
+		for _, a := range as {
+			printApproval(env, a)
+		}
+		return nil
+	}
+}
+
+// printApproval prints one request as a block a person reads.
+func printApproval(env *Env, a api.Approval) {
+	w := env.Stdout
+	left := time.Until(a.Expires).Round(time.Second)
+	fmt.Fprintf(w, "%s  %s via %s, expires in %s\n", a.ID, a.Agent, a.Surface, left)
+	if a.Kind == api.ApprovalWorkspace {
+		fmt.Fprintf(w, "  trust:   %s as a workspace (the call came from %s)\n", termesc.String(a.Workspace), termesc.String(a.Cwd))
+	} else {
+		fmt.Fprintf(w, "  command: %s\n", termesc.String(a.Command))
+		fmt.Fprintf(w, "  in:      %s\n", termesc.String(a.Cwd))
+	}
+	if a.SessionID != "" {
+		fmt.Fprintf(w, "  session: %s\n", termesc.String(a.SessionID))
+	}
+	fmt.Fprintf(w, "  why:     %s\n", termesc.String(a.Reason))
+	fmt.Fprintf(w, "  answers: %s\n", strings.Join(a.Answers, ", "))
+	if a.SaveRule != "" {
+		fmt.Fprintf(w, "  always saves:\n")
+		for _, l := range strings.Split(a.SaveRule, "\n") {
+			fmt.Fprintf(w, "    %s\n", termesc.String(l))
+		}
+	}
+}
+
+// onTerminal says whether the CLI's stdin is a terminal: only a person
+// there answers an approval.
+func onTerminal(env *Env) bool {
+	f, ok := env.Stdin.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+func runAnswer(fl *flag.FlagSet, approve bool) runFunc {
+	session, always, rule := new(bool), fl.Bool("always", false, ""), new(string)
+	if approve {
+		session = fl.Bool("session", false, "")
+		rule = fl.String("rule", "", "")
+	}
+	name := "deny"
+	if approve {
+		name = "approve"
+	}
+	return func(ctx context.Context, env *Env, args []string) error {
+		switch {
+		case len(args) != 1:
+			return usagef("%s: want one approval id (see gatehouse approvals)", name)
+		case *session && *always:
+			return usagef("%s: --session and --always are different answers; give one", name)
+		case *rule != "" && !*always:
+			return usagef("%s: --rule goes with --always", name)
+		}
+		if !onTerminal(env) {
+			return withHint(fmt.Errorf("%s %s: refused: stdin is not a terminal; a person answers approvals, not a script or an agent", name, args[0]),
+				"run it yourself in a terminal, or answer from the tray")
+		}
+		answer := api.AnswerDeny
+		switch {
+		case approve && *session:
+			answer = api.AnswerSession
+		case approve && *always:
+			answer = api.AnswerAlways
+		case approve:
+			answer = api.AnswerOnce
+		case *always:
+			answer = api.AnswerDenyAlways
+		}
+		c, err := runningService(env)
+		if err != nil {
+			return err
+		}
+		resp, err := c.Answer(ctx, api.AnswerRequest{ID: args[0], Answer: answer, Rule: *rule, By: api.ByCLI})
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", name, args[0], err)
+		}
+		verb := "approved"
+		if !approve {
+			verb = "denied"
+		}
+		fmt.Fprintf(env.Stdout, "%s %s (%s)\n", verb, args[0], answer)
+		if resp.SavedRule != "" {
+			fmt.Fprintf(env.Stdout, "saved rule:\n%s\n", indent(resp.SavedRule))
+		}
+		return nil
+	}
+}
+
+func indent(s string) string { return "  " + strings.ReplaceAll(s, "\n", "\n  ") }
+
+// runningService returns a client of the running service, or an error
+// with the remedy when none runs.
+func runningService(env *Env) (*localapi.Client, error) {
+	c, err := serviceClient(env)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := c.Status(context.Background()); err != nil {
+		if errors.Is(err, localapi.ErrNotRunning) {
+			return nil, withHint(err, notRunningHint)
+		}
+		return nil, err
+	}
+	return c, nil
+}
+
+var rulesCmd = &command{name: "rules",
+	summary: "list the rules in force, or remove one an approval saved (rules list|rm)",
+	run:     runRules,
+}
+
+const rulesUsage = `usage:
+  gatehouse rules list [--json]   the rules in force, in order, with their origin
+  gatehouse rules rm NAME         remove a rule an approval saved
+
+Origins: managed (the managed file), saved (an "always" answer saved it, in
+the state directory's rules.yaml), user (your config file), builtin.`
+
+var (
+	rulesListCommand = &command{name: "rules list", flags: rulesList}
+	rulesRmCommand   = &command{name: "rules rm", run: rulesRm}
+)
+
+func runRules(ctx context.Context, env *Env, args []string) error {
+	if len(args) == 0 {
+		return usagef("rules: missing subcommand; use list or rm")
+	}
+	switch args[0] {
+	case "list", "ls":
+		return rulesListCommand.exec(ctx, env, args[1:])
+	case "rm", "remove":
+		return rulesRmCommand.exec(ctx, env, args[1:])
+	case "help", "-h", "--help":
+		fmt.Fprintln(env.Stdout, rulesUsage)
+		return nil
+	}
+	return usagef("rules: unknown subcommand %q; use list or rm", args[0])
+}
+
+// ruleLine is one rule as rules list shows it.
+type ruleLine struct {
+	Origin string      `json:"origin"`
+	Rule   policy.Rule `json:"rule"`
+}
+
+func rulesList(fl *flag.FlagSet) runFunc {
+	asJSON := fl.Bool("json", false, "")
+	configFile := fl.String("config", "", "")
+	return func(ctx context.Context, env *Env, args []string) error {
+		if len(args) > 0 {
+			return usagef("rules list: unexpected argument %q", args[0])
+		}
+		l, _, err := loadConfig(env, *configFile)
+		if err != nil {
+			return err
+		}
+		var out []ruleLine
+		for _, r := range l.Config.Policy.Rules {
+			out = append(out, ruleLine{Origin: r.Origin(), Rule: r})
+		}
+		for _, b := range policy.BuiltinRules {
+			if l.Config.Policy.BuiltinEnabled(b.Name) {
+				out = append(out, ruleLine{Origin: policy.OriginBuiltin, Rule: policy.Rule{Name: b.Name, Action: b.Action, Reason: b.Reason}})
+			}
+		}
+		if *asJSON {
+			writeJSON(env.Stdout, map[string]any{"rules": nonNilSlice(out)})
+			return nil
+		}
+		for _, r := range out {
+			fmt.Fprintf(env.Stdout, "%-8s %-6s %s", r.Origin, r.Rule.Action, r.Rule.Name)
+			if m := matchSummary(&r.Rule); m != "" {
+				fmt.Fprintf(env.Stdout, "  %s", termesc.String(m))
+			}
+			fmt.Fprintln(env.Stdout)
+		}
+		return nil
+	}
+}
+
+// matchSummary is a rule's matchers on one line.
+func matchSummary(r *policy.Rule) string {
+	var parts []string
+	if len(r.Command) > 0 {
+		parts = append(parts, "command "+strings.Join(r.Command, "|"))
+	}
+	for _, a := range r.Args {
+		switch {
+		case len(a.Seq) > 0:
+			parts = append(parts, "seq ["+strings.Join(a.Seq, " ")+"]")
+		case len(a.Flag) > 0:
+			parts = append(parts, "flag "+strings.Join(a.Flag, "|"))
+		case len(a.Glob) > 0:
+			parts = append(parts, "glob "+strings.Join(a.Glob, "|"))
+		case a.Regex != "":
+			parts = append(parts, "regex "+a.Regex)
+		}
+	}
+	if r.Where != "" && r.Where != policy.WhereAny {
+		parts = append(parts, r.Where)
+	}
+	if len(r.Flags) > 0 {
+		parts = append(parts, "flags "+strings.Join(r.Flags, ","))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func nonNilSlice[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+func rulesRm(ctx context.Context, env *Env, args []string) error {
+	if len(args) != 1 {
+		return usagef("rules rm: want one rule name (see gatehouse rules list)")
+	}
+	opts, err := loadOptions(env, "")
+	if err != nil {
+		return err
+	}
+	rs, err := policy.ReadSavedRules(opts.SavedRulesFile)
+	if err != nil {
+		return fmt.Errorf("rules rm: %w", err)
+	}
+	i := slices.IndexFunc(rs, func(r policy.Rule) bool { return r.Name == args[0] })
+	if i < 0 {
+		return withHint(fmt.Errorf("rules rm %s: no saved rule has that name (%s)", args[0], opts.SavedRulesFile),
+			"only rules an approval saved are removed here; rules of your config file are edited there, managed rules by IT")
+	}
+	if err := policy.WriteSavedRules(opts.SavedRulesFile, slices.Delete(rs, i, i+1)); err != nil {
+		return fmt.Errorf("rules rm %s: %w", args[0], err)
+	}
+	fmt.Fprintf(env.Stdout, "removed rule %s\n", args[0])
+	// A running service puts it out of force now.
+	if c, err := serviceClient(env); err == nil {
+		if r, err := c.Reload(ctx); err == nil && !r.OK {
+			fmt.Fprintf(env.Stderr, "gatehouse: warning: the service did not reload: %s\n", r.Error)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,378 @@
+// Package approvals is the hold stage's broker: a call an ask rule (or a
+// project outside every workspace root) holds becomes a pending request
+// that waits for a person's answer — from the tray, the dashboard or
+// `gatehouse approve` on a terminal — until it expires. It keeps the
+// approve-for-session grants, and hands an "always" answer's rule to be
+// saved (docs/approvals.md).
+package approvals
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/service/api"
+	"github.com/gatehouse-dev/gatehouse/service/policy"
+)
+
+// SessionTTL is how long an approve-for-session answer lasts at most.
+const SessionTTL = 12 * time.Hour
+
+// Answers of a held call that nobody gave.
+const (
+	AnswerTimeout   = "timeout"
+	AnswerCancelled = "cancelled"
+)
+
+// ByNotification is a notification's action answering.
+const ByNotification = "notification"
+
+// BySession marks a call a session grant answered without asking.
+const BySession = "session"
+
+// A Hold is what the pipeline asks a person about.
+type Hold struct {
+	// Request describes the call; the broker sets its id, times and the
+	// answers offered.
+	Request api.Approval
+	// Save is the rule an always answer saves (as allow) and deny always
+	// (as deny); nil when neither is offered (a managed rule holds it, or
+	// the deciding node is not a command a rule can name).
+	Save *policy.Rule
+	// Matches reports whether a rule matches the held command's deciding
+	// node: an answer's own rule must, and a session grant answers a later
+	// hold when its rule does. Nil for a workspace request.
+	Matches func(r *policy.Rule) bool
+	// Timeout is how long the call waits (policy.approval_timeout_seconds).
+	Timeout time.Duration
+}
+
+// An Outcome is how a hold ended.
+type Outcome struct {
+	Approved bool
+	Record   api.ApprovalRecord
+}
+
+// Options configure a Broker. Every field may be nil.
+type Options struct {
+	// SaveRule saves r in the saved rules file and puts it in force; an
+	// error refuses the answer, which stays pending.
+	SaveRule func(r *policy.Rule) error
+	// Trust trusts dir as a workspace root and returns the path trusted;
+	// an error refuses the answer.
+	Trust func(dir, by string) (string, error)
+	// Publish puts a notice on the live stream.
+	Publish func(api.StreamNotice)
+	// Opened is told of each new request (the notification).
+	Opened func(a api.Approval)
+	// Answered is told when a request is no longer pending.
+	Answered func(a api.Approval, rec api.ApprovalRecord)
+}
+
+// A Broker holds the pending requests and the session grants. It is safe
+// for concurrent use.
+type Broker struct {
+	opts Options
+
+	mu      sync.Mutex
+	pending map[string]*pending
+	order   []string
+	grants  []grant
+}
+
+type pending struct {
+	a        api.Approval
+	h        *Hold
+	claimed  bool // an answer is being applied
+	answered chan Outcome
+}
+
+// A grant is an approve-for-session answer: later holds of the same agent,
+// session and holding rule whose command its rule matches run without
+// asking, until it expires.
+type grant struct {
+	agent, session, rule string
+	match                *policy.Rule // nil: the exact command
+	command              string
+	expires              time.Time
+}
+
+// New returns a Broker.
+func New(opts Options) *Broker {
+	return &Broker{opts: opts, pending: map[string]*pending{}}
+}
+
+// Hold asks about h and waits for the answer, until it expires (denied,
+// answer timeout) or ctx ends (denied, cancelled: the caller is gone). A
+// session grant answers it at once.
+func (b *Broker) Hold(ctx context.Context, h *Hold) Outcome {
+	start := time.Now()
+	if rec, ok := b.granted(h, start); ok {
+		return Outcome{Approved: true, Record: rec}
+	}
+	a := h.Request
+	a.ID = newID()
+	a.Created = start.UTC()
+	a.Expires = start.Add(h.Timeout).UTC()
+	a.Answers = offered(h)
+	p := &pending{a: a, h: h, answered: make(chan Outcome, 1)}
+	b.mu.Lock()
+	b.pending[a.ID] = p
+	b.order = append(b.order, a.ID)
+	b.mu.Unlock()
+	b.publish(api.StreamNotice{Type: api.NoticeApprovalOpened, Approval: &a})
+	if b.opts.Opened != nil {
+		b.opts.Opened(a)
+	}
+	if fn, ok := ctx.Value(waitingKey{}).(func(api.Approval)); ok {
+		fn(a)
+	}
+
+	timer := time.NewTimer(h.Timeout)
+	defer timer.Stop()
+	var out Outcome
+	select {
+	case out = <-p.answered:
+	case <-timer.C:
+		out = b.abandon(p, AnswerTimeout)
+	case <-ctx.Done():
+		out = b.abandon(p, AnswerCancelled)
+	}
+	out.Record.WaitedMS = time.Since(start).Milliseconds()
+	b.publish(api.StreamNotice{Type: api.NoticeApprovalAnswered, Approval: &a, Answer: &out.Record})
+	if b.opts.Answered != nil {
+		b.opts.Answered(a, out.Record)
+	}
+	return out
+}
+
+// abandon ends p unanswered, unless an answer is being applied: then that
+// answer is the outcome.
+func (b *Broker) abandon(p *pending, why string) Outcome {
+	b.mu.Lock()
+	if p.claimed {
+		b.mu.Unlock()
+		return <-p.answered
+	}
+	b.remove(p.a.ID)
+	b.mu.Unlock()
+	return Outcome{Record: api.ApprovalRecord{ID: p.a.ID, Kind: p.a.Kind, Answer: why, Rule: p.a.Rule, Workspace: p.a.Workspace}}
+}
+
+// remove drops id from the pending requests; b.mu is held.
+func (b *Broker) remove(id string) {
+	delete(b.pending, id)
+	b.order = slices.DeleteFunc(b.order, func(s string) bool { return s == id })
+}
+
+// offered returns the answers a hold offers, in menu order.
+func offered(h *Hold) []string {
+	if h.Request.Kind == api.ApprovalWorkspace {
+		return []string{api.AnswerOnce, api.AnswerDeny}
+	}
+	out := []string{api.AnswerOnce}
+	if h.Request.SessionID != "" {
+		out = append(out, api.AnswerSession)
+	}
+	if h.Save != nil {
+		out = append(out, api.AnswerAlways)
+	}
+	out = append(out, api.AnswerDeny)
+	if h.Save != nil {
+		out = append(out, api.AnswerDenyAlways)
+	}
+	return out
+}
+
+// granted answers h from a session grant, when one covers it.
+func (b *Broker) granted(h *Hold, now time.Time) (api.ApprovalRecord, bool) {
+	r := h.Request
+	if r.Kind != api.ApprovalCommand || r.SessionID == "" {
+		return api.ApprovalRecord{}, false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.grants = slices.DeleteFunc(b.grants, func(g grant) bool { return now.After(g.expires) })
+	for _, g := range b.grants {
+		if g.agent != r.Agent || g.session != r.SessionID || g.rule != r.Rule {
+			continue
+		}
+		if (g.match != nil && h.Matches != nil && h.Matches(g.match)) || (g.match == nil && g.command == r.Command) {
+			return api.ApprovalRecord{Kind: r.Kind, Answer: api.AnswerSession, By: BySession, Rule: r.Rule}, true
+		}
+	}
+	return api.ApprovalRecord{}, false
+}
+
+// EndSession drops the session grants of agent's session.
+func (b *Broker) EndSession(agent, session string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.grants = slices.DeleteFunc(b.grants, func(g grant) bool { return g.agent == agent && g.session == session })
+}
+
+// Pending returns the pending requests, oldest first.
+func (b *Broker) Pending() []api.Approval {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make([]api.Approval, 0, len(b.order))
+	for _, id := range b.order {
+		out = append(out, b.pending[id].a)
+	}
+	return out
+}
+
+// Count is how many requests are pending.
+func (b *Broker) Count() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.order)
+}
+
+// Answer applies a person's answer. The request stays pending when the
+// answer is refused: an unknown id, an answer not offered, a rule that does
+// not match the held command or cannot be saved.
+func (b *Broker) Answer(req api.AnswerRequest) (api.AnswerResponse, error) {
+	switch req.By {
+	case api.ByCLI, api.ByTray, api.ByDashboard, ByNotification:
+	default:
+		return api.AnswerResponse{}, fmt.Errorf("by %q: want cli, tray, dashboard or notification", req.By)
+	}
+	b.mu.Lock()
+	p, ok := b.pending[req.ID]
+	switch {
+	case !ok:
+		b.mu.Unlock()
+		return api.AnswerResponse{}, fmt.Errorf("no approval request %q is pending (answered, expired, or never made); list them with gatehouse approvals", req.ID)
+	case p.claimed:
+		b.mu.Unlock()
+		return api.AnswerResponse{}, fmt.Errorf("approval request %s is being answered already", req.ID)
+	case !slices.Contains(p.a.Answers, req.Answer):
+		b.mu.Unlock()
+		return api.AnswerResponse{}, fmt.Errorf("answer %q is not offered for request %s; it offers %v", req.Answer, req.ID, p.a.Answers)
+	case req.Rule != "" && req.Answer != api.AnswerAlways && req.Answer != api.AnswerDenyAlways:
+		b.mu.Unlock()
+		return api.AnswerResponse{}, fmt.Errorf("a rule goes with always or deny_always, not %s", req.Answer)
+	}
+	p.claimed = true
+	b.mu.Unlock()
+
+	out, resp, err := b.apply(p, req)
+	b.mu.Lock()
+	if err != nil {
+		p.claimed = false
+		b.mu.Unlock()
+		return api.AnswerResponse{}, err
+	}
+	b.remove(p.a.ID)
+	b.mu.Unlock()
+	p.answered <- out
+	return resp, nil
+}
+
+// apply carries out an answer's effects: the grant, the saved rule, the
+// trusted workspace.
+func (b *Broker) apply(p *pending, req api.AnswerRequest) (Outcome, api.AnswerResponse, error) {
+	a := p.a
+	rec := api.ApprovalRecord{ID: a.ID, Kind: a.Kind, Answer: req.Answer, By: req.By, Rule: a.Rule, Workspace: a.Workspace}
+	out := Outcome{Record: rec}
+	var resp api.AnswerResponse
+	switch req.Answer {
+	case api.AnswerOnce:
+		out.Approved = true
+		if a.Kind == api.ApprovalWorkspace {
+			if b.opts.Trust == nil {
+				return out, resp, errors.New("workspaces cannot be trusted here")
+			}
+			dir, err := b.opts.Trust(a.Workspace, req.By)
+			if err != nil {
+				return out, resp, fmt.Errorf("trusting %s: %w", a.Workspace, err)
+			}
+			out.Record.Workspace = dir
+		}
+	case api.AnswerSession:
+		out.Approved = true
+		g := grant{agent: a.Agent, session: a.SessionID, rule: a.Rule, command: a.Command, expires: time.Now().Add(SessionTTL)}
+		if p.h.Save != nil {
+			m := *p.h.Save
+			m.Action = policy.ActionAllow
+			g.match = &m
+		}
+		b.mu.Lock()
+		b.grants = append(b.grants, g)
+		b.mu.Unlock()
+	case api.AnswerAlways, api.AnswerDenyAlways:
+		action := policy.ActionAllow
+		if req.Answer == api.AnswerDenyAlways {
+			action = policy.ActionDeny
+		}
+		r, err := b.ruleOf(p, req.Rule, action)
+		if err != nil {
+			return out, resp, err
+		}
+		if b.opts.SaveRule == nil {
+			return out, resp, errors.New("rules cannot be saved here")
+		}
+		if err := b.opts.SaveRule(r); err != nil {
+			return out, resp, fmt.Errorf("saving rule %s: %w", r.Name, err)
+		}
+		out.Approved = action == policy.ActionAllow
+		out.Record.SavedRule = r.Name
+		resp.SavedRule = policy.RuleYAML(r)
+	}
+	resp.OK = true
+	return out, resp, nil
+}
+
+// ruleOf returns the rule an always answer saves: the request's, or the
+// one the answer gives, which must match the held command.
+func (b *Broker) ruleOf(p *pending, text, action string) (*policy.Rule, error) {
+	if text == "" {
+		if p.h.Save == nil {
+			return nil, errors.New("this request offers no rule to save")
+		}
+		r := *p.h.Save
+		r.Action = action
+		if action == policy.ActionDeny {
+			r.Name = policy.SavedRuleName("denied", &r)
+			r.Reason = "denied always by a person"
+		}
+		return &r, nil
+	}
+	r, err := policy.ParseRule(text)
+	if err != nil {
+		return nil, fmt.Errorf("rule: %w", err)
+	}
+	r.Action = action
+	if p.h.Matches == nil || !p.h.Matches(r) {
+		return nil, fmt.Errorf("rule %s does not match the held command %q; a saved rule must cover the call it answers", r.Name, p.a.Command)
+	}
+	return r, nil
+}
+
+func (b *Broker) publish(n api.StreamNotice) {
+	if b.opts.Publish != nil {
+		n.Time = time.Now().UTC()
+		b.opts.Publish(n)
+	}
+}
+
+type waitingKey struct{}
+
+// WithWaiting returns ctx carrying fn, which Hold calls with the request
+// once it is pending: the caller tells its user it waits, and for what.
+func WithWaiting(ctx context.Context, fn func(api.Approval)) context.Context {
+	return context.WithValue(ctx, waitingKey{}, fn)
+}
+
+// newID returns a short id a person can type: 8 hex digits.
+func newID() string {
+	var b [4]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

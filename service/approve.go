@@ -1,0 +1,106 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/service/analysis"
+	"github.com/gatehouse-dev/gatehouse/service/api"
+	"github.com/gatehouse-dev/gatehouse/service/policy"
+)
+
+// The service's side of the hold stage: the broker every generation's
+// pipeline holds calls in, the answers (localapi), the rules an "always"
+// saves, and the live stream.
+
+// Approvals returns the pending approval requests, oldest first.
+func (s *Service) Approvals() []api.Approval { return s.approvals.Pending() }
+
+// Answer applies a person's answer to a pending request.
+func (s *Service) Answer(req api.AnswerRequest) api.AnswerResponse {
+	resp, err := s.approvals.Answer(req)
+	if err != nil {
+		return api.AnswerResponse{Error: err.Error()}
+	}
+	s.log.Info("approval answered", "id", req.ID, "answer", req.Answer, "by", req.By)
+	return resp
+}
+
+// Subscribe returns the live stream until ctx ends: the service's state
+// and the pending requests first, then every notice as it happens. The
+// channel is closed when ctx ends, the service stops, or the subscriber
+// falls behind.
+func (s *Service) Subscribe(ctx context.Context) (first []api.StreamNotice, rest <-chan api.StreamNotice) {
+	rest = s.hub.subscribe(ctx)
+	st := s.Status(ctx)
+	first = append(first, api.StreamNotice{Type: api.NoticeService, State: "running", Status: st, Sandbox: &st.Sandbox})
+	for _, a := range s.approvals.Pending() {
+		first = append(first, api.StreamNotice{Type: api.NoticeApprovalOpened, Approval: &a})
+	}
+	return first, rest
+}
+
+// saveRule saves r in the saved rules file and reloads the configuration
+// with it; when that configuration does not load, the file is put back and
+// the error says why.
+func (s *Service) saveRule(r *policy.Rule) error {
+	path := s.opts.SavedRulesFile
+	if path == "" {
+		return errors.New("this service has no saved rules file")
+	}
+	s.saveMu.Lock()
+	defer s.saveMu.Unlock()
+	rs, err := policy.ReadSavedRules(path)
+	if err != nil {
+		return err
+	}
+	if slices.ContainsFunc(rs, func(x policy.Rule) bool { return x.Name == r.Name }) {
+		return nil // saved before: the same rule has the same name
+	}
+	old, oerr := os.ReadFile(path)
+	if err := policy.WriteSavedRules(path, append(rs, *r)); err != nil {
+		return err
+	}
+	if res := s.Reload(); !res.OK {
+		if oerr == nil {
+			os.WriteFile(path, old, 0o600)
+		} else {
+			os.Remove(path)
+		}
+		s.Reload()
+		return fmt.Errorf("the configuration with it does not load: %s", res.Error)
+	}
+	return nil
+}
+
+// WaitingLine is the line a held call's caller prints: it waits, for
+// what, and how to answer.
+func WaitingLine(a api.Approval) string {
+	left := time.Until(a.Expires).Round(time.Second)
+	if a.Kind == api.ApprovalWorkspace {
+		return fmt.Sprintf("gatehouse: waiting up to %s for approval %s: trust %s as a workspace? (gatehouse approve %s, or the tray)\n", left, a.ID, a.Workspace, a.ID)
+	}
+	return fmt.Sprintf("gatehouse: waiting up to %s for approval %s of %q: %s (gatehouse approve %s, or the tray)\n", left, a.ID, analysis.Abbrev(a.Command, 120), a.Rule, a.ID)
+}
+
+// Workspaces lists the workspace roots in force, then the trusted ones
+// not in force now with the reason.
+func (s *Service) Workspaces() []api.Workspace {
+	g := s.gen.Load()
+	var out []api.Workspace
+	for _, r := range g.ex.WorkspaceRoots() {
+		out = append(out, api.Workspace{Path: r, Origin: api.WorkspacePolicy})
+	}
+	return nonNilWorkspaces(out)
+}
+
+func nonNilWorkspaces(w []api.Workspace) []api.Workspace {
+	if w == nil {
+		return []api.Workspace{}
+	}
+	return w
+}

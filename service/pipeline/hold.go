@@ -1,0 +1,104 @@
+package pipeline
+
+// This file is the hold stage: a command an ask rule (or default_action or
+// dynamic_action ask) holds, and a call from a directory in no workspace
+// root, wait for a person's answer through the service's approvals broker
+// (service/approvals), up to policy.approval_timeout_seconds. Without a
+// broker (gatehouse exec with no service running) nobody can answer, and
+// the call is refused.
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/service/analysis"
+	"github.com/gatehouse-dev/gatehouse/service/api"
+	"github.com/gatehouse-dev/gatehouse/service/approvals"
+	"github.com/gatehouse-dev/gatehouse/service/policy"
+)
+
+// Denials of the hold stage.
+const (
+	// DenyApproval: the call needs a person's approval and no service is
+	// there to ask.
+	DenyApproval = "approval_required"
+	// DenyApprovalDenied: a person denied it.
+	DenyApprovalDenied = "approval_denied"
+	// DenyApprovalTimeout: nobody answered in time.
+	DenyApprovalTimeout = "approval_timeout"
+	// DenyApprovalCancelled: the caller went away while it waited.
+	DenyApprovalCancelled = "approval_cancelled"
+)
+
+// Approver asks a person about a held call and waits for the answer; the
+// service's approvals.Broker is one.
+type Approver interface {
+	Hold(ctx context.Context, h *approvals.Hold) approvals.Outcome
+}
+
+// approvalTimeout is how long a held call waits.
+func (e *Executor) approvalTimeout() time.Duration {
+	return time.Duration(e.cfg.Policy.ApprovalTimeoutSeconds) * time.Second
+}
+
+// holdCommand holds a command dec asks about until a person answers; nil
+// means it was approved and goes on.
+func (e *Executor) holdCommand(ctx context.Context, req *api.ExecRequest, dir string, tree *analysis.Tree, dec policy.Verdict, ev *api.Event) error {
+	if e.opts.Approver == nil {
+		return deny(ev, DenyApproval, dec.Reason+"; this needs a person's approval, which is asked through the Gatehouse service, and it is not running").
+			withHint("start the service ('gatehouse service start', or 'gatehouse serve' in a terminal) and run the command again: it then waits for an answer from the tray or `gatehouse approve`")
+	}
+	var node *analysis.Node
+	if dec.Node >= 0 && dec.Node < len(tree.Nodes) {
+		node = tree.Nodes[dec.Node]
+	}
+	h := &approvals.Hold{
+		Request: api.Approval{
+			Kind: api.ApprovalCommand, DecisionID: ev.ID,
+			Agent: orUnknown(req.Agent), Surface: req.Surface, SessionID: req.SessionID, Cwd: dir,
+			Command: req.Command, Rule: dec.Rule, Origin: dec.Origin, Reason: dec.Reason,
+			Question: fmt.Sprintf("%s wants to run `%s`", orUnknown(req.Agent), analysis.Abbrev(req.Command, 80)),
+		},
+		Timeout: e.approvalTimeout(),
+		Matches: func(r *policy.Rule) bool { return node != nil && policy.RuleMatches(r, node) },
+	}
+	// A managed rule's question is IT's: a person may let this call
+	// through, never save a rule around it.
+	if dec.Origin != policy.OriginManaged {
+		h.Save = policy.ProposeRule(tree, dec, policy.ActionAllow)
+	}
+	if h.Save != nil {
+		h.Request.SaveRule = policy.RuleYAML(h.Save)
+	}
+	return e.await(ctx, h, ev)
+}
+
+// await holds h and turns its outcome into nil (approved) or the denial.
+func (e *Executor) await(ctx context.Context, h *approvals.Hold, ev *api.Event) error {
+	out := e.opts.Approver.Hold(ctx, h)
+	rec := out.Record
+	ev.Approval = &rec
+	if out.Approved {
+		return nil
+	}
+	what := "the command"
+	if h.Request.Kind == api.ApprovalWorkspace {
+		what = fmt.Sprintf("trusting %s as a workspace", h.Request.Workspace)
+	}
+	switch rec.Answer {
+	case approvals.AnswerTimeout:
+		return deny(ev, DenyApprovalTimeout, fmt.Sprintf("%s; nobody answered the approval request %s within %s (policy.approval_timeout_seconds), so it was not run", h.Request.Reason, rec.ID, h.Timeout)).
+			withHint("answer it in the tray or with `gatehouse approve ID` while the call waits")
+	case approvals.AnswerCancelled:
+		return deny(ev, DenyApprovalCancelled, fmt.Sprintf("%s; the caller went away while approval request %s waited", h.Request.Reason, rec.ID))
+	}
+	return deny(ev, DenyApprovalDenied, fmt.Sprintf("%s; a person denied %s (approval %s, answered %s from the %s)", h.Request.Reason, what, rec.ID, rec.Answer, rec.By))
+}
+
+func orUnknown(agent string) string {
+	if agent == "" {
+		return "an agent"
+	}
+	return agent
+}

@@ -1,0 +1,225 @@
+package policy
+
+// This file holds the saved rules: the rules an approval's "always" or
+// "deny always" answer saved, in a file Gatehouse owns in the user's state
+// directory (SavedRulesName). They are user-tier rules that come before the
+// user file's own, so a saved allow decides a command a user rule would
+// ask about; a managed rule still comes first, and a saved rule is checked
+// against the managed file like a user rule. `gatehouse rules list` shows
+// them, `gatehouse rules rm` removes one.
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+	"mvdan.cc/sh/v3/pattern"
+
+	"github.com/gatehouse-dev/gatehouse/service/analysis"
+)
+
+// SavedRulesName is the saved rules' file name in the state directory.
+const SavedRulesName = "rules.yaml"
+
+const savedHeader = `# Rules Gatehouse saved when a person answered an approval "always" or
+# "deny always". List them with 'gatehouse rules list', remove one with
+# 'gatehouse rules rm NAME'. This file may hold policy.rules only.
+`
+
+// readSaved reads the saved rules file as a layer that may set
+// policy.rules only.
+func readSaved(file, home string, errs *[]error) (*layer, error) {
+	l, err := readLayer(file, false, home, errs)
+	if l == nil || err != nil {
+		return l, err
+	}
+	for p, line := range l.set {
+		if p != "policy.rules" {
+			*errs = append(*errs, &FieldError{File: file, Line: line, Field: p,
+				Err: errors.New("the saved rules file holds policy.rules only; move this setting to your config file")})
+		}
+	}
+	return l, nil
+}
+
+// savedDoc is the saved rules file's shape.
+type savedDoc struct {
+	Policy struct {
+		Rules []Rule `yaml:"rules"`
+	} `yaml:"policy"`
+}
+
+// ReadSavedRules returns the rules in the saved rules file at path, none
+// when it does not exist. A file that does not parse is an error naming
+// it.
+func ReadSavedRules(path string) (Rules, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Rules{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	l, errs := parseLayer(path, data, "")
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	rs := l.vals.Policy.Rules
+	if rs == nil {
+		rs = Rules{}
+	}
+	rs.markSaved()
+	return rs, nil
+}
+
+// WriteSavedRules replaces the saved rules file at path with rs, through a
+// new file renamed over it (0600).
+func WriteSavedRules(path string, rs Rules) error {
+	var doc savedDoc
+	doc.Policy.Rules = rs
+	if doc.Policy.Rules == nil {
+		doc.Policy.Rules = Rules{}
+	}
+	var b bytes.Buffer
+	b.WriteString(savedHeader)
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(doc); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".rules-*.yaml")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.Write(b.Bytes()); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
+// RuleYAML returns r as the YAML a person reads: one mapping.
+func RuleYAML(r *Rule) string {
+	var b bytes.Buffer
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(r); err != nil {
+		return r.Name
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// ParseRule reads one rule written in YAML or JSON (a mapping, or a list
+// holding one), as `gatehouse approve --always --rule` takes it. Each
+// problem names the key.
+func ParseRule(text string) (*Rule, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(text), &doc); err != nil {
+		return nil, fmt.Errorf("the rule is not YAML or JSON: %w", err)
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
+		return nil, errors.New("the rule is empty; want a mapping with name, action and matchers")
+	}
+	n := resolve(doc.Content[0])
+	if n.Kind == yaml.SequenceNode {
+		if len(n.Content) != 1 {
+			return nil, fmt.Errorf("want one rule, got a list of %d", len(n.Content))
+		}
+		n = resolve(n.Content[0])
+	}
+	var problems []string
+	r, ok := decodeRule(n, n.Line, func(_ int, key, format string, args ...any) {
+		msg := fmt.Sprintf(format, args...)
+		if key != "" {
+			msg = key + ": " + msg
+		}
+		problems = append(problems, msg)
+	})
+	if !ok || len(problems) > 0 {
+		return nil, fmt.Errorf("the rule is not valid: %s", strings.Join(problems, "; "))
+	}
+	return &r, nil
+}
+
+// ProposeRule returns the narrowest sensible rule that matches the node
+// of t that decided v, with the given action: its command by the path it
+// resolves to (or its name), every static argument in a row, top_level
+// when the node is, and the dynamic flag when dynamic_action decided. It
+// returns nil when the deciding node is not a command a rule can name.
+func ProposeRule(t *analysis.Tree, v Verdict, action string) *Rule {
+	if t == nil || v.Node < 0 || v.Node >= len(t.Nodes) {
+		return nil
+	}
+	n := t.Nodes[v.Node]
+	if n.Kind != analysis.KindCommand || n.Name == "" {
+		return nil
+	}
+	r := &Rule{Action: action}
+	cmd := n.Name
+	if n.Path != "" {
+		cmd = n.Path
+	}
+	r.Command = []string{pattern.QuoteMeta(cmd, 0)}
+	var seq []string
+	for _, a := range n.Argv[min(1, len(n.Argv)):] {
+		if a.Dynamic {
+			break // what follows is only known at run time
+		}
+		seq = append(seq, pattern.QuoteMeta(a.Value, 0))
+	}
+	if len(seq) > 0 {
+		r.Args = []ArgMatch{{Seq: seq}}
+	}
+	if n.TopLevel() {
+		r.Where = WhereTopLevel
+	}
+	if v.Code == CodeDynamic || n.Has(analysis.FlagDynamic) {
+		r.Flags = []string{string(analysis.FlagDynamic)}
+	}
+	verb := "approved"
+	if action == ActionDeny {
+		verb = "denied"
+	}
+	r.Name = SavedRuleName(verb, r)
+	r.Reason = fmt.Sprintf("%s always by a person, for %s", verb, analysis.Abbrev(nodeText(n), 120))
+	return r
+}
+
+// nameWord keeps a command name's safe characters for a rule name.
+var nameWord = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
+
+// SavedRuleName names a saved rule by its verb, command and a hash of
+// what it matches, so that the same rule saved twice has one name.
+func SavedRuleName(verb string, r *Rule) string {
+	word := "command"
+	if len(r.Command) > 0 {
+		if w := nameWord.ReplaceAllString(filepath.Base(r.Command[0]), ""); w != "" {
+			word = w
+		}
+	}
+	if len(word) > 24 {
+		word = word[:24]
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%q\x00%q\x00%s\x00%q", r.Action, r.Command, r.Args, r.Where, r.Flags)
+	return verb + "-" + word + "-" + hex.EncodeToString(h.Sum(nil))[:8]
+}
