@@ -1,0 +1,262 @@
+package approvals
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/service/api"
+	"github.com/gatehouse-dev/gatehouse/service/policy"
+)
+
+// hold returns a command hold for agent and session whose command is cmd;
+// its node "matches" a rule whose name holds cmd.
+func hold(session, cmd string, timeout time.Duration) *Hold {
+	save := &policy.Rule{Name: "approved-" + cmd, Action: policy.ActionAllow, Command: []string{cmd}}
+	return &Hold{
+		Request: api.Approval{Kind: api.ApprovalCommand, Agent: "claude-code", SessionID: session, Command: cmd, Rule: "ask-it", Reason: "asked"},
+		Save:    save,
+		Matches: func(r *policy.Rule) bool { return len(r.Command) == 1 && r.Command[0] == cmd },
+		Timeout: timeout,
+	}
+}
+
+// start holds h in the background and returns the request once pending
+// and a channel with the outcome.
+func start(t *testing.T, b *Broker, h *Hold) (api.Approval, <-chan Outcome) {
+	t.Helper()
+	pending := make(chan api.Approval, 1)
+	ctx := WithWaiting(context.Background(), func(a api.Approval) { pending <- a })
+	out := make(chan Outcome, 1)
+	go func() { out <- b.Hold(ctx, h) }()
+	select {
+	case a := <-pending:
+		return a, out
+	case <-time.After(10 * time.Second):
+		t.Fatal("the hold never became pending")
+	}
+	return api.Approval{}, nil
+}
+
+func outcome(t *testing.T, c <-chan Outcome) Outcome {
+	t.Helper()
+	select {
+	case o := <-c:
+		return o
+	case <-time.After(10 * time.Second):
+		t.Fatal("the hold did not end")
+	}
+	return Outcome{}
+}
+
+func TestAnswers(t *testing.T) {
+	t.Parallel()
+	var saved []*policy.Rule
+	var notices []string
+	var mu sync.Mutex
+	b := New(Options{
+		SaveRule: func(r *policy.Rule) error { saved = append(saved, r); return nil },
+		Publish:  func(n api.StreamNotice) { mu.Lock(); notices = append(notices, n.Type); mu.Unlock() },
+	})
+
+	a, out := start(t, b, hold("s1", "git", time.Minute))
+	if got := strings.Join(a.Answers, ","); got != "once,session,always,deny,deny_always" {
+		t.Errorf("answers offered: %s", got)
+	}
+	if p := b.Pending(); len(p) != 1 || p[0].ID != a.ID || b.Count() != 1 {
+		t.Fatalf("pending %v", p)
+	}
+	// Refused answers leave it pending.
+	for _, bad := range []api.AnswerRequest{
+		{ID: "nope", Answer: api.AnswerOnce, By: api.ByCLI},
+		{ID: a.ID, Answer: "maybe", By: api.ByCLI},
+		{ID: a.ID, Answer: api.AnswerOnce, By: "agent"},
+		{ID: a.ID, Answer: api.AnswerOnce, Rule: "name: x", By: api.ByCLI},
+		{ID: a.ID, Answer: api.AnswerAlways, Rule: "{name: other, action: allow, command: [rm]}", By: api.ByCLI},
+		{ID: a.ID, Answer: api.AnswerAlways, Rule: "{name: [", By: api.ByCLI},
+	} {
+		if _, err := b.Answer(bad); err == nil {
+			t.Errorf("answer %+v was taken", bad)
+		}
+	}
+	if b.Count() != 1 || len(saved) != 0 {
+		t.Fatalf("a refused answer changed something: %d pending, %d saved", b.Count(), len(saved))
+	}
+	resp, err := b.Answer(api.AnswerRequest{ID: a.ID, Answer: api.AnswerAlways, By: api.ByTray})
+	if err != nil || !resp.OK || !strings.Contains(resp.SavedRule, "approved-git") {
+		t.Fatalf("always: %+v %v", resp, err)
+	}
+	o := outcome(t, out)
+	if !o.Approved || o.Record.Answer != api.AnswerAlways || o.Record.By != api.ByTray || o.Record.SavedRule != "approved-git" || o.Record.ID != a.ID {
+		t.Errorf("outcome %+v", o)
+	}
+	if len(saved) != 1 || saved[0].Action != policy.ActionAllow {
+		t.Errorf("saved %+v", saved)
+	}
+	if _, err := b.Answer(api.AnswerRequest{ID: a.ID, Answer: api.AnswerOnce, By: api.ByCLI}); err == nil {
+		t.Error("an answered request took a second answer")
+	}
+
+	// Deny always saves the rule as a deny, and refuses the call.
+	a, out = start(t, b, hold("s1", "curl", time.Minute))
+	if _, err := b.Answer(api.AnswerRequest{ID: a.ID, Answer: api.AnswerDenyAlways, By: api.ByCLI}); err != nil {
+		t.Fatal(err)
+	}
+	if o := outcome(t, out); o.Approved || o.Record.Answer != api.AnswerDenyAlways {
+		t.Errorf("deny always: %+v", o)
+	}
+	if len(saved) != 2 || saved[1].Action != policy.ActionDeny || !strings.HasPrefix(saved[1].Name, "denied-") {
+		t.Errorf("saved %+v", saved[1])
+	}
+
+	// An answer's own rule must match the held command.
+	a, out = start(t, b, hold("", "make", time.Minute))
+	if strings.Contains(strings.Join(a.Answers, ","), api.AnswerSession) {
+		t.Errorf("session offered without a session: %v", a.Answers)
+	}
+	if _, err := b.Answer(api.AnswerRequest{ID: a.ID, Answer: api.AnswerAlways, Rule: "{name: my-make, action: deny, command: [make]}", By: api.ByCLI}); err != nil {
+		t.Fatal(err)
+	}
+	if o := outcome(t, out); !o.Approved || o.Record.SavedRule != "my-make" || saved[2].Action != policy.ActionAllow {
+		t.Errorf("own rule: %+v %+v", o, saved[2])
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Count(strings.Join(notices, " "), api.NoticeApprovalOpened) != 3 || strings.Count(strings.Join(notices, " "), api.NoticeApprovalAnswered) != 3 {
+		t.Errorf("notices %v", notices)
+	}
+}
+
+// A save that fails refuses the answer; the request stays pending and a
+// later answer is taken.
+func TestSaveFails(t *testing.T) {
+	t.Parallel()
+	b := New(Options{SaveRule: func(r *policy.Rule) error { return errors.New("disk full") }})
+	a, out := start(t, b, hold("s", "git", time.Minute))
+	if _, err := b.Answer(api.AnswerRequest{ID: a.ID, Answer: api.AnswerAlways, By: api.ByCLI}); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("got %v", err)
+	}
+	if _, err := b.Answer(api.AnswerRequest{ID: a.ID, Answer: api.AnswerDeny, By: api.ByCLI}); err != nil {
+		t.Fatal(err)
+	}
+	if o := outcome(t, out); o.Approved || o.Record.Answer != api.AnswerDeny {
+		t.Errorf("%+v", o)
+	}
+}
+
+// Approve for session answers the same agent's later holds in the same
+// session for the same rule and command, and no others.
+func TestSessionGrant(t *testing.T) {
+	t.Parallel()
+	b := New(Options{})
+	a, out := start(t, b, hold("s1", "git", time.Minute))
+	if _, err := b.Answer(api.AnswerRequest{ID: a.ID, Answer: api.AnswerSession, By: api.ByCLI}); err != nil {
+		t.Fatal(err)
+	}
+	if o := outcome(t, out); !o.Approved || o.Record.Answer != api.AnswerSession {
+		t.Fatalf("%+v", o)
+	}
+	// The same: answered at once, without a request.
+	o := b.Hold(context.Background(), hold("s1", "git", time.Minute))
+	if !o.Approved || o.Record.By != BySession || b.Count() != 0 {
+		t.Errorf("same session: %+v, %d pending", o, b.Count())
+	}
+	// Another session, another command, another agent: asked.
+	other := []*Hold{hold("s2", "git", 50*time.Millisecond), hold("s1", "curl", 50*time.Millisecond), hold("s1", "git", 50*time.Millisecond)}
+	other[2].Request.Agent = "codex"
+	for i, h := range other {
+		if o := b.Hold(context.Background(), h); o.Approved || o.Record.Answer != AnswerTimeout {
+			t.Errorf("other %d: %+v", i, o)
+		}
+	}
+	b.EndSession("claude-code", "s1")
+	if o := b.Hold(context.Background(), hold("s1", "git", 50*time.Millisecond)); o.Approved {
+		t.Errorf("after the session ended: %+v", o)
+	}
+}
+
+// A hold ends unanswered when it expires or its caller goes away, and is
+// no longer pending.
+func TestUnanswered(t *testing.T) {
+	t.Parallel()
+	b := New(Options{})
+	o := b.Hold(context.Background(), hold("s", "git", 20*time.Millisecond))
+	if o.Approved || o.Record.Answer != AnswerTimeout || o.Record.WaitedMS < 20 {
+		t.Errorf("timeout: %+v", o)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	h := hold("s", "git", time.Minute)
+	pending := make(chan api.Approval, 1)
+	done := make(chan Outcome, 1)
+	go func() { done <- b.Hold(WithWaiting(ctx, func(a api.Approval) { pending <- a }), h) }()
+	a := <-pending
+	cancel()
+	if o := outcome(t, done); o.Approved || o.Record.Answer != AnswerCancelled {
+		t.Errorf("cancelled: %+v", o)
+	}
+	if b.Count() != 0 {
+		t.Errorf("%d pending", b.Count())
+	}
+	if _, err := b.Answer(api.AnswerRequest{ID: a.ID, Answer: api.AnswerOnce, By: api.ByCLI}); err == nil {
+		t.Error("a cancelled request took an answer")
+	}
+}
+
+// A workspace request offers approve and deny; approving trusts the
+// directory, and a refusal to trust refuses the answer.
+func TestWorkspace(t *testing.T) {
+	t.Parallel()
+	var trusted []string
+	fail := true
+	b := New(Options{Trust: func(dir, by string) (string, error) {
+		if fail {
+			return "", errors.New("refused")
+		}
+		trusted = append(trusted, dir+" by "+by)
+		return dir, nil
+	}})
+	h := &Hold{Request: api.Approval{Kind: api.ApprovalWorkspace, Agent: "claude-code", SessionID: "s", Workspace: "/w/api"}, Timeout: time.Minute}
+	a, out := start(t, b, h)
+	if got := strings.Join(a.Answers, ","); got != "once,deny" {
+		t.Errorf("answers %s", got)
+	}
+	if _, err := b.Answer(api.AnswerRequest{ID: a.ID, Answer: api.AnswerOnce, By: api.ByTray}); err == nil {
+		t.Fatal("a refused trust was taken")
+	}
+	fail = false
+	if _, err := b.Answer(api.AnswerRequest{ID: a.ID, Answer: api.AnswerOnce, By: api.ByTray}); err != nil {
+		t.Fatal(err)
+	}
+	if o := outcome(t, out); !o.Approved || o.Record.Workspace != "/w/api" || len(trusted) != 1 || trusted[0] != "/w/api by tray" {
+		t.Errorf("%+v %v", o, trusted)
+	}
+}
+
+// Many answers racing one request: exactly one is taken.
+func TestAnswerRace(t *testing.T) {
+	t.Parallel()
+	b := New(Options{})
+	a, out := start(t, b, hold("s", "git", time.Minute))
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	taken := 0
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := b.Answer(api.AnswerRequest{ID: a.ID, Answer: api.AnswerOnce, By: api.ByCLI}); err == nil {
+				mu.Lock()
+				taken++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	outcome(t, out)
+	if taken != 1 {
+		t.Errorf("%d answers taken", taken)
+	}
+}
