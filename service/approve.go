@@ -80,7 +80,7 @@ func (s *Service) saveRule(r *policy.Rule) error {
 // WaitingLine is the line a held call's caller prints: it waits, for
 // what, and how to answer.
 func WaitingLine(a api.Approval) string {
-	left := time.Until(a.Expires).Round(time.Second)
+	left := fmt.Sprintf("%ds", int(time.Until(a.Expires).Round(time.Second)/time.Second))
 	if a.Kind == api.ApprovalWorkspace {
 		return fmt.Sprintf("gatehouse: waiting up to %s for approval %s: trust %s as a workspace? (gatehouse approve %s, or the tray)\n", left, a.ID, a.Workspace, a.ID)
 	}

@@ -98,6 +98,7 @@ func runStatus(fl *flag.FlagSet) runFunc {
 		fmt.Fprintf(w, "policy:          sandbox_required=%t analysis=%s default_action=%s timeout=%ds egress=%d entries\n",
 			p.SandboxRequired, p.CommandAnalysisMode, p.DefaultAction, p.ExecTimeoutSeconds, len(p.EgressAllowlist))
 		fmt.Fprintf(w, "executions:      %d running (max %d), %d tickets pending (max %d, ttl %ds)\n", st.Running, p.MaxConcurrent, st.Pending, p.MaxPendingTickets, p.TicketTTLSeconds)
+		fmt.Fprintf(w, "approvals:       %d pending (gatehouse approvals)\n", st.Approvals)
 		if wp := st.WarmPool; wp.Size > 0 {
 			fmt.Fprintf(w, "warm pool:       %d of %d ready for %s, %s idle\n", wp.Ready, wp.Size, wp.Agent, humanize.IBytes(uint64(wp.IdleRSS)))
 		} else {

@@ -1,0 +1,63 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/gatehouse-dev/gatehouse/service/policy"
+)
+
+// approvalScriptCmds are the commands the approval scripts use:
+//
+//	waitapproval VAR  wait up to 20 s for an approval request the script
+//	                  has not seen yet, and set VAR to its id
+//	savedrule VAR     set VAR to the name of the one rule in the saved
+//	                  rules file
+func approvalScriptCmds() map[string]func(*testscript.TestScript, bool, []string) {
+	return map[string]func(*testscript.TestScript, bool, []string){
+		"waitapproval": func(ts *testscript.TestScript, neg bool, args []string) {
+			if neg || len(args) != 1 {
+				ts.Fatalf("usage: waitapproval VAR")
+			}
+			c, err := serviceClient(&Env{Getenv: ts.Getenv})
+			ts.Check(err)
+			seen := ts.Getenv("GATEHOUSE_SEEN_APPROVALS")
+			for start := time.Now(); time.Since(start) < 20*time.Second; time.Sleep(20 * time.Millisecond) {
+				as, err := c.Approvals(context.Background())
+				if err != nil {
+					continue
+				}
+				for _, a := range as {
+					if !slices.Contains(strings.Fields(seen), a.ID) {
+						ts.Setenv(args[0], a.ID)
+						ts.Setenv("GATEHOUSE_SEEN_APPROVALS", seen+" "+a.ID)
+						return
+					}
+				}
+			}
+			ts.Fatalf("no new approval request within 20 s")
+		},
+		"savedrule": func(ts *testscript.TestScript, neg bool, args []string) {
+			if neg || len(args) != 1 {
+				ts.Fatalf("usage: savedrule VAR")
+			}
+			opts, err := loadOptions(&Env{Getenv: ts.Getenv}, "")
+			ts.Check(err)
+			rs, err := policy.ReadSavedRules(opts.SavedRulesFile)
+			ts.Check(err)
+			if len(rs) != 1 {
+				ts.Fatalf("%d saved rules, want 1", len(rs))
+			}
+			if fi, err := os.Stat(opts.SavedRulesFile); err != nil || fi.Mode().Perm() != 0o600 {
+				ts.Fatalf("saved rules file: %v %v", fi, err)
+			}
+			ts.Setenv(args[0], rs[0].Name)
+		},
+	}
+}
+
