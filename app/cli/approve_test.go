@@ -60,4 +60,3 @@ func approvalScriptCmds() map[string]func(*testscript.TestScript, bool, []string
 		},
 	}
 }
-

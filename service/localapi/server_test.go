@@ -51,7 +51,9 @@ func (f *fake) Answer(req api.AnswerRequest) api.AnswerResponse {
 func (f *fake) Subscribe(ctx context.Context) ([]api.StreamNotice, <-chan api.StreamNotice) {
 	return []api.StreamNotice{{Type: api.NoticeService, State: "running"}}, f.stream
 }
-func (f *fake) Workspaces() []api.Workspace { return []api.Workspace{{Path: "/w", Origin: api.WorkspacePolicy}} }
+func (f *fake) Workspaces() []api.Workspace {
+	return []api.Workspace{{Path: "/w", Origin: api.WorkspacePolicy}}
+}
 
 // endless is a request body that never ends; it counts what was read.
 type endless struct {
