@@ -1,0 +1,89 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/service/api"
+)
+
+// writeConfig writes the world's user configuration.
+func (w *world) writeConfig(yaml string) {
+	w.t.Helper()
+	dir := filepath.Join(w.home, ".config", "gatehouse")
+	must(w.t, os.MkdirAll(dir, 0o755))
+	must(w.t, os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(yaml), 0o644))
+}
+
+// awaitApproval waits for a pending approval request and returns it.
+func (w *world) awaitApproval() api.Approval {
+	w.t.Helper()
+	c := w.client()
+	for start := time.Now(); time.Since(start) < 60*time.Second; time.Sleep(50 * time.Millisecond) {
+		as, err := c.Approvals(context.Background())
+		if err == nil && len(as) > 0 {
+			return as[0]
+		}
+	}
+	w.t.Fatalf("no approval request appeared\nservice log:\n%s", w.serveLog.String())
+	return api.Approval{}
+}
+
+// answerOnTerminal runs gatehouse with args on a terminal (script(1)), as
+// a person answering would.
+func (w *world) answerOnTerminal(args ...string) string {
+	w.t.Helper()
+	if _, err := exec.LookPath("script"); err != nil {
+		w.t.Fatal("script (util-linux) is needed to answer on a terminal")
+	}
+	cmd := exec.Command("script", "-qec", gatehouseBin+" "+strings.Join(args, " "), "/dev/null")
+	cmd.Env = w.env()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		w.t.Fatalf("gatehouse %s on a terminal: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// A Bash call an ask rule holds waits inside Claude Code's hook while a
+// person approves it from the CLI; then it runs in Gatehouse and the
+// tool_result is its output, and the decision's record carries the answer.
+func TestHeldCallApprovedFromCLI(t *testing.T) {
+	w := newWorld(t)
+	w.writeConfig("policy:\n  rules:\n    - {name: ask-deploy, action: ask, reason: deploys need a person, command: [echo], args: [{seq: [deploy]}]}\n")
+	w.startService()
+	w.gatehouse("install", "--no-service")
+	settings := w.sandboxSettings(false)
+
+	answered := make(chan string, 1)
+	go func() {
+		a := w.awaitApproval()
+		if a.Agent != "claude-code" || a.Surface != api.SurfaceAgentHook || a.Rule != "ask-deploy" || a.SessionID == "" || !strings.Contains(a.Command, "echo deploy now") {
+			t.Errorf("approval request %+v", a)
+		}
+		answered <- w.answerOnTerminal("approve", a.ID)
+	}()
+	res, _ := w.runClaude(w.workspace, settings, map[string]any{"command": "echo deploy now; echo done-$((6*7))", "description": "e2e"})
+	contains(t, "tool_result", res.Content, "deploy now", "done-42")
+	if res.IsError {
+		t.Errorf("the approved call is an error result: %s", res.Content)
+	}
+	contains(t, "approve output", <-answered, "approved", "(once)")
+
+	evs := w.events()
+	if len(evs) != 2 {
+		t.Fatalf("want a decision and an execution, got %+v", evs)
+	}
+	dec, run := evs[0], evs[1]
+	if dec.Decision != "allow" || dec.Approval == nil || dec.Approval.Answer != api.AnswerOnce || dec.Approval.By != api.ByCLI || dec.Approval.Rule != "ask-deploy" {
+		t.Errorf("decision event %+v (approval %+v)", dec, dec.Approval)
+	}
+	if run.ParentID != dec.ID || run.Status != "completed" {
+		t.Errorf("execution event %+v", run)
+	}
+}
