@@ -122,7 +122,7 @@ func (g Guard) Problem(real string) string {
 	for _, p := range g.Private {
 		switch {
 		case real == p:
-			return fmt.Sprintf("Gatehouse's own directory %q", p)
+			return "one of Gatehouse's own directories"
 		case sandbox.Within(real, p):
 			return fmt.Sprintf("inside Gatehouse's own directory %q", p)
 		case sandbox.Within(p, real):

@@ -155,7 +155,7 @@ func TestAddRefused(t *testing.T) {
 	f.refused(t, filepath.Join(f.home, ".ssh"), "inside the deny-read path")
 	f.refused(t, mkdir(t, f.home, ".ssh", "sub"), "inside the deny-read path")
 	f.refused(t, mkdir(t, f.home, ".aws", "x"), "inside the deny-read path")
-	f.refused(t, mkdir(t, f.home, ".config", "gatehouse"), "Gatehouse's own directory")
+	f.refused(t, mkdir(t, f.home, ".config", "gatehouse"), "is one of Gatehouse's own directories")
 	f.refused(t, filepath.Join(f.home, ".config"), "above Gatehouse's own directory")
 	f.refused(t, mkdir(t, f.state, "run"), "inside Gatehouse's own directory")
 	for _, d := range []string{"/etc", "/usr", "/tmp", "/dev", "/proc"} {
