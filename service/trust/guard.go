@@ -48,7 +48,8 @@ var systemTrees = []string{
 
 // Guard says what may never be trusted. Its paths are absolute and
 // resolved (GuardFor resolves them); the zero Guard refuses only "/", the
-// system directories and the system trees.
+// system directories and the system trees. It is plain data: Problem
+// only reads it, so one Guard may serve many goroutines.
 type Guard struct {
 	// Home is the home directory, resolved; "" skips the home checks.
 	Home string
