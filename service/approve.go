@@ -90,6 +90,13 @@ func WaitingLine(a api.Approval) string {
 // Workspaces lists the workspace roots in force, then the trusted ones
 // not in force now with the reason.
 func (s *Service) Workspaces() []api.Workspace {
+	if s.opts.Workspaces != nil {
+		ws, err := s.opts.Workspaces()
+		if err == nil {
+			return nonNilWorkspaces(ws)
+		}
+		s.log.Warn("listing the workspaces", "err", err)
+	}
 	g := s.gen.Load()
 	var out []api.Workspace
 	for _, r := range g.ex.WorkspaceRoots() {

@@ -62,6 +62,9 @@ type Options struct {
 	// Trust trusts a directory as a workspace root when a person approves
 	// it (service/trust); nil refuses workspace approvals.
 	Trust func(dir, by string) (string, error)
+	// Workspaces lists the workspace roots and the trusted ones, each with
+	// why it is not in force when it is not; nil lists the roots in force.
+	Workspaces func() ([]api.Workspace, error)
 	// ApprovalOpened, when set, is told of each new approval request (the
 	// notification with its actions), and ApprovalClosed when it is no
 	// longer pending.

@@ -104,6 +104,9 @@ func newExecutor(env *Env, opts policy.LoadOptions, cfg *policy.Config, logger *
 		CredentialDir: broker.DefaultDir(env.Getenv("XDG_RUNTIME_DIR")),
 		ToolCacheRoot: toolCacheRoot(env, opts.Home),
 		ToolHost:      toolHost(env, opts.Home),
+		// The workspaces the user trusted (workspace.go).
+		Trusted:      workspaceStore(env, opts.Home),
+		TrustPrivate: trustPrivate(env, opts),
 	})
 }
 

@@ -215,7 +215,7 @@ func denialHint(code, stage string) string {
 	case pipeline.DenySandboxUnavailable, pipeline.DenyAuditUnavailable:
 		return "run 'gatehouse doctor' to see why and how to fix it"
 	case pipeline.DenyCwdOutside:
-		return "use a directory inside policy.workspace_roots (or exec.default_cwd when none are set)"
+		return "use a directory inside a workspace root (gatehouse workspace list), or trust the project with gatehouse workspace add DIR"
 	}
 	return analysisHint(code) // explain.go
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/sandbox/probe"
 	"github.com/gatehouse-dev/gatehouse/service"
+	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/audit"
 	"github.com/gatehouse-dev/gatehouse/service/daemon"
 	"github.com/gatehouse-dev/gatehouse/service/localapi"
@@ -71,8 +72,24 @@ func runServe(fl *flag.FlagSet) runFunc {
 			SocketPath:     paths.socket,
 			RelayDir:       paths.relay,
 			SavedRulesFile: opts.SavedRulesFile,
-			Version:        Version,
-			Logger:         logger,
+			// A person's approval trusts a workspace under the configuration
+			// as it is now (workspace.go).
+			Trust: func(dir, by string) (string, error) {
+				l, err := policy.Load(opts)
+				if err != nil {
+					return "", err
+				}
+				return workspaceStore(env, opts.Home).Add(dir, by, workspaceGuard(env, l, opts))
+			},
+			Workspaces: func() ([]api.Workspace, error) {
+				l, err := policy.Load(opts)
+				if err != nil {
+					return nil, err
+				}
+				return workspaces(env, l, opts)
+			},
+			Version: Version,
+			Logger:  logger,
 			Reconcile: func(ctx context.Context) ([]string, error) {
 				return reconcileAudit(ctx, env, opts.Home)
 			},

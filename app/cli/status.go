@@ -94,7 +94,7 @@ func runStatus(fl *flag.FlagSet) runFunc {
 		}
 		p := st.Policy
 		fmt.Fprintf(w, "routing:         %s\n", p.Routing)
-		fmt.Fprintf(w, "workspace roots: %s\n", strings.Join(p.WorkspaceRoots, ", "))
+		fmt.Fprintf(w, "workspace roots: %s; %d in force with the trusted ones (gatehouse workspace list)\n", strings.Join(p.WorkspaceRoots, ", "), st.Workspaces)
 		fmt.Fprintf(w, "policy:          sandbox_required=%t analysis=%s default_action=%s timeout=%ds egress=%d entries\n",
 			p.SandboxRequired, p.CommandAnalysisMode, p.DefaultAction, p.ExecTimeoutSeconds, len(p.EgressAllowlist))
 		fmt.Fprintf(w, "executions:      %d running (max %d), %d tickets pending (max %d, ttl %ds)\n", st.Running, p.MaxConcurrent, st.Pending, p.MaxPendingTickets, p.TicketTTLSeconds)

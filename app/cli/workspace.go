@@ -191,7 +191,7 @@ func workspaces(env *Env, l *policy.Loaded, opts policy.LoadOptions) ([]api.Work
 	}
 	g := workspaceGuard(env, l, opts)
 	for _, w := range trusted {
-		w.Problem = trustedRootProblem(w.Path, g)
+		w.Problem = g.NotInForce(w.Path)
 		ws = append(ws, w)
 	}
 	return ws, nil
@@ -207,22 +207,6 @@ func policyRootProblem(cfg *policy.Config, r, home string, private []string) str
 	one.Policy.WorkspaceRoots = []string{r}
 	if _, err := one.ResolveWorkspaceRoots(home, private); err != nil {
 		return err.Error()
-	}
-	return ""
-}
-
-// trustedRootProblem says why the trusted root p is not in force now, or
-// returns "": it must still resolve to itself, and g must not refuse it.
-func trustedRootProblem(p string, g trust.Guard) string {
-	real, err := filepath.EvalSymlinks(p)
-	switch {
-	case err != nil:
-		return "does not exist"
-	case real != p:
-		return fmt.Sprintf("now resolves to %q; remove it and trust the directory again", real)
-	}
-	if problem := g.Problem(real); problem != "" {
-		return "is " + problem
 	}
 	return ""
 }

@@ -109,6 +109,7 @@ func Claude(ctx context.Context, env Env, routing string) *claude.Output {
 			Agent:          "claude-code",
 			Surface:        api.SurfaceAgentHook,
 			SessionID:      in.SessionID,
+			ProjectDir:     env.Getenv("CLAUDE_PROJECT_DIR"),
 		},
 		Route:   true,
 		Routing: routing,

@@ -34,6 +34,10 @@ type ExecRequest struct {
 	// SessionID is the agent's session (Claude Code's session_id), recorded on
 	// the event.
 	SessionID string `json:"session_id,omitempty"`
+	// ProjectDir is the agent's project directory (Claude Code's
+	// CLAUDE_PROJECT_DIR): what a call from outside every workspace root
+	// asks to trust, when it came from inside it.
+	ProjectDir string `json:"project_dir,omitempty"`
 }
 
 // Result is what the caller of shell:execute gets back.

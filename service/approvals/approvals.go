@@ -289,7 +289,7 @@ func (b *Broker) apply(p *pending, req api.AnswerRequest) (Outcome, api.AnswerRe
 			if b.opts.Trust == nil {
 				return out, resp, errors.New("workspaces cannot be trusted here")
 			}
-			dir, err := b.opts.Trust(a.Workspace, req.By)
+			dir, err := b.opts.Trust(a.Workspace, "approval")
 			if err != nil {
 				return out, resp, fmt.Errorf("trusting %s: %w", a.Workspace, err)
 			}

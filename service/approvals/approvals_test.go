@@ -230,7 +230,7 @@ func TestWorkspace(t *testing.T) {
 	if _, err := b.Answer(api.AnswerRequest{ID: a.ID, Answer: api.AnswerOnce, By: api.ByTray}); err != nil {
 		t.Fatal(err)
 	}
-	if o := outcome(t, out); !o.Approved || o.Record.Workspace != "/w/api" || len(trusted) != 1 || trusted[0] != "/w/api by tray" {
+	if o := outcome(t, out); !o.Approved || o.Record.Workspace != "/w/api" || len(trusted) != 1 || trusted[0] != "/w/api by approval" {
 		t.Errorf("%+v %v", o, trusted)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -30,6 +31,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/service/broker"
 	"github.com/gatehouse-dev/gatehouse/service/policy"
 	"github.com/gatehouse-dev/gatehouse/service/toolcache"
+	"github.com/gatehouse-dev/gatehouse/service/trust"
 )
 
 // Hard denials no knob relaxes (DESIGN §4), and the other blocked_by codes
@@ -124,6 +126,14 @@ type Options struct {
 	// Approver asks a person about held calls (hold.go); nil refuses them
 	// (approval_required).
 	Approver Approver
+	// Trusted are the workspace roots the user trusted (service/trust):
+	// they join policy.workspace_roots, each while TrustPrivate's guard
+	// (trust.GuardFor) still allows it; with an Approver, a call from a
+	// directory in no root asks to trust it. Nil: none.
+	Trusted *trust.Store
+	// TrustPrivate are Gatehouse's own directories no trusted root may be,
+	// hold or lie in; nil means PrivatePaths.
+	TrustPrivate []string
 	// TestOnlyWarmEveryCommand makes a command that finds no warm
 	// sandbox ready start one and run in it (pool.go), so that a test
 	// suite can run every command the warm way.
@@ -136,6 +146,8 @@ type Executor struct {
 	cfg  *policy.Config
 	opts Options
 	pool atomic.Pointer[pool] // pool.go; nil: none
+
+	guard func() trust.Guard // what may never be a trusted root (hold.go)
 }
 
 // New returns an Executor for cfg, which must have been validated.
@@ -146,7 +158,15 @@ func New(cfg *policy.Config, opts Options) (*Executor, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Executor{cfg: cfg, opts: opts}, nil
+	e := &Executor{cfg: cfg, opts: opts}
+	e.guard = sync.OnceValue(func() trust.Guard {
+		private := opts.TrustPrivate
+		if private == nil {
+			private = opts.PrivatePaths
+		}
+		return trust.GuardFor(cfg, opts.Home, private)
+	})
+	return e, nil
 }
 
 // Outcome is everything one execution produced.
@@ -250,7 +270,10 @@ func (e *Executor) decide(ctx context.Context, req api.ExecRequest) (*Admitted, 
 	}
 	dir, err := e.resolveCwd(req.Cwd, roots)
 	if err != nil {
-		return nil, deny(&ev, DenyCwdOutside, err.Error())
+		// A directory in no root asks to be trusted (hold.go).
+		if roots, dir, err = e.holdWorkspace(ctx, &req, err, &ev); err != nil {
+			return nil, err
+		}
 	}
 	ev.Cwd = dir
 
@@ -541,8 +564,13 @@ func (e *Executor) resolveCwd(cwd string, roots []string) (string, error) {
 			return real, nil
 		}
 	}
-	return "", fmt.Errorf("cwd %q resolves to %q, outside the workspace roots (%s)", cwd, real, strings.Join(roots, ", "))
+	return "", &outsideError{real: real, msg: fmt.Sprintf("cwd %q resolves to %q, outside the workspace roots (%s)", cwd, real, strings.Join(roots, ", "))}
 }
+
+// An outsideError is a working directory in no workspace root.
+type outsideError struct{ real, msg string }
+
+func (e *outsideError) Error() string { return e.msg }
 
 // roots returns the workspace roots as workspaceRoots judges them now, or
 // none when one is refused (the decision has been denied then).
@@ -559,7 +587,19 @@ func (e *Executor) roots() []string {
 // the places no root may lie in or above. A root is bound at the resolved
 // path returned here, never through its symlinks.
 func (e *Executor) workspaceRoots() ([]string, error) {
-	return e.cfg.ResolveWorkspaceRoots(e.opts.Home, e.opts.PrivatePaths)
+	roots, err := e.cfg.ResolveWorkspaceRoots(e.opts.Home, e.opts.PrivatePaths)
+	if err != nil || e.opts.Trusted == nil {
+		return roots, err
+	}
+	// The trusted roots, each judged again where it resolves now: one
+	// that no longer may be is left out, not the call refused.
+	g := e.guard()
+	for _, r := range e.opts.Trusted.Roots() {
+		if !slices.Contains(roots, r) && g.NotInForce(r) == "" {
+			roots = append(roots, r)
+		}
+	}
+	return roots, nil
 }
 
 // recheckWorkspace resolves the workspace roots and the decided working

@@ -9,13 +9,18 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"path/filepath"
+	"strings"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/sandbox"
 	"github.com/gatehouse-dev/gatehouse/service/analysis"
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/approvals"
 	"github.com/gatehouse-dev/gatehouse/service/policy"
+	"github.com/gatehouse-dev/gatehouse/service/trust"
 )
 
 // Denials of the hold stage.
@@ -101,4 +106,66 @@ func orUnknown(agent string) string {
 		return "an agent"
 	}
 	return agent
+}
+
+// holdWorkspace asks a person to trust the project a call came from when
+// its directory lies in no workspace root (cwdErr, from resolveCwd), and
+// returns the roots and the resolved directory once trusted. The
+// directory asked about is the top of the git repository the call came
+// from (the agent's project directory, req.ProjectDir, when the call came
+// from inside it). Without an approver, or when the directory may never
+// be trusted, the call is refused cwd_outside_workspace.
+func (e *Executor) holdWorkspace(ctx context.Context, req *api.ExecRequest, cwdErr error, ev *api.Event) ([]string, string, error) {
+	var out *outsideError
+	if !errors.As(cwdErr, &out) {
+		return nil, "", deny(ev, DenyCwdOutside, cwdErr.Error())
+	}
+	if e.opts.Approver == nil || e.opts.Trusted == nil {
+		return nil, "", deny(ev, DenyCwdOutside, cwdErr.Error()).
+			withHint(fmt.Sprintf("trust the project with 'gatehouse workspace add %s', or add it to policy.workspace_roots", out.real))
+	}
+	project := out.real
+	if p := req.ProjectDir; p != "" {
+		if real, err := filepath.EvalSymlinks(p); err == nil && sandbox.Within(out.real, real) {
+			project = real
+		}
+	}
+	top := trust.Top(project, e.opts.Home)
+	if problem := e.guard().Problem(top); problem != "" {
+		return nil, "", deny(ev, DenyCwdOutside, fmt.Sprintf("%s; %s cannot be trusted as a workspace: it is %s", cwdErr, top, problem))
+	}
+	agent := orUnknown(req.Agent)
+	h := &approvals.Hold{
+		Request: api.Approval{
+			Kind: api.ApprovalWorkspace, DecisionID: ev.ID,
+			Agent: agent, Surface: req.Surface, SessionID: req.SessionID, Cwd: out.real,
+			Command: req.Command, Rule: RuleWorkspace, Origin: RuleWorkspace, Reason: cwdErr.Error(),
+			Workspace: top,
+			Question:  fmt.Sprintf("Trust %s as a workspace for %s?", tildePath(top, e.opts.Home), agent),
+		},
+		Timeout: e.approvalTimeout(),
+	}
+	if err := e.await(ctx, h, ev); err != nil {
+		return nil, "", err
+	}
+	roots, err := e.workspaceRoots()
+	if err != nil {
+		return nil, "", deny(ev, DenyWorkspaceRoot, err.Error())
+	}
+	dir, err := e.resolveCwd(req.Cwd, roots)
+	if err != nil {
+		return nil, "", deny(ev, DenyCwdOutside, err.Error()+"; it was trusted, and is still not a workspace root now")
+	}
+	return roots, dir, nil
+}
+
+// RuleWorkspace names what holds a call from outside every workspace root.
+const RuleWorkspace = "workspace"
+
+// tildePath writes p under home as ~/...
+func tildePath(p, home string) string {
+	if rest, ok := strings.CutPrefix(p, home+"/"); ok && home != "" {
+		return "~/" + rest
+	}
+	return p
 }

@@ -139,6 +139,22 @@ func (g Guard) Problem(real string) string {
 	return ""
 }
 
+// NotInForce says why the trusted root p is not in force now, or returns
+// "": it must still resolve to itself, and g must not refuse it.
+func (g Guard) NotInForce(p string) string {
+	real, err := filepath.EvalSymlinks(p)
+	switch {
+	case err != nil:
+		return "does not exist"
+	case real != p:
+		return fmt.Sprintf("now resolves to %q; remove it and trust the directory again", real)
+	}
+	if problem := g.Problem(real); problem != "" {
+		return "is " + problem
+	}
+	return ""
+}
+
 // systemTree returns the read-only system tree real lies in, or "".
 func systemTree(real string) string {
 	if i := slices.IndexFunc(systemTrees, func(t string) bool { return sandbox.Within(real, t) }); i >= 0 {

@@ -87,3 +87,53 @@ func TestHeldCallApprovedFromCLI(t *testing.T) {
 		t.Errorf("execution event %+v", run)
 	}
 }
+
+// A session in a project outside every workspace root asks to trust it;
+// approved, the directory (the top of its git repository) is trusted and
+// the call runs there. Directories that may never be workspaces are
+// refused without asking: /, $HOME, ~/.ssh, and a symlink to $HOME inside
+// the trusted root.
+func TestWorkspaceTrust(t *testing.T) {
+	w := newWorld(t)
+	w.startService()
+	w.gatehouse("install", "--no-service")
+	settings := w.sandboxSettings(false)
+	project := filepath.Join(w.home, "work", "api")
+	sub := filepath.Join(project, "cmd")
+	must(t, os.MkdirAll(sub, 0o755))
+	must(t, exec.Command("git", "init", "-q", project).Run())
+
+	answered := make(chan api.Approval, 1)
+	go func() {
+		a := w.awaitApproval()
+		w.answerOnTerminal("approve", a.ID)
+		answered <- a
+	}()
+	res, _ := w.runClaude(sub, settings, map[string]any{"command": "pwd; echo data > made.txt && echo wrote-here", "description": "e2e"})
+	a := <-answered
+	if a.Kind != api.ApprovalWorkspace || a.Workspace != project || a.Agent != "claude-code" || !strings.Contains(a.Question, "Trust ~/work/api as a workspace for claude-code?") {
+		t.Errorf("approval request %+v", a)
+	}
+	contains(t, "tool_result", res.Content, sub, "wrote-here")
+	if _, err := os.Stat(filepath.Join(sub, "made.txt")); err != nil {
+		t.Errorf("the trusted workspace is not writable: %v", err)
+	}
+	contains(t, "workspace list", w.gatehouse("workspace", "list"), "trusted  "+project)
+	evs := w.events()
+	if len(evs) != 2 || evs[0].Approval == nil || evs[0].Approval.Kind != api.ApprovalWorkspace || evs[0].Approval.Workspace != project {
+		t.Errorf("events %+v", evs)
+	}
+
+	// Never a workspace, whatever is asked.
+	must(t, os.Symlink(w.home, filepath.Join(project, "homelink")))
+	for _, dir := range []string{"/", w.home, filepath.Join(w.home, ".ssh"), filepath.Join(project, "homelink")} {
+		res, _ := w.runClaude(dir, settings, map[string]any{"command": "echo ran-in-" + filepath.Base(dir), "description": "e2e"})
+		contains(t, "tool_result from "+dir, res.Content, "Gatehouse denied this command (cwd_outside_workspace)", "cannot be trusted as a workspace")
+		if strings.Contains(res.Content, "ran-in-") && !strings.Contains(res.Content, "echo ran-in-") {
+			t.Errorf("the call from %s ran: %s", dir, res.Content)
+		}
+	}
+	if as, _ := w.client().Approvals(context.Background()); len(as) != 0 {
+		t.Errorf("a refused directory asked: %+v", as)
+	}
+}

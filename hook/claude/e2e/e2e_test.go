@@ -451,8 +451,9 @@ func TestDeniedCommandNeverRuns(t *testing.T) {
 	w := newWorld(t)
 	w.startService()
 	w.gatehouse("install", "--no-service")
-	elsewhere := filepath.Join(w.dir, "elsewhere")
-	must(t, os.MkdirAll(elsewhere, 0o755))
+	// The home directory is in no workspace root and may never be one:
+	// nothing asks, the call is refused.
+	elsewhere := w.home
 
 	res, _ := w.runClaude(elsewhere, w.sandboxSettings(false), map[string]any{
 		"command": "touch ran-marker", "description": "e2e",
