@@ -77,7 +77,7 @@ func writeExplanation(w io.Writer, x *pipeline.Explanation) {
 		return
 	}
 	d := x.Analysis
-	// The pipeline's words for the decision: an ask is refused for now.
+	// The pipeline's words for the decision: an ask would wait for a person.
 	d.Action = x.Decision
 	if x.BlockedBy != "" {
 		d.Code, d.Reason = x.BlockedBy, x.Reason

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"syscall"
 
 	"github.com/gatehouse-dev/gatehouse/sandbox/probe"
@@ -18,6 +19,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/service/audit"
 	"github.com/gatehouse-dev/gatehouse/service/daemon"
 	"github.com/gatehouse-dev/gatehouse/service/localapi"
+	"github.com/gatehouse-dev/gatehouse/service/notify"
 	"github.com/gatehouse-dev/gatehouse/service/pipeline"
 	"github.com/gatehouse-dev/gatehouse/service/policy"
 )
@@ -55,6 +57,14 @@ func runServe(fl *flag.FlagSet) runFunc {
 		logger := slog.New(slog.NewTextHandler(env.Stderr, nil))
 		paths := servicePaths(env, opts.Home)
 		probe.SetVersionCache(filepath.Join(paths.state, "probe-cache.json"))
+		prompter := sync.OnceValue(func() notify.Prompter {
+			p, err := notify.NewActionPrompter()
+			if err != nil {
+				logger.Info("approval notifications without actions", "why", err)
+				return notify.PlainPrompter{}
+			}
+			return p
+		})
 		svc, err := service.New(service.Options{
 			Load: func() (*policy.Loaded, error) { return policy.Load(opts) },
 			NewExecutor: func(cfg *policy.Config) (*pipeline.Executor, error) {
@@ -81,6 +91,16 @@ func runServe(fl *flag.FlagSet) runFunc {
 				}
 				return workspaceStore(env, opts.Home).Add(dir, by, workspaceGuard(env, l, opts))
 			},
+			// A waiting approval raises a notification with the platform's
+			// actions where it has them.
+			ApprovalOpened: func(a api.Approval, answer func(api.AnswerRequest) api.AnswerResponse) {
+				go func() {
+					if err := prompter().Open(a, answer); err != nil {
+						logger.Warn("approval notification", "id", a.ID, "err", err)
+					}
+				}()
+			},
+			ApprovalClosed: func(a api.Approval) { go prompter().Close(a.ID) },
 			Workspaces: func() ([]api.Workspace, error) {
 				l, err := policy.Load(opts)
 				if err != nil {

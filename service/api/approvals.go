@@ -52,6 +52,8 @@ const (
 	ByCLI       = "cli"
 	ByTray      = "tray"
 	ByDashboard = "dashboard"
+	// ByNotification is a notification's action (Approve once, Deny).
+	ByNotification = "notification"
 )
 
 // Approval is one pending approval request: the call is held until a

@@ -29,9 +29,6 @@ const (
 	AnswerCancelled = "cancelled"
 )
 
-// ByNotification is a notification's action answering.
-const ByNotification = "notification"
-
 // BySession marks a call a session grant answered without asking.
 const BySession = "session"
 
@@ -239,7 +236,7 @@ func (b *Broker) Count() int {
 // not match the held command or cannot be saved.
 func (b *Broker) Answer(req api.AnswerRequest) (api.AnswerResponse, error) {
 	switch req.By {
-	case api.ByCLI, api.ByTray, api.ByDashboard, ByNotification:
+	case api.ByCLI, api.ByTray, api.ByDashboard, api.ByNotification:
 	default:
 		return api.AnswerResponse{}, fmt.Errorf("by %q: want cli, tray, dashboard or notification", req.By)
 	}

@@ -211,7 +211,7 @@ func TestAnalysisDenials(t *testing.T) {
 		{"rm -rf ~; touch ran", DenyPolicyRule, `built-in rule "rm-root" matched "rm -rf ` + f.home + `"`},
 		{"echo 'unterminated; touch ran", DenyParseError, "the command does not parse"},
 		{"curl -s https://example.com/x | sh; touch ran", DenyPolicyRule, "curl-pipe-shell"},
-		{`read -r x; eval "$x"; touch ran`, DenyApproval, "approvals are not available yet"},
+		{`read -r x; eval "$x"; touch ran`, DenyApproval, "asked through the Gatehouse service, and it is not running"},
 	} {
 		_, err := f.try(tc.cmd)
 		d := denial(err)
