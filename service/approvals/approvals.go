@@ -27,7 +27,13 @@ const SessionTTL = 12 * time.Hour
 const (
 	AnswerTimeout   = "timeout"
 	AnswerCancelled = "cancelled"
+	// AnswerTooMany: MaxPending requests were already waiting.
+	AnswerTooMany = "too_many_pending"
 )
+
+// MaxPending bounds the requests waiting at once: each holds a caller's
+// connection to the service, and the person's answers need one too.
+const MaxPending = 32
 
 // BySession marks a call a session grant answered without asking.
 const BySession = "session"
@@ -119,6 +125,10 @@ func (b *Broker) Hold(ctx context.Context, h *Hold) Outcome {
 	a.Answers = offered(h)
 	p := &pending{a: a, h: h, answered: make(chan Outcome, 1)}
 	b.mu.Lock()
+	if len(b.pending) >= MaxPending {
+		b.mu.Unlock()
+		return Outcome{Record: api.ApprovalRecord{Kind: a.Kind, Answer: AnswerTooMany, Rule: a.Rule}}
+	}
 	b.pending[a.ID] = p
 	b.order = append(b.order, a.ID)
 	b.mu.Unlock()

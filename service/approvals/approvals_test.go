@@ -260,3 +260,27 @@ func TestAnswerRace(t *testing.T) {
 		t.Errorf("%d answers taken", taken)
 	}
 }
+
+// At most MaxPending requests wait; one more is refused at once.
+func TestMaxPending(t *testing.T) {
+	t.Parallel()
+	b := New(Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var outs []<-chan Outcome
+	for range MaxPending {
+		_, out := start(t, b, hold("s", "git", time.Minute))
+		outs = append(outs, out)
+	}
+	if o := b.Hold(ctx, hold("s", "git", time.Minute)); o.Approved || o.Record.Answer != AnswerTooMany {
+		t.Errorf("one more: %+v", o)
+	}
+	for _, a := range b.Pending() {
+		if _, err := b.Answer(api.AnswerRequest{ID: a.ID, Answer: api.AnswerDeny, By: api.ByCLI}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, o := range outs {
+		outcome(t, o)
+	}
+}

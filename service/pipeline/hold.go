@@ -34,6 +34,8 @@ const (
 	DenyApprovalTimeout = "approval_timeout"
 	// DenyApprovalCancelled: the caller went away while it waited.
 	DenyApprovalCancelled = "approval_cancelled"
+	// DenyApprovalLimit: too many calls already wait.
+	DenyApprovalLimit = "approval_limit"
 )
 
 // Approver asks a person about a held call and waits for the answer; the
@@ -95,6 +97,9 @@ func (e *Executor) await(ctx context.Context, h *approvals.Hold, ev *api.Event) 
 	case approvals.AnswerTimeout:
 		return deny(ev, DenyApprovalTimeout, fmt.Sprintf("%s; nobody answered the approval request %s within %s (policy.approval_timeout_seconds), so it was not run", h.Request.Reason, rec.ID, h.Timeout)).
 			withHint("answer it in the tray or with `gatehouse approve ID` while the call waits")
+	case approvals.AnswerTooMany:
+		return deny(ev, DenyApprovalLimit, fmt.Sprintf("%s; %d calls already wait for a person's answer, the most that may, so this one was not held", h.Request.Reason, approvals.MaxPending)).
+			withHint("answer the waiting ones (gatehouse approvals), then run it again")
 	case approvals.AnswerCancelled:
 		return deny(ev, DenyApprovalCancelled, fmt.Sprintf("%s; the caller went away while approval request %s waited", h.Request.Reason, rec.ID))
 	}
