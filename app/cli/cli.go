@@ -142,7 +142,7 @@ func parseFlags(fl *flag.FlagSet, args []string, interspersed bool) ([]string, e
 // own stages are another program, gatehouse-init (app/gatehouse-init).
 var commands = byName([]*command{
 	execCmd, explainCmd, auditCmd, statusCmd, doctorCmd, configCmd, credCmd, cacheCmd,
-	installCmd, uninstallCmd, serviceCmd, serveCmd, hookCmd, relayCmd, managedSettingsCmd,
+	installCmd, uninstallCmd, serviceCmd, serveCmd, hookCmd, relayCmd, managedSettingsCmd, trayCmd,
 })
 
 // byName indexes cs by name.
