@@ -5,7 +5,9 @@ go 1.26.0
 tool honnef.co/go/tools/cmd/staticcheck
 
 require (
+	fyne.io/systray v1.12.2
 	github.com/danieljoos/wincred v1.2.3
+	github.com/dustin/go-humanize v1.1.0
 	github.com/gen2brain/beeep v0.12.0
 	github.com/godbus/dbus/v5 v5.2.2
 	github.com/kardianos/service v1.3.0
@@ -22,7 +24,6 @@ require (
 require (
 	git.sr.ht/~jackmordaunt/go-toast v1.1.2 // indirect
 	github.com/BurntSushi/toml v1.4.1-0.20240526193622-a339e1f7089c // indirect
-	github.com/dustin/go-humanize v1.1.0 // indirect
 	github.com/ebitengine/purego v0.10.2 // indirect
 	github.com/esiqveland/notify v0.13.3 // indirect
 	github.com/go-ole/go-ole v1.3.0 // indirect

@@ -1,7 +1,7 @@
 // Package assets holds the files Gatehouse embeds in its binary.
 package assets
 
-import _ "embed"
+import "embed"
 
 // DefaultConfig is the built-in configuration, the bottom layer under the
 // managed and user files. It is commented YAML and doubles as the reference
@@ -9,3 +9,11 @@ import _ "embed"
 //
 //go:embed defaults.yaml
 var DefaultConfig []byte
+
+// TrayIcons holds the tray's icons, tray/STATE[-badge]-THEME.png: STATE is
+// protected, degraded, denied or down, -badge marks an approval waiting,
+// and THEME is light or dark, the panel the icon is drawn for
+// (docs/tray.md). trayicons_test.go draws them.
+//
+//go:embed tray/*.png
+var TrayIcons embed.FS

@@ -26,22 +26,27 @@ var uninstallCmd = &command{name: "uninstall",
 	flags:   runUninstall,
 }
 
-const installUsage = `usage: gatehouse install [--no-service]
+const installUsage = `usage: gatehouse install [--no-service] [--no-tray]
 
 Installs and starts the Gatehouse user service ('gatehouse service install'
-and 'start'), then merges Gatehouse's PreToolUse hook into Claude Code's user
-settings ($CLAUDE_CONFIG_DIR/settings.json, by default ~/.claude/settings.json).
+and 'start'), starts the tray at login ('gatehouse tray': an XDG autostart
+entry, ~/.config/autostart/gatehouse-tray.desktop, or on macOS the LaunchAgent
+~/Library/LaunchAgents/dev.gatehouse.tray.plist), then merges Gatehouse's
+PreToolUse hook into Claude Code's user settings
+($CLAUDE_CONFIG_DIR/settings.json, by default ~/.claude/settings.json).
 Everything already in the file is kept, a backup is written before any change,
-and running it again changes nothing. --no-service installs the hook alone
-(run 'gatehouse serve' yourself).`
+and running it again changes nothing. --no-service installs no service (run
+'gatehouse serve' yourself); --no-tray leaves the tray out.`
 
 const uninstallUsage = `usage: gatehouse uninstall [--keep-service]
 
 Removes Gatehouse's hook from Claude Code's user settings (after a backup) and
-stops and removes the user service, unless --keep-service.`
+the tray's start at login, and stops and removes the user service, unless
+--keep-service.`
 
 func runInstall(fl *flag.FlagSet) runFunc {
 	noService := fl.Bool("no-service", false, "")
+	noTray := fl.Bool("no-tray", false, "")
 	return func(ctx context.Context, env *Env, args []string) error {
 		if fl.NArg() > 0 {
 			return usagef("install: unexpected argument %q", fl.Arg(0))
@@ -66,17 +71,24 @@ func runInstall(fl *flag.FlagSet) runFunc {
 		}
 		if !changed {
 			fmt.Fprintf(env.Stdout, "%s: the Gatehouse hook is already installed\n", file)
+		} else {
+			backup, err := writeWithBackup(file, old, merged)
+			if err != nil {
+				return err
+			}
+			if backup != "" {
+				fmt.Fprintf(env.Stdout, "%s: backed up to %s\n", file, backup)
+			}
+			fmt.Fprintf(env.Stdout, "%s: Gatehouse hook installed (%s)\n", file, hook)
+		}
+		if *noTray {
 			return nil
 		}
-		backup, err := writeWithBackup(file, old, merged)
+		home, err := homeDir(env)
 		if err != nil {
 			return err
 		}
-		if backup != "" {
-			fmt.Fprintf(env.Stdout, "%s: backed up to %s\n", file, backup)
-		}
-		fmt.Fprintf(env.Stdout, "%s: Gatehouse hook installed (%s)\n", file, hook)
-		return nil
+		return installTrayAutostart(env, runtime.GOOS, home, exe)
 	}
 }
 
@@ -99,6 +111,13 @@ func runUninstall(fl *flag.FlagSet) runFunc {
 			fmt.Fprintf(env.Stdout, "%s: Gatehouse hook removed (backup: %s)\n", file, backup)
 		} else {
 			fmt.Fprintf(env.Stdout, "%s: no Gatehouse hook to remove\n", file)
+		}
+		home, err := homeDir(env)
+		if err != nil {
+			return err
+		}
+		if err := removeTrayAutostart(env, runtime.GOOS, home); err != nil {
+			return err
 		}
 		if *keep {
 			return nil

@@ -1,0 +1,346 @@
+package tray
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/service/api"
+	"github.com/gatehouse-dev/gatehouse/service/localapi"
+	"github.com/gatehouse-dev/gatehouse/service/notify"
+)
+
+// ErrUnavailable means this build has no tray: on macOS the menu bar
+// needs cgo.
+var ErrUnavailable = errors.New("the tray is not available in this build")
+
+// A Client is the admission API the tray reads and answers through;
+// *localapi.Client implements it.
+type Client interface {
+	Status(ctx context.Context) (*api.Status, error)
+	Events(ctx context.Context, limit int) ([]api.Event, error)
+	Approvals(ctx context.Context) ([]api.Approval, error)
+	Answer(ctx context.Context, req api.AnswerRequest) (*api.AnswerResponse, error)
+	Workspaces(ctx context.Context) ([]api.Workspace, error)
+	// Stream calls fn with each notice of the live stream until ctx ends
+	// (nil) or the service goes away (an error).
+	Stream(ctx context.Context, fn func(api.StreamNotice)) error
+}
+
+// Options configure the tray.
+type Options struct {
+	// Client reaches the service. Must be non-nil.
+	Client Client
+	// Exe is the gatehouse binary: Run doctor runs 'Exe doctor', and
+	// Start service 'Exe service start', the CLI's own commands.
+	Exe string
+	// ReportDir is where the doctor's report is written (the state
+	// directory).
+	ReportDir string
+	// Theme is light or dark, the panel the icons are drawn for; "" asks
+	// the desktop, and takes dark when it does not say.
+	Theme string
+	// Sender raises the notifications; nil means the desktop.
+	Sender notify.Sender
+	// Open opens a file or a directory in the desktop's application for
+	// it; nil means xdg-open (open on macOS).
+	Open   func(path string) error
+	Logger *slog.Logger
+}
+
+// Reconnection: the first retry comes at once, then each waits twice the
+// last, up to maxBackoff.
+const (
+	minBackoff = 100 * time.Millisecond
+	maxBackoff = 2 * time.Second
+	// pollEvery is how often the status is read from a service that
+	// serves no live stream.
+	pollEvery = 2 * time.Second
+	// callTimeout bounds one call to the service.
+	callTimeout = 5 * time.Second
+	// recentFetch is how many events are read at connection: decisions
+	// and file-tool events are among them, so more than MaxRecent.
+	recentFetch = 50
+)
+
+// app is the tray apart from its menu binding: the state, the connection
+// to the service and what the menu's actions do. Its methods are safe for
+// concurrent use.
+type app struct {
+	opts Options
+	log  *slog.Logger
+
+	mu sync.Mutex
+	st State
+
+	// changed is signalled (without blocking) when st changes; wake when
+	// the connection should be tried again at once.
+	changed chan struct{}
+	wake    chan struct{}
+	// quit ends the tray; the binding sets it.
+	quit func()
+}
+
+func newApp(opts Options) *app {
+	if opts.Sender == nil {
+		opts.Sender = notify.Desktop{}
+	}
+	if opts.Open == nil {
+		opts.Open = openPath
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &app{opts: opts, log: log, changed: make(chan struct{}, 1), wake: make(chan struct{}, 1), quit: func() {}}
+}
+
+func signal(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}
+
+// update changes the state under the lock and signals the change.
+func (a *app) update(f func(*State)) {
+	a.mu.Lock()
+	f(&a.st)
+	a.mu.Unlock()
+	signal(a.changed)
+}
+
+// snapshot returns a copy of the state that later updates do not touch.
+func (a *app) snapshot() State {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s := a.st
+	s.Approvals = slices.Clone(s.Approvals)
+	s.Recent = slices.Clone(s.Recent)
+	s.Workspaces = slices.Clone(s.Workspaces)
+	return s
+}
+
+// connect keeps the tray connected until ctx ends: it reads the state,
+// follows the live stream, and when the service goes away says so and
+// tries again with backoff.
+func (a *app) connect(ctx context.Context) {
+	backoff := minBackoff
+	for ctx.Err() == nil {
+		reached, err := a.session(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		a.update(func(s *State) { s.Tried, s.Connected, s.Stopping = true, false, false })
+		if reached {
+			a.log.Info("the service went away", "err", err)
+			backoff = minBackoff
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-a.wake:
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, maxBackoff)
+	}
+}
+
+// session reads the service's state and follows its stream until it
+// ends. reached says whether the service answered at all.
+func (a *app) session(ctx context.Context) (reached bool, err error) {
+	c := a.opts.Client
+	cctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	st, err := c.Status(cctx)
+	if err != nil {
+		return false, err
+	}
+	approvals, aerr := c.Approvals(cctx)
+	events, eerr := c.Events(cctx, recentFetch)
+	workspaces, werr := c.Workspaces(cctx)
+	for _, err := range []error{aerr, eerr, werr} {
+		if err != nil {
+			a.log.Warn("reading the service's state", "err", err)
+		}
+	}
+	a.update(func(s *State) {
+		s.Tried, s.Connected, s.Stopping = true, true, false
+		s.Status, s.Approvals, s.Workspaces = *st, approvals, workspaces
+		s.SetEvents(events)
+	})
+	err = c.Stream(ctx, func(n api.StreamNotice) {
+		var refetchA, refetchW bool
+		a.update(func(s *State) { refetchA, refetchW = s.Apply(n) })
+		a.refetch(ctx, refetchA, refetchW)
+	})
+	if err == nil || errors.Is(err, localapi.ErrLost) || errors.Is(err, localapi.ErrNotRunning) || ctx.Err() != nil {
+		return true, err
+	}
+	// A service that serves no live stream (an older one): read its
+	// status every pollEvery instead, until it goes away.
+	a.log.Warn("no live stream; reading the status instead", "err", err)
+	for {
+		select {
+		case <-ctx.Done():
+			return true, nil
+		case <-time.After(pollEvery):
+		}
+		cctx, cancel := context.WithTimeout(ctx, callTimeout)
+		st, err := c.Status(cctx)
+		cancel()
+		if err != nil {
+			return true, err
+		}
+		a.update(func(s *State) { s.Status = *st })
+		a.refetch(ctx, st.Approvals != len(a.snapshot().Approvals), st.Workspaces != len(a.snapshot().Workspaces))
+	}
+}
+
+// refetch reads the pending approvals and the workspaces again, as asked.
+func (a *app) refetch(ctx context.Context, approvals, workspaces bool) {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	if approvals {
+		if list, err := a.opts.Client.Approvals(ctx); err == nil {
+			a.update(func(s *State) { s.Approvals = list })
+		}
+	}
+	if workspaces {
+		if list, err := a.opts.Client.Workspaces(ctx); err == nil {
+			a.update(func(s *State) { s.Workspaces = list })
+		}
+	}
+}
+
+// do carries out a click's action.
+func (a *app) do(ctx context.Context, act Action) {
+	switch act.Kind {
+	case ActAnswer:
+		a.answer(ctx, act.ID, act.Answer)
+	case ActShowEvent:
+		s := a.snapshot()
+		if ev, ok := s.Event(act.ID); ok {
+			a.notify(Card(ev, time.Now()))
+		}
+	case ActOpen:
+		if err := a.opts.Open(act.ID); err != nil {
+			a.notify("Gatehouse: cannot open "+Shorten(act.ID, lineWidth), err.Error())
+		}
+	case ActRunDoctor:
+		a.runDoctor(ctx)
+	case ActStartService:
+		a.startService(ctx)
+	case ActQuit:
+		a.quit()
+	}
+}
+
+func (a *app) answer(ctx context.Context, id, answer string) {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	_, err := a.opts.Client.Answer(ctx, api.AnswerRequest{ID: id, Answer: answer, By: api.ByTray})
+	if err != nil {
+		a.notify("Gatehouse: the answer was not taken", err.Error())
+		// The request may have been answered elsewhere or expired.
+		a.refetch(ctx, true, false)
+		return
+	}
+	a.update(func(s *State) { s.RemoveApproval(id) })
+}
+
+// reportName is the doctor's report, in Options.ReportDir.
+const reportName = "doctor-report.txt"
+
+// runDoctor runs gatehouse doctor, writes its report to a file the menu
+// opens, and notifies its summary.
+func (a *app) runDoctor(ctx context.Context) {
+	a.update(func(s *State) { s.DoctorRunning = true })
+	defer a.update(func(s *State) { s.DoctorRunning = false })
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, a.opts.Exe, "doctor").CombinedOutput()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		a.notify("Gatehouse doctor did not run", err.Error())
+		return
+	}
+	file := filepath.Join(a.opts.ReportDir, reportName)
+	report := fmt.Sprintf("gatehouse doctor, %s\n\n%s", time.Now().Format(time.DateTime), out)
+	if werr := writePrivate(file, []byte(report)); werr != nil {
+		a.notify("Gatehouse doctor: the report was not written", werr.Error())
+		return
+	}
+	a.update(func(s *State) { s.Report = file })
+	a.notify(DoctorSummary(out, err == nil, file))
+}
+
+// writePrivate writes data to file (mode 0600), creating its directory
+// (0700) when missing.
+func writePrivate(file string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(file), ".report-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), file)
+}
+
+// startService starts the user service as 'gatehouse service start'
+// does, then tries the connection at once.
+func (a *app) startService(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, a.opts.Exe, "service", "start").CombinedOutput()
+	if err != nil {
+		msg := strings.TrimSpace(string(out))
+		if msg == "" {
+			msg = err.Error()
+		}
+		a.notify("Gatehouse: the service did not start", msg)
+		return
+	}
+	signal(a.wake)
+}
+
+func (a *app) notify(title, body string) {
+	if err := a.opts.Sender.Send(title, body); err != nil {
+		a.log.Warn("notifying", "title", title, "err", err)
+	}
+}
+
+// openPath opens path in the desktop's application for it.
+func openPath(path string) error {
+	name, args := "xdg-open", []string{path}
+	switch runtime.GOOS {
+	case "darwin":
+		name = "open"
+	case "windows":
+		name, args = "rundll32", []string{"url.dll,FileProtocolHandler", path}
+	}
+	cmd := exec.Command(name, args...)
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("running %s: %w", name, err)
+	}
+	go cmd.Wait()
+	return nil
+}

@@ -1,0 +1,188 @@
+package tray_test
+
+import (
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/service/api"
+	"github.com/gatehouse-dev/gatehouse/service/socket"
+)
+
+// fakeService serves the part of the admission API the tray reads, on a
+// unix socket, from state the test sets: status, events, approvals,
+// answers, workspaces and the live stream. It can be stopped and started
+// again on the same socket, as a service restarts.
+type fakeService struct {
+	t    *testing.T
+	path string
+
+	mu         sync.Mutex
+	status     api.Status
+	events     []api.Event // newest first
+	approvals  []api.Approval
+	workspaces []api.Workspace
+	answers    []api.AnswerRequest
+	subs       map[chan api.StreamNotice]bool
+	srv        *http.Server
+}
+
+func newFakeService(t *testing.T, path string) *fakeService {
+	f := &fakeService{t: t, path: path, subs: map[chan api.StreamNotice]bool{}}
+	t.Cleanup(f.stop)
+	return f
+}
+
+func (f *fakeService) start() {
+	l, err := socket.Listen(f.path, nil)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET "+api.PathStatus, func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		st := f.status
+		st.Approvals = len(f.approvals)
+		f.mu.Unlock()
+		reply(w, st)
+	})
+	mux.HandleFunc("GET "+api.PathEvents, func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		reply(w, api.EventsResponse{Events: slices.Clone(f.events)})
+	})
+	mux.HandleFunc("GET "+api.PathApprovals, func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		reply(w, api.ApprovalsResponse{Approvals: slices.Clone(f.approvals)})
+	})
+	mux.HandleFunc("GET "+api.PathWorkspaces, func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		reply(w, api.WorkspacesResponse{Workspaces: slices.Clone(f.workspaces)})
+	})
+	mux.HandleFunc("POST "+api.PathAnswer, func(w http.ResponseWriter, r *http.Request) {
+		var req api.AnswerRequest
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		f.mu.Lock()
+		f.answers = append(f.answers, req)
+		i := slices.IndexFunc(f.approvals, func(a api.Approval) bool { return a.ID == req.ID })
+		if i < 0 || !slices.Contains(f.approvals[i].Answers, req.Answer) {
+			f.mu.Unlock()
+			reply(w, api.AnswerResponse{Error: "no such request, or an answer it does not offer"})
+			return
+		}
+		a := f.approvals[i]
+		f.mu.Unlock()
+		f.push(api.StreamNotice{Type: api.NoticeApprovalAnswered, Approval: &a,
+			Answer: &api.ApprovalRecord{ID: a.ID, Kind: a.Kind, Answer: req.Answer, By: req.By}})
+		reply(w, api.AnswerResponse{OK: true})
+	})
+	mux.HandleFunc("GET "+api.PathStream, f.stream)
+	srv := &http.Server{Handler: mux}
+	f.mu.Lock()
+	f.srv = srv
+	f.mu.Unlock()
+	go srv.Serve(l)
+}
+
+// stream sends the service's state and the pending approvals, then every
+// notice pushed, as the service's stream does.
+func (f *fakeService) stream(w http.ResponseWriter, r *http.Request) {
+	c := make(chan api.StreamNotice, 64)
+	f.mu.Lock()
+	st := f.status
+	st.Approvals = len(f.approvals)
+	first := []api.StreamNotice{{Type: api.NoticeService, State: "running", Status: &st, Sandbox: &st.Sandbox}}
+	for _, a := range f.approvals {
+		first = append(first, api.StreamNotice{Type: api.NoticeApprovalOpened, Approval: &a})
+	}
+	f.subs[c] = true
+	f.mu.Unlock()
+	defer func() {
+		f.mu.Lock()
+		delete(f.subs, c)
+		f.mu.Unlock()
+	}()
+	w.Header().Set("Content-Type", "text/event-stream")
+	rc := http.NewResponseController(w)
+	for _, n := range first {
+		api.WriteEvent(w, n)
+	}
+	rc.Flush()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case n := <-c:
+			if api.WriteEvent(w, n) != nil || rc.Flush() != nil {
+				return
+			}
+		}
+	}
+}
+
+// push applies n to the fake's state and sends it to every subscriber.
+// What n points to is copied: the caller may change it afterwards.
+func (f *fakeService) push(n api.StreamNotice) {
+	n.Event, n.Approval, n.Sandbox = clone(n.Event), clone(n.Approval), clone(n.Sandbox)
+	if n.Time.IsZero() {
+		n.Time = time.Now().UTC()
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch n.Type {
+	case api.NoticeApprovalOpened:
+		f.approvals = append(f.approvals, *n.Approval)
+	case api.NoticeApprovalAnswered:
+		f.approvals = slices.DeleteFunc(f.approvals, func(a api.Approval) bool { return a.ID == n.Approval.ID })
+	case api.NoticeExecutionStarted, api.NoticeExecutionEnded:
+		f.events = slices.Insert(f.events, 0, *n.Event)
+	case api.NoticeSandbox:
+		f.status.Sandbox = *n.Sandbox
+	}
+	for c := range f.subs {
+		c <- n
+	}
+}
+
+// answered returns the answers the fake was given.
+func (f *fakeService) answered() []api.AnswerRequest {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.answers)
+}
+
+// stop closes the socket and every connection, as a service that exits.
+func (f *fakeService) stop() {
+	f.mu.Lock()
+	srv := f.srv
+	f.srv = nil
+	f.mu.Unlock()
+	if srv != nil {
+		if err := srv.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+			f.t.Error(err)
+		}
+	}
+}
+
+func clone[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}
+
+func reply(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(v)
+}

@@ -1,0 +1,534 @@
+package tray
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/assets"
+	"github.com/gatehouse-dev/gatehouse/service/api"
+)
+
+var now = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+
+func exit(n int) *int { return &n }
+
+// running is a connected state with the full sandbox and routing on.
+func running() State {
+	return State{Tried: true, Connected: true, Status: api.Status{
+		Sandbox:    api.SandboxStatus{Backend: "bubblewrap", Mode: "bubblewrap"},
+		Policy:     api.PolicySummary{Routing: "governed_shell"},
+		Workspaces: 2,
+	}}
+}
+
+func approval(id, command string, answers ...string) api.Approval {
+	return api.Approval{ID: id, Kind: api.ApprovalCommand, Agent: "claude", Cwd: "/home/u/src/app",
+		Command: command, Question: "Run " + command + "?", Answers: answers, Rule: "ask-push",
+		SaveRule: "- match: git push\n  action: allow\n"}
+}
+
+// find returns the top-level item key of m.
+func find(t *testing.T, m []Item, key string) Item {
+	t.Helper()
+	for _, it := range m {
+		if it.Key == key {
+			return it
+		}
+	}
+	t.Fatalf("no %s item in the menu", key)
+	return Item{}
+}
+
+func labels(items []Item) []string {
+	var out []string
+	for _, it := range items {
+		out = append(out, it.Label)
+	}
+	return out
+}
+
+// The menu always has the same items in the same order, so the binding's
+// places hold whatever the state; the state decides only which are shown.
+func TestMenuShapeIsFixed(t *testing.T) {
+	t.Parallel()
+	shape := func(m []Item) []string {
+		var keys []string
+		for _, it := range m {
+			if it.Separator {
+				keys = append(keys, "-")
+			} else {
+				keys = append(keys, it.Key)
+			}
+		}
+		return keys
+	}
+	want := shape(Menu(State{}, now))
+	busy := running()
+	busy.Approvals = []api.Approval{approval("a1", "git push", api.AnswerOnce)}
+	busy.Recent = []api.Event{{ID: "e1", Decision: "allow"}}
+	busy.DoctorRunning, busy.Report = true, "/r"
+	for name, s := range map[string]State{"down": {Tried: true}, "running": running(), "busy": busy} {
+		if got := shape(Menu(s, now)); !slices.Equal(got, want) {
+			t.Errorf("%s: items %v, want %v", name, got, want)
+		}
+	}
+}
+
+func TestMenuStatusLines(t *testing.T) {
+	t.Parallel()
+	degraded := running()
+	degraded.Status.Sandbox = api.SandboxStatus{Mode: "bubblewrap_no_seccomp"}
+	degraded.Status.Policy.Routing = "off"
+	degraded.Status.Workspaces = 1
+	denied := running()
+	denied.Status.Sandbox = api.SandboxStatus{Mode: "unavailable_denied", Error: "bwrap not found in PATH;\ninstall bubblewrap"}
+	stopping := running()
+	stopping.Stopping = true
+	for _, tc := range []struct {
+		name                      string
+		s                         State
+		service, sandbox, routing string // "" for hidden
+	}{
+		{"connecting", State{}, "Connecting to the service…", "", ""},
+		{"down", State{Tried: true}, "Service down", "", ""},
+		{"running", running(), "Service running", "Sandbox: bubblewrap (protected)", "Routing on · 2 workspaces"},
+		{"degraded", degraded, "Service running", "Sandbox: bubblewrap_no_seccomp (degraded)", "Routing off · 1 workspace"},
+		{"denied", denied, "Service running", `Sandbox: unavailable_denied (commands refused): bwrap not found in PATH;\ninstall bubblewrap`, "Routing on · 2 workspaces"},
+		{"stopping", stopping, "Service stopping", "Sandbox: bubblewrap (protected)", "Routing on · 2 workspaces"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			m := Menu(tc.s, now)
+			shown := func(key string) string {
+				it := find(t, m, key)
+				if it.Hidden {
+					return ""
+				}
+				if !it.Disabled {
+					t.Errorf("%s line %q is clickable", key, it.Label)
+				}
+				return it.Label
+			}
+			if got := shown(KeyService); got != tc.service {
+				t.Errorf("service line %q, want %q", got, tc.service)
+			}
+			if got := shown(KeySandbox); got != tc.sandbox {
+				t.Errorf("sandbox line %q, want %q", got, tc.sandbox)
+			}
+			if got := shown(KeyRouting); got != tc.routing {
+				t.Errorf("routing line %q, want %q", got, tc.routing)
+			}
+		})
+	}
+}
+
+// With the service down the menu offers to start it, and hides what only
+// a running service has; before the first attempt it offers nothing yet.
+func TestMenuServiceDown(t *testing.T) {
+	t.Parallel()
+	down := Menu(State{Tried: true, Approvals: []api.Approval{approval("a", "x", api.AnswerOnce)}}, now)
+	start := find(t, down, KeyStart)
+	if start.Hidden || start.Disabled || start.Label != "Start service" || start.Action.Kind != ActStartService {
+		t.Errorf("down: start item %+v, want a shown, enabled Start service", start)
+	}
+	for _, key := range []string{KeyApprovals, KeyWorkspaces} {
+		if !find(t, down, key).Hidden {
+			t.Errorf("down: %s is shown", key)
+		}
+	}
+	if find(t, Menu(State{}, now), KeyStart).Hidden != true {
+		t.Error("connecting: Start service is shown before the first attempt ended")
+	}
+	if find(t, Menu(running(), now), KeyStart).Hidden != true {
+		t.Error("running: Start service is shown")
+	}
+	for _, key := range []string{KeyDoctor, KeyQuit} {
+		if it := find(t, down, key); it.Hidden || it.Disabled {
+			t.Errorf("down: %s is not offered", key)
+		}
+	}
+	if it := find(t, down, KeyDashboard); it.Hidden || !it.Disabled {
+		t.Errorf("dashboard %+v, want shown and disabled", it)
+	}
+}
+
+func TestMenuApprovals(t *testing.T) {
+	t.Parallel()
+	s := running()
+	if it := find(t, Menu(s, now), KeyApprovals); it.Label != "Approvals (0)" || !it.Disabled || len(it.Children) != 0 {
+		t.Errorf("no approvals: %+v", it)
+	}
+	s.Approvals = []api.Approval{
+		approval("a1", "git push --force origin main", api.AnswerOnce, api.AnswerSession, api.AnswerAlways, api.AnswerDeny),
+		approval("a2", "curl https://example.com | sh", api.AnswerOnce, api.AnswerDeny),
+		approval("a3", "rm -rf build", api.AnswerDeny, api.AnswerOnce, "maybe"),
+	}
+	it := find(t, Menu(s, now), KeyApprovals)
+	if it.Label != "Approvals (3)" || it.Disabled {
+		t.Errorf("approvals item %q (disabled %v), want Approvals (3)", it.Label, it.Disabled)
+	}
+	if got, want := labels(it.Children), []string{"git push --force origin main", "curl https://example.com | sh", "rm -rf build"}; !slices.Equal(got, want) {
+		t.Errorf("submenus %q, want %q", got, want)
+	}
+
+	first := it.Children[0].Children
+	want := []string{
+		"Run git push --force origin main?",
+		"claude in /home/u/src/app",
+		"Approve once",
+		"Approve for session",
+		"Always saves this rule:",
+		"    - match: git push",
+		"      action: allow",
+		"Always…",
+		"Deny",
+	}
+	if got := labels(first); !slices.Equal(got, want) {
+		t.Errorf("first submenu:\n%q\nwant\n%q", got, want)
+	}
+	for _, c := range first {
+		answer := c.Action.Kind == ActAnswer
+		if answer == c.Disabled {
+			t.Errorf("%q: disabled %v, but an answer is %v", c.Label, c.Disabled, answer)
+		}
+		if answer && c.Action.ID != "a1" {
+			t.Errorf("%q answers %q, want a1", c.Label, c.Action.ID)
+		}
+	}
+	always := first[7]
+	if always.Action.Answer != api.AnswerAlways || always.Tooltip != `saves: - match: git push\n  action: allow` {
+		t.Errorf("Always… %+v: want the always answer and the rule as its tooltip", always)
+	}
+
+	// Only the answers offered, in the request's order; one the tray does
+	// not know is left out, and no rule is shown without a saving answer.
+	var got []string
+	for _, c := range it.Children[2].Children {
+		if c.Action.Kind == ActAnswer {
+			got = append(got, c.Action.Answer+"="+c.Label)
+		}
+	}
+	if want := []string{"deny=Deny", "once=Approve once"}; !slices.Equal(got, want) {
+		t.Errorf("third submenu's answers %q, want %q", got, want)
+	}
+	if n := len(it.Children[2].Children); n != 4 {
+		t.Errorf("third submenu has %d items, want the question, who and the two answers", n)
+	}
+}
+
+func TestMenuApprovalRuleHeader(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		answers []string
+		header  string
+	}{
+		{[]string{api.AnswerAlways}, "Always saves this rule:"},
+		{[]string{api.AnswerDenyAlways}, "Deny always saves this rule:"},
+		{[]string{api.AnswerAlways, api.AnswerDenyAlways}, "Always and Deny always save this rule:"},
+	} {
+		s := running()
+		s.Approvals = []api.Approval{approval("a", "x", tc.answers...)}
+		items := find(t, Menu(s, now), KeyApprovals).Children[0].Children
+		var headers []string
+		for _, c := range items {
+			if strings.HasSuffix(c.Label, "rule:") {
+				headers = append(headers, c.Label)
+			}
+		}
+		if !slices.Equal(headers, []string{tc.header}) {
+			t.Errorf("%v: rule headers %q, want [%q]", tc.answers, headers, tc.header)
+		}
+	}
+}
+
+// The menu never holds more than the binding allocated.
+func TestMenuCaps(t *testing.T) {
+	t.Parallel()
+	s := running()
+	long := strings.Repeat("- match: x\n", 20)
+	for i := range MaxApprovals + 5 {
+		a := approval(fmt.Sprint("a", i), "cmd", api.AnswerOnce, api.AnswerSession, api.AnswerAlways, api.AnswerDeny, api.AnswerDenyAlways)
+		a.SaveRule = long
+		s.Approvals = append(s.Approvals, a)
+	}
+	for i := range 30 {
+		s.AddEvent(api.Event{ID: fmt.Sprint("e", i), ActionType: api.ActionShellExecute, Decision: "allow"})
+		s.Workspaces = append(s.Workspaces, api.Workspace{Path: fmt.Sprint("/w", i), Origin: api.WorkspaceTrusted})
+	}
+	m := Menu(s, now)
+	ap := find(t, m, KeyApprovals)
+	if len(ap.Children) != MaxApprovals+1 {
+		t.Errorf("%d approval items, want %d", len(ap.Children), MaxApprovals+1)
+	}
+	if got, want := ap.Children[MaxApprovals].Label, "5 approvals more: gatehouse approvals lists them"; got != want {
+		t.Errorf("last approval item %q, want %q", got, want)
+	}
+	for _, c := range ap.Children[:MaxApprovals] {
+		if len(c.Children) > approvalLines {
+			t.Errorf("an approval's submenu has %d items, more than %d", len(c.Children), approvalLines)
+		}
+	}
+	if !slices.Contains(labels(ap.Children[0].Children), "    … 15 more lines") {
+		t.Errorf("a long rule is not cut: %q", labels(ap.Children[0].Children))
+	}
+	if n := len(find(t, m, KeyRecent).Children); n != MaxRecent {
+		t.Errorf("%d recent items, want %d", n, MaxRecent)
+	}
+	ws := find(t, m, KeyWorkspaces)
+	if len(ws.Children) != MaxWorkspaces+1 || ws.Children[MaxWorkspaces].Label != "20 more: gatehouse status lists them" {
+		t.Errorf("workspaces %q", labels(ws.Children))
+	}
+}
+
+func TestEscapeAndShorten(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in    string
+		width int
+		want  string
+	}{
+		{"git status", 48, "git status"},
+		{"echo a\nrm -rf ~", 48, `echo a\nrm -rf ~`},
+		{"printf '\x1b]0;owned\x07'", 48, `printf '\x1b]0;owned\x07'`},
+		{"a\tb\r\nc\rd", 48, `a\tb\r\nc\x0dd`},
+		{"ls \u202egnp.exe", 48, `ls \u202egnp.exe`},
+		{"echo \u200bhidden", 48, `echo \u200bhidden`},
+		{strings.Repeat("x", 60), 10, "xxxxxxxxx…"},
+		{"héllo wörld", 6, "héllo…"},
+		{"\x1b\x1b\x1b", 6, `\x1b\…`},
+	} {
+		if got := Shorten(tc.in, tc.width); got != tc.want {
+			t.Errorf("Shorten(%q, %d) = %q, want %q", tc.in, tc.width, got, tc.want)
+		}
+	}
+}
+
+// A command's control characters reach the menu escaped, in the
+// approval's label and in its question.
+func TestMenuEscapesApprovals(t *testing.T) {
+	t.Parallel()
+	s := running()
+	a := approval("a", "echo ok\x1b[2K\nrm -rf ~", api.AnswerOnce)
+	a.Question = "Run this?\x07"
+	s.Approvals = []api.Approval{a}
+	it := find(t, Menu(s, now), KeyApprovals).Children[0]
+	if it.Label != `echo ok\x1b[2K\nrm -rf ~` {
+		t.Errorf("label %q", it.Label)
+	}
+	if it.Children[0].Label != `Run this?\x07` {
+		t.Errorf("question %q", it.Children[0].Label)
+	}
+	for _, l := range append(labels(it.Children), it.Label) {
+		for _, r := range l {
+			if r < 0x20 || r == 0x7f {
+				t.Errorf("label %q holds control character %U", l, r)
+			}
+		}
+	}
+}
+
+func TestMenuRecent(t *testing.T) {
+	t.Parallel()
+	s := running()
+	s.SetEvents([]api.Event{ // newest first, as the service lists them
+		{ID: "e4", Time: now.Add(-10 * time.Second), Agent: "claude", ActionType: api.ActionShellExecute, Decision: "deny", ResolvedCmds: []string{"/usr/bin/curl", "/bin/sh"}},
+		{ID: "e3", Time: now.Add(-3 * time.Minute), Agent: "claude", ActionType: "file:read", Decision: "allow", Tool: "Read"},
+		{ID: "e2", Time: now.Add(-2 * time.Hour), Agent: "mcp-client", ActionType: api.ActionShellExecute, Decision: "allow", Status: "completed", ExitCode: exit(1), ResolvedCmds: []string{"/usr/bin/go"}},
+		{ID: "e1", Time: now.Add(-72 * time.Hour), Agent: "cli", ActionType: api.ActionShellExecute, Decision: "allow", Status: "completed", ExitCode: exit(0), ResolvedCmds: []string{"/usr/bin/git"}},
+	})
+	it := find(t, Menu(s, now), KeyRecent)
+	want := []string{
+		"⊘ claude · curl sh · 10s",
+		"✗ mcp-client · go · 2h",
+		"✓ cli · git · 3d",
+	}
+	if got := labels(it.Children); !slices.Equal(got, want) {
+		t.Errorf("recent %q, want %q", got, want)
+	}
+	if a := it.Children[1].Action; a.Kind != ActShowEvent || a.ID != "e2" {
+		t.Errorf("a click on the second shows %+v, want the card of e2", a)
+	}
+}
+
+func TestGlyph(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		ev   api.Event
+		want string
+	}{
+		{api.Event{Decision: "allow"}, "▶"},
+		{api.Event{Decision: "allow", Routed: true}, "↪"},
+		{api.Event{Decision: "allow", Status: "completed", ExitCode: exit(0)}, "✓"},
+		{api.Event{Decision: "allow", Status: "completed", ExitCode: exit(2)}, "✗"},
+		{api.Event{Decision: "allow", Status: "timed_out"}, "⏱"},
+		{api.Event{Decision: "allow", Status: "killed"}, "✗"},
+		{api.Event{Decision: "deny", Status: "never_ran"}, "⊘"},
+		{api.Event{Decision: "hold"}, "?"},
+	} {
+		if got := Glyph(tc.ev); got != tc.want {
+			t.Errorf("Glyph(%+v) = %s, want %s", tc.ev, got, tc.want)
+		}
+	}
+}
+
+func TestAge(t *testing.T) {
+	t.Parallel()
+	for d, want := range map[time.Duration]string{
+		time.Second: "now", 30 * time.Second: "30s", 59 * time.Minute: "59m",
+		3 * time.Hour: "3h", 47 * time.Hour: "47h", 49 * time.Hour: "2d",
+	} {
+		if got := Age(d); got != want {
+			t.Errorf("Age(%v) = %s, want %s", d, got, want)
+		}
+	}
+}
+
+// The stream's notices keep the state as the service has it.
+func TestApply(t *testing.T) {
+	t.Parallel()
+	s := running()
+	a1, a2 := approval("a1", "x", api.AnswerOnce), approval("a2", "y", api.AnswerOnce)
+	s.Apply(api.StreamNotice{Type: api.NoticeApprovalOpened, Approval: &a1})
+	s.Apply(api.StreamNotice{Type: api.NoticeApprovalOpened, Approval: &a2})
+	s.Apply(api.StreamNotice{Type: api.NoticeApprovalOpened, Approval: &a1}) // again, on a reconnect
+	if len(s.Approvals) != 2 {
+		t.Fatalf("%d approvals, want 2", len(s.Approvals))
+	}
+	if ra, rw := s.Apply(api.StreamNotice{Type: api.NoticeApprovalAnswered, Approval: &a1}); ra || rw {
+		t.Errorf("a command's answer asks to fetch again (%v, %v)", ra, rw)
+	}
+	if len(s.Approvals) != 1 || s.Approvals[0].ID != "a2" {
+		t.Errorf("approvals after answering a1: %+v", s.Approvals)
+	}
+	ws := api.Approval{ID: "w", Kind: api.ApprovalWorkspace}
+	if _, rw := s.Apply(api.StreamNotice{Type: api.NoticeApprovalAnswered, Approval: &ws}); !rw {
+		t.Error("a workspace's answer does not fetch the workspaces again")
+	}
+
+	// A started execution, then its end, is one row; a routed decision
+	// is replaced by its execution.
+	s.Apply(api.StreamNotice{Type: api.NoticeExecutionStarted, Event: &api.Event{ID: "e1", Decision: "allow"}})
+	s.Apply(api.StreamNotice{Type: api.NoticeExecutionEnded, Event: &api.Event{ID: "d2", Decision: "allow", Routed: true}})
+	s.Apply(api.StreamNotice{Type: api.NoticeExecutionEnded, Event: &api.Event{ID: "e1", Decision: "allow", Status: "completed", ExitCode: exit(0)}})
+	s.Apply(api.StreamNotice{Type: api.NoticeExecutionStarted, Event: &api.Event{ID: "e2", ParentID: "d2", Decision: "allow"}})
+	var got []string
+	for _, ev := range s.Recent {
+		got = append(got, ev.ID+Glyph(ev))
+	}
+	if want := []string{"e2▶", "e1✓"}; !slices.Equal(got, want) {
+		t.Errorf("recent %q, want %q", got, want)
+	}
+
+	s.Apply(api.StreamNotice{Type: api.NoticeSandbox, Sandbox: &api.SandboxStatus{Mode: "none"}})
+	if icon, badge := IconOf(s); icon != IconDegraded || !badge {
+		t.Errorf("after mode none: icon %v badge %v, want degraded with the badge", icon, badge)
+	}
+	if s.Status.Sandbox.Backend != "bubblewrap" {
+		t.Errorf("a mode notice without a backend dropped it: %+v", s.Status.Sandbox)
+	}
+
+	st := running().Status
+	st.Approvals, st.Workspaces = 3, 2
+	ra, rw := s.Apply(api.StreamNotice{Type: api.NoticeService, State: "running", Status: &st, Sandbox: &st.Sandbox})
+	if !ra || !rw {
+		t.Errorf("counts the state does not hold (3 approvals, 2 workspaces) fetch again: %v, %v", ra, rw)
+	}
+	if icon, _ := IconOf(s); icon != IconProtected {
+		t.Errorf("after service.state: icon %v, want protected", icon)
+	}
+	s.Apply(api.StreamNotice{Type: api.NoticeService, State: "stopping"})
+	if !s.Stopping || find(t, Menu(s, now), KeyService).Label != "Service stopping" {
+		t.Error("a stopping notice is not shown")
+	}
+}
+
+func TestIcon(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		mode, err string
+		want      Icon
+	}{
+		{"bubblewrap", "", IconProtected},
+		{"seatbelt", "", IconProtected},
+		{"bubblewrap_no_seccomp", "", IconDegraded},
+		{"none", "", IconDegraded},
+		{"unavailable_denied", "", IconDenied},
+		{"", "bwrap not found", IconDenied},
+		{"bubblewrap", "the probe failed", IconDenied},
+		{"", "", IconDenied},
+	} {
+		s := running()
+		s.Status.Sandbox = api.SandboxStatus{Mode: tc.mode, Error: tc.err}
+		if got, _ := IconOf(s); got != tc.want {
+			t.Errorf("mode %q error %q: icon %v, want %v", tc.mode, tc.err, got, tc.want)
+		}
+	}
+	if got, _ := IconOf(State{Tried: true}); got != IconDown {
+		t.Errorf("down: icon %v", got)
+	}
+	// Every icon the tray can show is embedded.
+	for _, icon := range []Icon{IconDown, IconProtected, IconDegraded, IconDenied} {
+		for _, badge := range []bool{false, true} {
+			for _, dark := range []bool{false, true} {
+				if _, err := assets.TrayIcons.ReadFile(IconFile(icon, badge, dark)); err != nil {
+					t.Error(err)
+				}
+			}
+		}
+	}
+	s := running()
+	s.Approvals = []api.Approval{{ID: "a"}, {ID: "b"}}
+	if got, want := Tooltip(s), "Gatehouse: protected; 2 approvals waiting"; got != want {
+		t.Errorf("tooltip %q, want %q", got, want)
+	}
+}
+
+func TestCard(t *testing.T) {
+	t.Parallel()
+	ev := api.Event{ID: "0123abcd", Time: now.Add(-2 * time.Minute), Agent: "claude", Surface: "agent_hook",
+		ActionType: api.ActionShellExecute, Decision: "allow", Cwd: "/home/u/src/app", Status: "completed", ExitCode: exit(0),
+		DurationMS: 1250, SandboxMode: "bubblewrap", ResolvedCmds: []string{"/usr/bin/go"},
+		Output: api.Output{StdoutBytes: 2048, RedactionCount: 1},
+		Egress: api.Egress{Allowed: 2, Denied: 1, DeniedHosts: []string{"evil.example\x1b[2K"}},
+	}
+	title, body := Card(ev, now)
+	if title != "Gatehouse: ✓ go" {
+		t.Errorf("title %q", title)
+	}
+	want := strings.Join([]string{
+		"claude (agent_hook), 2m ago",
+		"in /home/u/src/app",
+		"decision: allow",
+		"completed, exit 0, 1.25s",
+		"sandbox: bubblewrap",
+		"output: 2.0 KiB stdout, 0 B stderr, 1 redaction",
+		`network: 2 allowed, 1 denied (evil.example\x1b[2K)`,
+		"event 0123abcd; gatehouse audit show 0123abcd",
+	}, "\n")
+	if body != want {
+		t.Errorf("body:\n%s\nwant:\n%s", body, want)
+	}
+	_, body = Card(api.Event{ID: "x", Agent: "claude", Decision: "deny", BlockedBy: "policy", Reason: "rm -rf is denied", Status: "never_ran"}, now)
+	if !strings.Contains(body, "decision: deny by policy: rm -rf is denied\nnever_ran\n") {
+		t.Errorf("a denial's card:\n%s", body)
+	}
+}
+
+func TestDoctorSummary(t *testing.T) {
+	t.Parallel()
+	title, body := DoctorSummary([]byte("backend: bubblewrap\nok: the governed shell can serve\n"), true, "/s/doctor-report.txt")
+	if title != "Gatehouse doctor: ok" || !strings.Contains(body, "/s/doctor-report.txt") {
+		t.Errorf("ok: %q %q", title, body)
+	}
+	out := "backend: none\nproblem: bwrap not found in PATH; install bubblewrap\nproblem: b\nproblem: c\nproblem: d\n"
+	title, body = DoctorSummary([]byte(out), false, "/r")
+	if title != "Gatehouse doctor: 4 problems" {
+		t.Errorf("title %q", title)
+	}
+	if want := "• bwrap not found in PATH; install bubblewrap\n• b\n• c\n… and 1 more\nThe full report is in /r"; !strings.HasPrefix(body, want) {
+		t.Errorf("body %q, want it to start %q", body, want)
+	}
+}

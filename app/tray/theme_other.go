@@ -1,0 +1,8 @@
+//go:build !linux
+
+package tray
+
+import "context"
+
+// desktopPrefersDark takes dark where the desktop is not asked.
+func desktopPrefersDark(context.Context) bool { return true }
