@@ -29,7 +29,9 @@ func execViaService(ctx context.Context, env *Env, req api.ExecRequest, asJSON b
 	defer stop()
 	stdout, stderr := env.Stdout, env.Stderr
 	if asJSON {
-		stdout, stderr = io.Discard, io.Discard
+		// The result is printed as JSON; a held call's waiting line is all
+		// that comes on stderr then.
+		stdout = io.Discard
 	} else if f, isFile := env.Stdout.(*os.File); isFile {
 		sandbox.GrowPipe(f)
 	}

@@ -1,0 +1,463 @@
+package cli
+
+// gatehouse mcp: the governed shell as one MCP tool, shell__execute, over
+// stdio (github.com/modelcontextprotocol/go-sdk). A call runs through the
+// user service when one runs and in-process otherwise, the same pipeline
+// either way (docs/mcp.md).
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/gatehouse-dev/gatehouse/sandbox"
+	"github.com/gatehouse-dev/gatehouse/service/analysis"
+	"github.com/gatehouse-dev/gatehouse/service/api"
+	"github.com/gatehouse-dev/gatehouse/service/localapi"
+	"github.com/gatehouse-dev/gatehouse/service/pipeline"
+	"github.com/gatehouse-dev/gatehouse/service/policy"
+)
+
+var mcpCmd = &command{name: "mcp",
+	summary: "serve the governed shell to MCP clients over stdio (tool shell__execute)",
+	usage: `usage: gatehouse mcp [--config FILE]
+
+Serves the Model Context Protocol on stdin and stdout with one tool,
+shell__execute: every call is analysed, decided and run in the sandbox
+through the running service (in this process when none runs), and put on
+the record with surface mcp and the client's name as the agent. Register it
+with 'gatehouse install --mcp' (Claude Code) or in another client's MCP
+configuration (docs/mcp.md).`,
+	flags: runMCP,
+}
+
+// ToolName is the one tool gatehouse mcp serves.
+const ToolName = "shell__execute"
+
+func runMCP(fl *flag.FlagSet) runFunc {
+	configFile := fl.String("config", "", "")
+	return func(ctx context.Context, env *Env, args []string) error {
+		if len(args) > 0 {
+			return usagef("mcp: unexpected argument %q", args[0])
+		}
+		s, err := newMCPServer(env, *configFile)
+		if err != nil {
+			return err
+		}
+		defer s.close()
+		in, _ := env.Stdin.(io.ReadCloser)
+		out, _ := env.Stdout.(io.WriteCloser)
+		if in == nil || out == nil {
+			return errors.New("mcp: stdin and stdout must be the client's pipes")
+		}
+		err = s.srv.Run(ctx, &mcp.IOTransport{Reader: in, Writer: out})
+		if err != nil && (errors.Is(err, io.EOF) || errors.Is(err, context.Canceled)) {
+			return nil // the client went away
+		}
+		return err
+	}
+}
+
+// mcpServer is one gatehouse mcp process: the MCP server, and the
+// in-process pipeline it falls back on when no service runs.
+type mcpServer struct {
+	env        *Env
+	configFile string
+	cfg        *policy.Config
+	srv        *mcp.Server
+
+	local struct {
+		sync.Mutex
+		ex  *pipeline.Executor
+		obs *execObservers
+		err error
+	}
+}
+
+func newMCPServer(env *Env, configFile string) (*mcpServer, error) {
+	loaded, _, err := loadConfig(env, configFile)
+	if err != nil {
+		return nil, err
+	}
+	s := &mcpServer{env: env, configFile: configFile, cfg: &loaded.Config}
+	s.srv = mcp.NewServer(&mcp.Implementation{Name: "gatehouse", Title: "Gatehouse governed shell", Version: Version}, nil)
+	if s.cfg.Exec.Enabled {
+		s.srv.AddTool(mcpTool(s.cfg), s.call)
+	}
+	return s, nil
+}
+
+func (s *mcpServer) close() {
+	s.local.Lock()
+	defer s.local.Unlock()
+	if s.local.obs != nil {
+		s.local.obs.Close()
+	}
+}
+
+// mcpArgs are shell__execute's arguments (DESIGN §4).
+type mcpArgs struct {
+	Command        *string           `json:"command"`
+	Cwd            string            `json:"cwd,omitempty"`
+	TimeoutSeconds json.RawMessage   `json:"timeout_seconds,omitempty"`
+	Stdin          string            `json:"stdin,omitempty"`
+	Env            map[string]string `json:"env,omitempty"`
+}
+
+// An argError is a bad argument of the tool, named.
+type argError struct{ arg, msg string }
+
+func (e *argError) Error() string { return "argument " + e.arg + ": " + e.msg }
+
+// decodeMCPArgs reads the tool's arguments strictly: unknown arguments,
+// wrong types and a missing command are errors naming the argument. The
+// pipeline checks the values (checkArgs) as for every surface.
+func decodeMCPArgs(raw json.RawMessage) (api.ExecRequest, error) {
+	var req api.ExecRequest
+	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
+		return req, &argError{"command", "missing; shell__execute needs the command to run"}
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	var a mcpArgs
+	if err := dec.Decode(&a); err != nil {
+		var ute *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &ute) && ute.Field != "":
+			return req, &argError{ute.Field, fmt.Sprintf("want %s, got a JSON %s", jsonKind(ute.Type.Kind().String()), ute.Value)}
+		case strings.HasPrefix(err.Error(), "json: unknown field "):
+			name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+			return req, &argError{name, "not an argument of shell__execute; it takes command, cwd, timeout_seconds, stdin and env"}
+		}
+		return req, &argError{"arguments", "not a JSON object of shell__execute's arguments: " + err.Error()}
+	}
+	if dec.More() {
+		return req, &argError{"arguments", "data follows the JSON object"}
+	}
+	if a.Command == nil {
+		return req, &argError{"command", "missing; shell__execute needs the command to run"}
+	}
+	req.Command, req.Cwd, req.Stdin, req.Env = *a.Command, a.Cwd, a.Stdin, a.Env
+	if t := bytes.TrimSpace(a.TimeoutSeconds); len(t) > 0 && string(t) != "null" {
+		n, err := strconv.ParseInt(string(t), 10, 32)
+		if err != nil || n < 1 {
+			return req, &argError{"timeout_seconds", fmt.Sprintf("%s is not allowed; use a whole number of seconds from 1", analysis.Abbrev(string(t), 40))}
+		}
+		req.TimeoutSeconds = int(n)
+	}
+	return req, nil
+}
+
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "string", "ptr":
+		return "a string"
+	case "map":
+		return "an object of strings"
+	}
+	return goKind
+}
+
+// agentName is an MCP client's name as policy names an agent: lower case,
+// [a-z0-9_-], at most 64 characters.
+func agentName(client string) string {
+	s := strings.ToLower(client)
+	s = nonAgent.ReplaceAllString(s, "-")
+	s = strings.Trim(s, "-")
+	if len(s) > 64 {
+		s = strings.TrimRight(s[:64], "-")
+	}
+	if s == "" {
+		return "mcp-client"
+	}
+	return s
+}
+
+var nonAgent = regexp.MustCompile(`[^a-z0-9_-]+`)
+
+// mcpOutput is the tool's structured result.
+type mcpOutput struct {
+	ExitCode       *int   `json:"exit_code"`
+	DurationMS     int64  `json:"duration_ms"`
+	TimeoutSeconds int    `json:"timeout_seconds"`
+	TimedOut       bool   `json:"timed_out"`
+	Truncated      bool   `json:"truncated"`
+	SandboxMode    string `json:"sandbox_mode"`
+	RedactionCount int    `json:"redaction_count"`
+	EventID        string `json:"event_id"`
+}
+
+// call handles tools/call.
+func (s *mcpServer) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	x, err := decodeMCPArgs(req.Params.Arguments)
+	if err != nil {
+		return toolError(err.Error()), nil
+	}
+	x.Surface = api.SurfaceMCP
+	x.Agent = "mcp-client"
+	if p := req.Session.InitializeParams(); p != nil && p.ClientInfo != nil {
+		x.Agent = agentName(p.ClientInfo.Name)
+	}
+	x.SessionID = req.Session.ID()
+	progress := s.progress(ctx, req)
+	end := s.run(ctx, x, progress)
+	return toolResult(end), nil
+}
+
+// progress returns what tells the client a held call waits: a progress
+// notification carrying the waiting line, when the call asked for
+// progress.
+func (s *mcpServer) progress(ctx context.Context, req *mcp.CallToolRequest) func(string) {
+	token := req.Params.GetProgressToken()
+	if token == nil {
+		return func(string) {}
+	}
+	n := 0.0
+	return func(msg string) {
+		n++
+		req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: n, Message: strings.TrimSpace(msg)})
+	}
+}
+
+// run executes x through the service when one runs, else in-process.
+func (s *mcpServer) run(ctx context.Context, x api.ExecRequest, progress func(string)) *api.End {
+	if s.configFile == "" {
+		if end, ok := s.viaService(ctx, x, progress); ok {
+			return end
+		}
+	}
+	return s.inProcess(ctx, x)
+}
+
+// noticeWriter passes each line a held call writes on to progress.
+type noticeWriter struct{ fn func(string) }
+
+func (w noticeWriter) Write(p []byte) (int, error) {
+	for _, l := range strings.Split(strings.TrimSpace(string(p)), "\n") {
+		if l != "" {
+			w.fn(l)
+		}
+	}
+	return len(p), nil
+}
+
+func (s *mcpServer) viaService(ctx context.Context, x api.ExecRequest, progress func(string)) (*api.End, bool) {
+	c, err := serviceClient(s.env)
+	if err != nil {
+		return nil, false
+	}
+	if _, err := os.Stat(c.Socket()); errors.Is(err, fs.ErrNotExist) {
+		return nil, false
+	}
+	xr := api.ExecuteRequest{Request: x, Capture: true}
+	if x.Stdin != "" {
+		xr.Request.Stdin, xr.StdinBytes = "", []byte(x.Stdin)
+	}
+	end, err := c.Execute(ctx, xr, io.Discard, noticeWriter{progress})
+	switch {
+	case errors.Is(err, localapi.ErrNotRunning):
+		return nil, false
+	case err != nil:
+		return &api.End{Exit: api.ExitCannotRun, Error: &api.StreamError{Kind: api.ErrInternal,
+			Message: err.Error() + "; the command may have run in part. 'gatehouse status' shows whether the service is healthy"}}, true
+	}
+	return end, true
+}
+
+// inProcess runs x with the pipeline in this process.
+func (s *mcpServer) inProcess(ctx context.Context, x api.ExecRequest) *api.End {
+	ex, err := s.executor(ctx)
+	if err != nil {
+		return &api.End{Exit: api.ExitCannotRun, Error: &api.StreamError{Kind: api.ErrInternal, Message: err.Error()}}
+	}
+	o, err := ex.Execute(ctx, x, sandbox.Streams{})
+	var ae *pipeline.ArgError
+	var d *pipeline.Denial
+	switch {
+	case errors.As(err, &ae):
+		return &api.End{Exit: 2, Error: &api.StreamError{Kind: api.ErrArgument, Arg: ae.Arg, Message: ae.Msg}}
+	case errors.As(err, &d):
+		return &api.End{Exit: api.ExitCannotRun, Event: d.Event, Warning: d.Warning,
+			Error: &api.StreamError{Kind: api.ErrDenied, BlockedBy: d.Code, Message: d.Reason, Hint: d.Hint}}
+	case err != nil:
+		return &api.End{Exit: api.ExitCannotRun, Error: &api.StreamError{Kind: api.ErrInternal, Message: err.Error()}}
+	}
+	res, ev := o.Result, o.Event
+	end := &api.End{Exit: int(ExitCode(o.Raw)), Result: &res, Event: &ev, Warning: o.Warning}
+	if o.Raw.Status == sandbox.StatusFailedToStart {
+		end.Error = &api.StreamError{Kind: api.ErrFailedToStart, Message: "could not start: " + o.Raw.Error}
+	}
+	return end
+}
+
+// executor builds the in-process pipeline once, with its audit trail and
+// notifications.
+func (s *mcpServer) executor(ctx context.Context) (*pipeline.Executor, error) {
+	s.local.Lock()
+	defer s.local.Unlock()
+	if s.local.ex != nil || s.local.err != nil {
+		return s.local.ex, s.local.err
+	}
+	loaded, opts, err := loadConfig(s.env, s.configFile)
+	if err != nil {
+		s.local.err = err
+		return nil, err
+	}
+	ex, err := newExecutor(s.env, opts, &loaded.Config, nil)
+	if err != nil {
+		s.local.err = err
+		return nil, err
+	}
+	obs := openExecObservers(context.WithoutCancel(ctx), s.env, opts.Home, &loaded.Config, false)
+	ex.SetObservers(obs, obs.notifier)
+	s.local.ex, s.local.obs = ex, obs
+	return ex, nil
+}
+
+// toolError is a result the model reads as an error.
+func toolError(msg string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
+}
+
+// toolResult turns how a call ended into the tool's result: the output as
+// text (stderr labelled), the figures as structured content; an error
+// only when it was denied or could not start.
+func toolResult(end *api.End) *mcp.CallToolResult {
+	if end.Error != nil && (end.Result == nil || end.Error.Kind != api.ErrFailedToStart) {
+		e := end.Error
+		var msg string
+		switch e.Kind {
+		case api.ErrDenied:
+			msg = fmt.Sprintf("Gatehouse denied this command (%s): %s", e.BlockedBy, e.Message)
+			if e.Hint != "" {
+				msg += "\nRemedy (for the user): " + e.Hint
+			}
+		case api.ErrArgument:
+			msg = fmt.Sprintf("argument %s: %s; nothing ran", e.Arg, e.Message)
+		default:
+			msg = "Gatehouse could not run this command: " + e.Message
+		}
+		r := toolError(msg)
+		if end.Event != nil {
+			r.StructuredContent = mcpOutput{TimeoutSeconds: end.Event.TimeoutSeconds, EventID: end.Event.ID, SandboxMode: end.Event.SandboxMode}
+		}
+		return r
+	}
+	res := end.Result
+	if res == nil {
+		res = &api.Result{}
+	}
+	var text strings.Builder
+	text.WriteString(res.Stdout)
+	if res.Stderr != "" {
+		if text.Len() > 0 && !strings.HasSuffix(text.String(), "\n") {
+			text.WriteString("\n")
+		}
+		text.WriteString("stderr:\n" + res.Stderr)
+	}
+	switch {
+	case res.TimedOut:
+		fmt.Fprintf(&text, "\n(timed out after %d s)", res.TimeoutSeconds)
+	case res.ExitCode != nil && *res.ExitCode != 0:
+		fmt.Fprintf(&text, "\n(exit code %d)", *res.ExitCode)
+	}
+	out := mcpOutput{ExitCode: res.ExitCode, DurationMS: res.DurationMS, TimeoutSeconds: res.TimeoutSeconds, TimedOut: res.TimedOut,
+		Truncated: res.Truncated, SandboxMode: res.SandboxMode, RedactionCount: res.RedactionCount}
+	if end.Event != nil {
+		out.EventID = end.Event.ID
+	}
+	r := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text.String()}}, StructuredContent: out}
+	if end.Error != nil { // it failed to start
+		r.IsError = true
+		r.Content = []mcp.Content{&mcp.TextContent{Text: "Gatehouse could not start this command: " + end.Error.Message}}
+	}
+	return r
+}
+
+// mcpTool describes shell__execute under cfg: the input schema states the
+// constraints of DESIGN §4, the description what the sandbox allows.
+func mcpTool(cfg *policy.Config) *mcp.Tool {
+	ceiling := cfg.TimeoutCeiling()
+	envKey := map[string]any{"type": "string"}
+	if len(cfg.Exec.Env.AgentSettable) > 0 {
+		envKey["enum"] = cfg.Exec.Env.AgentSettable
+	}
+	props := map[string]any{
+		"command": map[string]any{"type": "string", "maxLength": api.MaxCommandBytes,
+			"description": "The shell command line (bash, as exec.shell says), at most 64 KiB, no NUL bytes."},
+		"cwd": map[string]any{"type": "string",
+			"description": "Working directory: absolute, or relative to " + cfg.Exec.DefaultCWD + "; it must resolve inside a workspace root."},
+		"timeout_seconds": map[string]any{"type": "integer", "minimum": 1,
+			"description": fmt.Sprintf("Seconds before the command is killed; default %d, at most %d (larger is clamped).", cfg.Policy.ExecTimeoutSeconds, ceiling)},
+		"stdin": map[string]any{"type": "string", "maxLength": int64(cfg.Exec.Limits.StdinMaxBytes),
+			"description": fmt.Sprintf("Standard input, at most %d bytes.", int64(cfg.Exec.Limits.StdinMaxBytes))},
+		"env": map[string]any{"type": "object", "maxProperties": api.MaxEnvKeys, "propertyNames": envKey,
+			"additionalProperties": map[string]any{"type": "string"},
+			"description": "Environment variables to set (at most 32, each one exec.env.agent_settable lists: " + listOrNone(cfg.Exec.Env.AgentSettable) +
+				"); a value may carry ${credential:ID}."},
+	}
+	in := map[string]any{"type": "object", "properties": props, "required": []string{"command"}, "additionalProperties": false}
+	out := map[string]any{"type": "object", "properties": map[string]any{
+		"exit_code":       map[string]any{"type": []string{"integer", "null"}},
+		"duration_ms":     map[string]any{"type": "integer"},
+		"timeout_seconds": map[string]any{"type": "integer"},
+		"timed_out":       map[string]any{"type": "boolean"},
+		"truncated":       map[string]any{"type": "boolean"},
+		"sandbox_mode":    map[string]any{"type": "string"},
+		"redaction_count": map[string]any{"type": "integer"},
+		"event_id":        map[string]any{"type": "string"},
+	}}
+	return &mcp.Tool{
+		Name:         ToolName,
+		Title:        "Run a shell command in Gatehouse's sandbox",
+		Description:  toolDescription(cfg),
+		InputSchema:  in,
+		OutputSchema: out,
+		Annotations:  &mcp.ToolAnnotations{Title: "Gatehouse shell", OpenWorldHint: ptr(len(cfg.Policy.EgressAllowlist) > 0)},
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func listOrNone(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
+}
+
+// toolDescription tells the model what the sandbox allows, so that it
+// does not spend calls finding out.
+func toolDescription(cfg *policy.Config) string {
+	var b strings.Builder
+	b.WriteString("Runs a shell command through Gatehouse: it is analysed and checked against the user's policy, then run in a sandbox, and its output is returned with secrets redacted. ")
+	fmt.Fprintf(&b, "Only the workspace roots are writable (%s); the rest of the file system is read-only, and credential stores such as ~/.ssh are hidden. ", strings.Join(cfg.WorkspaceRootsEffective(), ", "))
+	if len(cfg.Policy.EgressAllowlist) == 0 && len(cfg.Policy.EgressAllowlistByAgent) == 0 {
+		b.WriteString("There is no network access. ")
+	} else {
+		fmt.Fprintf(&b, "Network access goes only to the allowlisted destinations (%s) through a proxy (HTTPS_PROXY is set). ", listOrNone(cfg.Policy.EgressAllowlist))
+	}
+	var creds []string
+	for k := range cfg.Exec.Credentials.Env {
+		creds = append(creds, "$"+k)
+	}
+	if len(creds) > 0 {
+		slices.Sort(creds)
+		fmt.Fprintf(&b, "Credentials are available as environment variables by name (%s); never put their values on a command line. ", strings.Join(creds, ", "))
+	}
+	b.WriteString("A command a rule asks about waits for the user's approval. A non-zero exit code is a result, not an error; a denied command did not run, and the reason says why.")
+	return b.String()
+}

@@ -1,0 +1,367 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/gatehouse-dev/gatehouse/sandbox/sandboxtest"
+	"github.com/gatehouse-dev/gatehouse/service/api"
+	"github.com/gatehouse-dev/gatehouse/service/localapi"
+)
+
+// mcpWorld is one user with a home, a workspace and a configuration, whose
+// MCP clients run gatehouse mcp (this test binary, as the scripts do).
+type mcpWorld struct {
+	t       *testing.T
+	home    string
+	runtime string
+	serve   *exec.Cmd
+}
+
+func newMCPWorld(t *testing.T, config string) *mcpWorld {
+	t.Helper()
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		if sandboxtest.Required() {
+			t.Fatal("REQUIRE_SANDBOX=1 but bubblewrap is not installed")
+		}
+		t.Skip("bubblewrap is not installed")
+	}
+	w := &mcpWorld{t: t, home: filepath.Join(sandboxtest.Dir(t), "home")}
+	if err := os.MkdirAll(filepath.Join(w.home, "src"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rt, err := os.MkdirTemp("/tmp", "ghmcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(rt) })
+	w.runtime = rt
+	dir := filepath.Join(w.home, ".config", "gatehouse")
+	os.MkdirAll(dir, 0o755)
+	if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func (w *mcpWorld) env() []string {
+	return []string{"HOME=" + w.home, "PATH=" + os.Getenv("PATH"), "XDG_RUNTIME_DIR=" + w.runtime, "LANG=C.UTF-8"}
+}
+
+// connect starts gatehouse mcp as a client named name would.
+func (w *mcpWorld) connect(name string, opts *mcp.ClientOptions) *mcp.ClientSession {
+	w.t.Helper()
+	exe, err := exec.LookPath("gatehouse")
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "mcp")
+	cmd.Env = w.env()
+	cmd.Dir = w.home
+	c := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, opts)
+	s, err := c.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	w.t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func (w *mcpWorld) startService() {
+	w.t.Helper()
+	exe, _ := exec.LookPath("gatehouse")
+	w.serve = exec.Command(exe, "serve")
+	w.serve.Env = w.env()
+	if err := w.serve.Start(); err != nil {
+		w.t.Fatal(err)
+	}
+	w.t.Cleanup(func() { w.serve.Process.Signal(os.Interrupt); w.serve.Wait() })
+	c := w.client()
+	for start := time.Now(); time.Since(start) < 10*time.Second; time.Sleep(20 * time.Millisecond) {
+		if _, err := c.Status(context.Background()); err == nil {
+			return
+		}
+	}
+	w.t.Fatal("the service did not come up")
+}
+
+func (w *mcpWorld) client() *localapi.Client {
+	return localapi.NewClient(filepath.Join(w.runtime, "gatehouse", "gatehouse.sock"))
+}
+
+// call calls shell__execute with args.
+func call(t *testing.T, s *mcp.ClientSession, args map[string]any) (*mcp.CallToolResult, string, mcpOutput) {
+	t.Helper()
+	r, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: ToolName, Arguments: args})
+	if err != nil {
+		t.Fatalf("tools/call %v: %v", args, err)
+	}
+	var text strings.Builder
+	for _, c := range r.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			text.WriteString(tc.Text)
+		}
+	}
+	var out mcpOutput
+	if r.StructuredContent != nil {
+		b, _ := json.Marshal(r.StructuredContent)
+		json.Unmarshal(b, &out)
+	}
+	return r, text.String(), out
+}
+
+// The SDK's own client, over stdio: one tool with its constraints; a call
+// returns the output and the figures; a non-zero exit is a result; a
+// denial, a timeout and every bad argument say what happened, and bad
+// arguments run nothing.
+func TestMCPShellExecute(t *testing.T) {
+	w := newMCPWorld(t, "exec:\n  env:\n    agent_settable: [FOO]\n")
+	s := w.connect("Claude Desktop", nil)
+
+	tools, err := s.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tools.Tools) != 1 || tools.Tools[0].Name != ToolName {
+		t.Fatalf("tools %+v", tools.Tools)
+	}
+	schema, _ := json.Marshal(tools.Tools[0].InputSchema)
+	for _, want := range []string{`"required":["command"]`, `"maxLength":65536`, `"maxProperties":32`, `"enum":["FOO"]`, `"additionalProperties":false`} {
+		if !strings.Contains(string(schema), want) {
+			t.Errorf("input schema lacks %s: %s", want, schema)
+		}
+	}
+	if d := tools.Tools[0].Description; !strings.Contains(d, "workspace roots are writable") || !strings.Contains(d, "no network") {
+		t.Errorf("description %q", d)
+	}
+
+	r, text, out := call(t, s, map[string]any{"command": "echo hello $FOO; echo oops >&2; ls ~/.ssh 2>/dev/null || echo ssh-hidden", "env": map[string]any{"FOO": "bar"}})
+	if r.IsError || !strings.Contains(text, "hello bar\n") || !strings.Contains(text, "stderr:\noops") || out.ExitCode == nil || *out.ExitCode != 0 || out.SandboxMode != "bubblewrap" || out.EventID == "" {
+		t.Errorf("call: error %v, text %q, out %+v", r.IsError, text, out)
+	}
+	r, text, out = call(t, s, map[string]any{"command": "exit 3"})
+	if r.IsError || out.ExitCode == nil || *out.ExitCode != 3 || !strings.Contains(text, "exit code 3") {
+		t.Errorf("exit 3: error %v, text %q, out %+v", r.IsError, text, out)
+	}
+	r, text, _ = call(t, s, map[string]any{"command": "rm -rf ~"})
+	if !r.IsError || !strings.Contains(text, "Gatehouse denied this command (policy_rule)") || !strings.Contains(text, "rm-root") {
+		t.Errorf("denied: error %v, text %q", r.IsError, text)
+	}
+	r, _, out = call(t, s, map[string]any{"command": "sleep 30", "timeout_seconds": 1})
+	if r.IsError || !out.TimedOut || out.TimeoutSeconds != 1 {
+		t.Errorf("timeout: error %v, out %+v", r.IsError, out)
+	}
+
+	marker := filepath.Join(w.home, "src", "ran")
+	for _, tc := range []struct {
+		args map[string]any
+		want string
+	}{
+		{map[string]any{"command": "touch ran; : " + strings.Repeat("x", 64<<10)}, "command"},
+		{map[string]any{"command": "touch ran\x00"}, "command"},
+		{map[string]any{"command": "touch ran", "cwd": "/etc"}, "cwd_outside_workspace"},
+		{map[string]any{"command": "touch ran", "env": map[string]any{"BAR": "x"}}, "env"},
+		{map[string]any{"command": "touch ran", "timeout_seconds": "soon"}, "timeout_seconds"},
+		{map[string]any{"command": "touch ran", "timeout_seconds": 0}, "timeout_seconds"},
+		{map[string]any{"command": "touch ran", "timeout": 5}, "timeout"},
+		{map[string]any{"cwd": "/tmp"}, "command"},
+	} {
+		r, text, _ := call(t, s, tc.args)
+		if !r.IsError || !strings.Contains(text, tc.want) {
+			t.Errorf("%v: error %v, text %q; want an error naming %s", tc.args, r.IsError, text, tc.want)
+		}
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("a call with a bad argument ran")
+	}
+
+	// On the record with surface mcp and the client's name as the agent.
+	evs := auditEvents(t, w)
+	if len(evs) == 0 {
+		t.Fatal("nothing on the record")
+	}
+	for _, e := range evs {
+		if e.Surface != api.SurfaceMCP || e.Agent != "claude-desktop" {
+			t.Errorf("event %s: surface %q agent %q", e.ID, e.Surface, e.Agent)
+		}
+	}
+}
+
+// auditEvents reads the world's audit trail.
+func auditEvents(t *testing.T, w *mcpWorld) []api.Event {
+	t.Helper()
+	exe, _ := exec.LookPath("gatehouse")
+	cmd := exec.Command(exe, "audit", "list", "--json", "--limit", "100")
+	cmd.Env = w.env()
+	b, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("audit list: %v", err)
+	}
+	var evs []api.Event
+	if err := json.Unmarshal(b, &evs); err != nil {
+		var wrapped struct{ Events []api.Event }
+		if json.Unmarshal(b, &wrapped) != nil {
+			t.Fatalf("audit list: %v\n%s", err, b)
+		}
+		evs = wrapped.Events
+	}
+	return evs
+}
+
+// Cancelling a call kills its command, which is recorded killed.
+func TestMCPCancel(t *testing.T) {
+	w := newMCPWorld(t, "")
+	s := w.connect("canceller", nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.CallTool(ctx, &mcp.CallToolParams{Name: ToolName, Arguments: map[string]any{"command": "touch started; sleep 60; touch finished"}})
+		done <- err
+	}()
+	started := filepath.Join(w.home, "src", "started")
+	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(started); err == nil {
+			break
+		}
+		if time.Since(start) > 20*time.Second {
+			t.Fatal("the command did not start")
+		}
+	}
+	cancel()
+	<-done
+	for start := time.Now(); time.Since(start) < 20*time.Second; time.Sleep(50 * time.Millisecond) {
+		for _, e := range auditEvents(t, w) {
+			if e.Status == "killed" {
+				if _, err := os.Stat(filepath.Join(w.home, "src", "finished")); err == nil {
+					t.Error("the cancelled command finished")
+				}
+				return
+			}
+		}
+	}
+	t.Fatal("the cancelled command was not recorded killed")
+}
+
+// Through the service the results are the same; two clients with
+// different names get their own egress allowlists; a held call sends
+// progress while it waits and runs when answered.
+func TestMCPThroughService(t *testing.T) {
+	srv := http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "reached") })}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(l)
+	defer srv.Close()
+	port := l.Addr().(*net.TCPAddr).Port
+	w := newMCPWorld(t, fmt.Sprintf("policy:\n  egress_allowlist_by_agent:\n    alpha: [\"127.0.0.1:%d\"]\n  rules:\n    - {name: ask-held, action: ask, command: [echo], args: [{seq: [held]}]}\n", port))
+	w.startService()
+
+	progress := make(chan string, 8)
+	alpha := w.connect("alpha", &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+		progress <- r.Params.Message
+	}})
+	beta := w.connect("beta", nil)
+	curl := map[string]any{"command": fmt.Sprintf("curl -sS --max-time 10 http://127.0.0.1:%d/ 2>&1; echo", port)}
+	if _, text, _ := call(t, alpha, curl); !strings.Contains(text, "reached") {
+		t.Errorf("alpha: %q; want its allowlist to let it through", text)
+	}
+	if _, text, _ := call(t, beta, curl); strings.Contains(text, "reached") {
+		t.Errorf("beta: %q; want no egress", text)
+	}
+	_, text, out := call(t, alpha, map[string]any{"command": "echo via service"})
+	if text != "via service\n" || out.SandboxMode != "bubblewrap" {
+		t.Errorf("via service: %q %+v", text, out)
+	}
+	evs, err := w.client().Events(context.Background(), 10)
+	if err != nil || len(evs) == 0 || evs[0].Surface != api.SurfaceMCP || evs[0].Agent != "alpha" || evs[0].ID != out.EventID {
+		t.Errorf("service events %+v %v", evs, err)
+	}
+
+	// Held: progress while it waits, then the answer runs it.
+	type res struct {
+		text string
+		err  bool
+	}
+	got := make(chan res, 1)
+	go func() {
+		p := &mcp.CallToolParams{Name: ToolName, Arguments: map[string]any{"command": "echo held ok"}}
+		p.SetProgressToken("hold-1")
+		r, err := alpha.CallTool(context.Background(), p)
+		if err != nil {
+			got <- res{err.Error(), true}
+			return
+		}
+		got <- res{r.Content[0].(*mcp.TextContent).Text, r.IsError}
+	}()
+	var msg string
+	select {
+	case msg = <-progress:
+	case <-time.After(20 * time.Second):
+		t.Fatal("no progress while the call waited")
+	}
+	as, err := w.client().Approvals(context.Background())
+	if err != nil || len(as) != 1 || !strings.Contains(msg, "waiting up to") || !strings.Contains(msg, as[0].ID) || as[0].Surface != api.SurfaceMCP || as[0].Agent != "alpha" {
+		t.Fatalf("progress %q, approvals %+v %v", msg, as, err)
+	}
+	if _, err := w.client().Answer(context.Background(), api.AnswerRequest{ID: as[0].ID, Answer: api.AnswerOnce, By: api.ByCLI}); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-got; r.err || r.text != "held ok\n" {
+		t.Errorf("held call: %+v", r)
+	}
+}
+
+// With exec.enabled false there is no tool.
+func TestMCPDisabled(t *testing.T) {
+	w := newMCPWorld(t, "exec:\n  enabled: false\n")
+	s := w.connect("x", nil)
+	tools, err := s.ListTools(context.Background(), nil)
+	if err != nil || len(tools.Tools) != 0 {
+		t.Errorf("tools %+v %v", tools, err)
+	}
+}
+
+func TestAgentName(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"Claude Desktop": "claude-desktop", "cursor-vscode": "cursor-vscode", "Codex CLI/1.0": "codex-cli-1-0",
+		"": "mcp-client", "!!!": "mcp-client", "gemini_cli": "gemini_cli", strings.Repeat("a", 80): strings.Repeat("a", 64),
+	} {
+		if got := agentName(in); got != want {
+			t.Errorf("agentName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// The argument decoding never panics, and whatever it accepts it accepts
+// whole: a command, and a timeout from 1.
+func FuzzMCPArgs(f *testing.F) {
+	for _, s := range []string{`{"command":"ls"}`, `{"command":"ls","timeout_seconds":5,"env":{"A":"b"},"cwd":"x","stdin":"y"}`,
+		`{"command":1}`, `{"timeout_seconds":1e99,"command":""}`, `null`, `[]`, `{"command":"a"} x`, `{"env":{"A":1},"command":"a"}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		req, err := decodeMCPArgs(json.RawMessage(s))
+		if err != nil {
+			if _, ok := err.(*argError); !ok {
+				t.Fatalf("%q: error %T %v, want an argError", s, err, err)
+			}
+			return
+		}
+		if req.TimeoutSeconds < 0 {
+			t.Fatalf("%q: timeout %d", s, req.TimeoutSeconds)
+		}
+	})
+}
