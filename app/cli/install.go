@@ -26,7 +26,7 @@ var uninstallCmd = &command{name: "uninstall",
 	flags:   runUninstall,
 }
 
-const installUsage = `usage: gatehouse install [--no-service] [--no-tray]
+const installUsage = `usage: gatehouse install [--no-service] [--no-tray] [--mcp]
 
 Installs and starts the Gatehouse user service ('gatehouse service install'
 and 'start'), starts the tray at login ('gatehouse tray': an XDG autostart
@@ -36,17 +36,21 @@ PreToolUse hook into Claude Code's user settings
 ($CLAUDE_CONFIG_DIR/settings.json, by default ~/.claude/settings.json).
 Everything already in the file is kept, a backup is written before any change,
 and running it again changes nothing. --no-service installs no service (run
-'gatehouse serve' yourself); --no-tray leaves the tray out.`
+'gatehouse serve' yourself); --no-tray leaves the tray out. --mcp also registers
+'gatehouse mcp' as Claude Code's MCP server "gatehouse" at user scope
+($CLAUDE_CONFIG_DIR/.claude.json, by default ~/.claude.json), whose tool is
+mcp__gatehouse__shell__execute.`
 
 const uninstallUsage = `usage: gatehouse uninstall [--keep-service]
 
-Removes Gatehouse's hook from Claude Code's user settings (after a backup) and
-the tray's start at login, and stops and removes the user service, unless
+Removes Gatehouse's hook from Claude Code's user settings (after a backup),
+its MCP server from ~/.claude.json, and the tray's start at login, and stops and removes the user service, unless
 --keep-service.`
 
 func runInstall(fl *flag.FlagSet) runFunc {
 	noService := fl.Bool("no-service", false, "")
 	noTray := fl.Bool("no-tray", false, "")
+	withMCP := fl.Bool("mcp", false, "")
 	return func(ctx context.Context, env *Env, args []string) error {
 		if fl.NArg() > 0 {
 			return usagef("install: unexpected argument %q", fl.Arg(0))
@@ -81,6 +85,11 @@ func runInstall(fl *flag.FlagSet) runFunc {
 			}
 			fmt.Fprintf(env.Stdout, "%s: Gatehouse hook installed (%s)\n", file, hook)
 		}
+		if *withMCP {
+			if err := installMCP(env, exe); err != nil {
+				return err
+			}
+		}
 		if *noTray {
 			return nil
 		}
@@ -111,6 +120,9 @@ func runUninstall(fl *flag.FlagSet) runFunc {
 			fmt.Fprintf(env.Stdout, "%s: Gatehouse hook removed (backup: %s)\n", file, backup)
 		} else {
 			fmt.Fprintf(env.Stdout, "%s: no Gatehouse hook to remove\n", file)
+		}
+		if err := uninstallMCP(env); err != nil {
+			return err
 		}
 		home, err := homeDir(env)
 		if err != nil {
@@ -232,4 +244,69 @@ func hookExe(exe string) string {
 		return p
 	}
 	return exe
+}
+
+// claudeConfigPath is Claude Code's user configuration file, where its
+// user-scope MCP servers are.
+func claudeConfigPath(env *Env) (string, error) {
+	if d := env.Getenv("CLAUDE_CONFIG_DIR"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, ".claude.json"), nil
+	}
+	home, err := homeDir(env)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(home, ".claude.json"), nil
+}
+
+// installMCP registers gatehouse mcp with Claude Code at user scope.
+func installMCP(env *Env, exe string) error {
+	file, err := claudeConfigPath(env)
+	if err != nil {
+		return err
+	}
+	old, err := os.ReadFile(file)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	out, changed, err := claude.MergeMCPServer(old, exe)
+	if err != nil {
+		return withHint(fmt.Errorf("%s: %w", file, err), "fix the file (Claude Code reads it as JSON) and run 'gatehouse install --mcp' again; it was not changed")
+	}
+	if !changed {
+		fmt.Fprintf(env.Stdout, "%s: the Gatehouse MCP server is already registered\n", file)
+		return nil
+	}
+	if _, err := writeWithBackup(file, old, out); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "%s: Gatehouse MCP server registered (%s mcp; tool mcp__gatehouse__shell__execute)\n", file, exe)
+	return nil
+}
+
+// uninstallMCP removes what installMCP added.
+func uninstallMCP(env *Env) error {
+	file, err := claudeConfigPath(env)
+	if err != nil {
+		return err
+	}
+	old, err := os.ReadFile(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	out, changed, err := claude.RemoveMCPServer(old)
+	if err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	if !changed {
+		return nil
+	}
+	if _, err := writeWithBackup(file, old, out); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "%s: Gatehouse MCP server removed\n", file)
+	return nil
 }
