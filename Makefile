@@ -60,6 +60,7 @@ test-root:
 	GATEHOUSE_TEST_WARM=1 $(GO) test -count=1 ./service/pipeline
 	$(GO) test -count=1 -run='^$$' -fuzz=FuzzPolicyLoad -fuzztime=10s ./service/policy
 	$(GO) test -count=1 -run='^$$' -fuzz=FuzzAnalyze -fuzztime=15s ./service/analysis
+	$(GO) test -count=1 -run='^$$' -fuzz=FuzzMCPArgs -fuzztime=10s ./app/cli
 
 test-user:
 	@.ci/test-as-user.sh $(TEST_USER) $(SANDBOX_PKGS)
@@ -99,6 +100,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzWriter -fuzztime=$(FUZZTIME) -fuzzminimizetime=5s ./service/dlp
 	$(GO) test -run='^$$' -fuzz=FuzzCredentialInArgv -fuzztime=$(FUZZTIME) ./service/analysis
 	$(GO) test -run='^$$' -fuzz=FuzzAnalyze -fuzztime=$(FUZZTIME) ./service/analysis
+	$(GO) test -run='^$$' -fuzz=FuzzMCPArgs -fuzztime=$(FUZZTIME) ./app/cli
 
 tidy-check:
 	$(GO) mod tidy && git diff --exit-code go.mod go.sum

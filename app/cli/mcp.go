@@ -15,11 +15,14 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/signal"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -63,12 +66,35 @@ func runMCP(fl *flag.FlagSet) runFunc {
 		if in == nil || out == nil {
 			return errors.New("mcp: stdin and stdout must be the client's pipes")
 		}
-		err = s.srv.Run(ctx, &mcp.IOTransport{Reader: in, Writer: out})
+		// The client closing the pipe, or a signal, ends the session: the
+		// calls in flight are then cancelled, their commands killed.
+		ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		ended, endCalls := context.WithCancel(ctx)
+		s.ended = ended
+		err = s.srv.Run(ctx, &mcp.IOTransport{Reader: eofReader{in, endCalls}, Writer: out})
+		endCalls()
 		if err != nil && (errors.Is(err, io.EOF) || errors.Is(err, context.Canceled)) {
 			return nil // the client went away
 		}
 		return err
 	}
+}
+
+// eofReader calls end when its reader ends: the client closed the pipe,
+// and the calls it made are over. (The server waits for its handlers
+// before it returns, so the end cannot wait for it.)
+type eofReader struct {
+	io.ReadCloser
+	end func()
+}
+
+func (r eofReader) Read(p []byte) (int, error) {
+	n, err := r.ReadCloser.Read(p)
+	if err != nil {
+		r.end()
+	}
+	return n, err
 }
 
 // mcpServer is one gatehouse mcp process: the MCP server, and the
@@ -78,6 +104,8 @@ type mcpServer struct {
 	configFile string
 	cfg        *policy.Config
 	srv        *mcp.Server
+	calls      sync.WaitGroup  // calls in flight
+	ended      context.Context // done when the session is over
 
 	local struct {
 		sync.Mutex
@@ -100,7 +128,16 @@ func newMCPServer(env *Env, configFile string) (*mcpServer, error) {
 	return s, nil
 }
 
+// close waits for the calls in flight — a client that went away has its
+// commands killed, and they must reach the record — then closes the
+// audit trail.
 func (s *mcpServer) close() {
+	done := make(chan struct{})
+	go func() { s.calls.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+	}
 	s.local.Lock()
 	defer s.local.Unlock()
 	if s.local.obs != nil {
@@ -188,8 +225,14 @@ func agentName(client string) string {
 
 var nonAgent = regexp.MustCompile(`[^a-z0-9_-]+`)
 
-// mcpOutput is the tool's structured result.
+// mcpOutput is the tool's structured result. It carries the output too:
+// a client that shows the model the structured result in place of the
+// text (Claude Code does) must not lose it.
 type mcpOutput struct {
+	Stdout string `json:"stdout"`
+	Stderr string `json:"stderr,omitempty"`
+	// Error says why nothing ran (or it could not start).
+	Error          string `json:"error,omitempty"`
 	ExitCode       *int   `json:"exit_code"`
 	DurationMS     int64  `json:"duration_ms"`
 	TimeoutSeconds int    `json:"timeout_seconds"`
@@ -202,6 +245,14 @@ type mcpOutput struct {
 
 // call handles tools/call.
 func (s *mcpServer) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	s.calls.Add(1)
+	defer s.calls.Done()
+	if s.ended != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		defer context.AfterFunc(s.ended, cancel)()
+	}
 	x, err := decodeMCPArgs(req.Params.Arguments)
 	if err != nil {
 		return toolError(err.Error()), nil
@@ -351,9 +402,11 @@ func toolResult(end *api.End) *mcp.CallToolResult {
 			msg = "Gatehouse could not run this command: " + e.Message
 		}
 		r := toolError(msg)
+		o := mcpOutput{Error: msg}
 		if end.Event != nil {
-			r.StructuredContent = mcpOutput{TimeoutSeconds: end.Event.TimeoutSeconds, EventID: end.Event.ID, SandboxMode: end.Event.SandboxMode}
+			o.TimeoutSeconds, o.EventID, o.SandboxMode = end.Event.TimeoutSeconds, end.Event.ID, end.Event.SandboxMode
 		}
+		r.StructuredContent = o
 		return r
 	}
 	res := end.Result
@@ -374,15 +427,18 @@ func toolResult(end *api.End) *mcp.CallToolResult {
 	case res.ExitCode != nil && *res.ExitCode != 0:
 		fmt.Fprintf(&text, "\n(exit code %d)", *res.ExitCode)
 	}
-	out := mcpOutput{ExitCode: res.ExitCode, DurationMS: res.DurationMS, TimeoutSeconds: res.TimeoutSeconds, TimedOut: res.TimedOut,
+	out := mcpOutput{Stdout: res.Stdout, Stderr: res.Stderr, ExitCode: res.ExitCode, DurationMS: res.DurationMS, TimeoutSeconds: res.TimeoutSeconds, TimedOut: res.TimedOut,
 		Truncated: res.Truncated, SandboxMode: res.SandboxMode, RedactionCount: res.RedactionCount}
 	if end.Event != nil {
 		out.EventID = end.Event.ID
 	}
 	r := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text.String()}}, StructuredContent: out}
 	if end.Error != nil { // it failed to start
+		msg := "Gatehouse could not start this command: " + end.Error.Message
 		r.IsError = true
-		r.Content = []mcp.Content{&mcp.TextContent{Text: "Gatehouse could not start this command: " + end.Error.Message}}
+		r.Content = []mcp.Content{&mcp.TextContent{Text: msg}}
+		out.Error = msg
+		r.StructuredContent = out
 	}
 	return r
 }
@@ -411,6 +467,9 @@ func mcpTool(cfg *policy.Config) *mcp.Tool {
 	}
 	in := map[string]any{"type": "object", "properties": props, "required": []string{"command"}, "additionalProperties": false}
 	out := map[string]any{"type": "object", "properties": map[string]any{
+		"stdout":          map[string]any{"type": "string", "description": "standard output, redacted and truncated"},
+		"stderr":          map[string]any{"type": "string", "description": "standard error, when there was any"},
+		"error":           map[string]any{"type": "string", "description": "why nothing ran, when it was denied or could not start"},
 		"exit_code":       map[string]any{"type": []string{"integer", "null"}},
 		"duration_ms":     map[string]any{"type": "integer"},
 		"timeout_seconds": map[string]any{"type": "integer"},

@@ -78,6 +78,34 @@ func (w *mcpWorld) connect(name string, opts *mcp.ClientOptions) *mcp.ClientSess
 	return s
 }
 
+// connectPipes starts gatehouse mcp on pipes of its own and returns the
+// session and what closes the client's end, as a client that dies does.
+func (w *mcpWorld) connectPipes(name string) (*mcp.ClientSession, func()) {
+	w.t.Helper()
+	exe, _ := exec.LookPath("gatehouse")
+	cmd := exec.Command(exe, "mcp")
+	cmd.Env = w.env()
+	cmd.Dir = w.home
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		w.t.Fatal(err)
+	}
+	w.t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	c := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, nil)
+	s, err := c.Connect(context.Background(), &mcp.IOTransport{Reader: out, Writer: in}, nil)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return s, func() { in.Close(); out.Close() }
+}
+
 func (w *mcpWorld) startService() {
 	w.t.Helper()
 	exe, _ := exec.LookPath("gatehouse")
@@ -240,17 +268,42 @@ func TestMCPCancel(t *testing.T) {
 	}
 	cancel()
 	<-done
-	for start := time.Now(); time.Since(start) < 20*time.Second; time.Sleep(50 * time.Millisecond) {
-		for _, e := range auditEvents(t, w) {
-			if e.Status == "killed" {
-				if _, err := os.Stat(filepath.Join(w.home, "src", "finished")); err == nil {
-					t.Error("the cancelled command finished")
-				}
-				return
-			}
+	waitKilled(t, w, 1)
+
+	// A client that goes away (its end of the pipe closes) has its
+	// commands killed too.
+	s, hangUp := w.connectPipes("leaver")
+	go s.CallTool(context.Background(), &mcp.CallToolParams{Name: ToolName, Arguments: map[string]any{"command": "touch started2; sleep 60; touch finished"}})
+	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(w.home, "src", "started2")); err == nil {
+			break
+		}
+		if time.Since(start) > 20*time.Second {
+			t.Fatal("the second command did not start")
 		}
 	}
-	t.Fatal("the cancelled command was not recorded killed")
+	hangUp()
+	waitKilled(t, w, 2)
+	if _, err := os.Stat(filepath.Join(w.home, "src", "finished")); err == nil {
+		t.Error("a killed command finished")
+	}
+}
+
+// waitKilled waits for n executions recorded killed.
+func waitKilled(t *testing.T, w *mcpWorld, n int) {
+	t.Helper()
+	for start := time.Now(); time.Since(start) < 20*time.Second; time.Sleep(50 * time.Millisecond) {
+		k := 0
+		for _, e := range auditEvents(t, w) {
+			if e.Status == "killed" {
+				k++
+			}
+		}
+		if k >= n {
+			return
+		}
+	}
+	t.Fatalf("%d executions were not recorded killed", n)
 }
 
 // Through the service the results are the same; two clients with
