@@ -111,3 +111,9 @@ func nonNilWorkspaces(w []api.Workspace) []api.Workspace {
 	}
 	return w
 }
+
+// EndSession ends the approve-for-session grants of an agent's session.
+func (s *Service) EndSession(agent, session string) {
+	s.approvals.EndSession(agent, session)
+	s.log.Info("session ended", "agent", agent, "session", session)
+}

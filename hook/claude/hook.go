@@ -43,7 +43,11 @@ type Input struct {
 	ToolUseID      string                     `json:"tool_use_id,omitempty"`
 }
 
-// Decode reads and checks the hook input.
+// EventSessionEnd is the hook event of a session that ends.
+const EventSessionEnd = "SessionEnd"
+
+// Decode reads and checks the hook input: a PreToolUse call, or the end of
+// a session (SessionEnd, which has no tool).
 func Decode(r io.Reader) (*Input, error) {
 	b, err := io.ReadAll(io.LimitReader(r, maxInput+1))
 	if err != nil {
@@ -56,8 +60,11 @@ func Decode(r io.Reader) (*Input, error) {
 	if err := json.Unmarshal(b, &in); err != nil {
 		return nil, fmt.Errorf("the hook input is not valid JSON: %v", err)
 	}
+	if in.HookEventName == EventSessionEnd {
+		return &in, nil
+	}
 	if in.HookEventName != "" && in.HookEventName != "PreToolUse" {
-		return nil, fmt.Errorf("hook_event_name is %q; this hook handles PreToolUse", in.HookEventName)
+		return nil, fmt.Errorf("hook_event_name is %q; this hook handles PreToolUse and SessionEnd", in.HookEventName)
 	}
 	if in.ToolName == "" {
 		return nil, errors.New("the hook input has no tool_name")

@@ -10,9 +10,11 @@ package claude
 //     one hook runs '<path>/gatehouse' hook claude …; installing it again
 //     changes nothing, and an entry of another gatehouse path is replaced
 //     in place;
-//   - uninstalling removes exactly that group (or that hook, when a user
-//     put other hooks in its group), then hooks.PreToolUse and hooks when
-//     they are left empty.
+//   - a SessionEnd group runs the same command, so that the service ends
+//     the session's approve-for-session grants;
+//   - uninstalling removes exactly those groups (or that hook, when a user
+//     put other hooks in its group), then hooks.PreToolUse,
+//     hooks.SessionEnd and hooks when they are left empty.
 
 import (
 	"bytes"
@@ -79,6 +81,29 @@ func HookGroup(command string) json.RawMessage {
 	return b
 }
 
+// SessionEndGroup returns the SessionEnd group that runs command: the
+// service then ends the session's approve-for-session grants.
+func SessionEndGroup(command string) json.RawMessage {
+	b, _ := json.Marshal(struct {
+		Hooks []hookEntry `json:"hooks"`
+	}{[]hookEntry{{Type: "command", Command: command, Timeout: SessionEndTimeoutSeconds}}})
+	return b
+}
+
+// SessionEndTimeoutSeconds bounds the SessionEnd hook: it only tells the
+// service.
+const SessionEndTimeoutSeconds = 10
+
+// hookEvents are the events Gatehouse's hook is installed for, with the
+// group each gets.
+var hookEvents = []struct {
+	name  string
+	group func(command string) json.RawMessage
+}{
+	{"PreToolUse", HookGroup},
+	{"SessionEnd", SessionEndGroup},
+}
+
 // MergeHook returns settings with the hook that runs command installed,
 // and whether anything changed. settings may be empty (no file).
 func MergeHook(settings []byte, command string) ([]byte, bool, error) {
@@ -90,29 +115,32 @@ func MergeHook(settings []byte, command string) ([]byte, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	groups, err := hooks.array("PreToolUse", "hooks.PreToolUse")
-	if err != nil {
-		return nil, false, err
-	}
-	found := false
-	for i, g := range groups {
-		cmds := groupCommands(g)
-		if len(cmds) != 1 || !IsHookCommand(cmds[0]) {
-			continue
+	for _, ev := range hookEvents {
+		groups, err := hooks.array(ev.name, "hooks."+ev.name)
+		if err != nil {
+			return nil, false, err
 		}
-		if found || !bytes.Equal(compact(g), compact(HookGroup(command))) {
-			if found {
-				groups[i] = nil // a duplicate: keep one
-			} else {
-				groups[i] = HookGroup(command)
+		want := ev.group(command)
+		found := false
+		for i, g := range groups {
+			cmds := groupCommands(g)
+			if len(cmds) != 1 || !IsHookCommand(cmds[0]) {
+				continue
 			}
+			if found || !bytes.Equal(compact(g), compact(want)) {
+				if found {
+					groups[i] = nil // a duplicate: keep one
+				} else {
+					groups[i] = want
+				}
+			}
+			found = true
 		}
-		found = true
+		if !found {
+			groups = append(groups, want)
+		}
+		hooks.set(ev.name, encodeArray(groups))
 	}
-	if !found {
-		groups = append(groups, HookGroup(command))
-	}
-	hooks.set("PreToolUse", encodeArray(groups))
 	root.set("hooks", hooks.encode())
 	out := root.indent()
 	return out, !bytes.Equal(compact(out), compact(settings)) || len(settings) == 0, nil
@@ -136,30 +164,37 @@ func RemoveHook(settings []byte) ([]byte, bool, error) {
 	if err != nil {
 		return nil, false, fmt.Errorf("hooks: %w", err)
 	}
-	graw, ok := hooks.get("PreToolUse")
-	if !ok {
-		return settings, false, nil
-	}
-	var groups []json.RawMessage
-	if err := json.Unmarshal(graw, &groups); err != nil {
-		return nil, false, errors.New("hooks.PreToolUse is not a list")
-	}
 	changed := false
-	var kept []json.RawMessage
-	for _, g := range groups {
-		ng, removed := dropOurs(g)
-		changed = changed || removed
-		if ng != nil {
-			kept = append(kept, ng)
+	for _, ev := range hookEvents {
+		graw, ok := hooks.get(ev.name)
+		if !ok {
+			continue
+		}
+		var groups []json.RawMessage
+		if err := json.Unmarshal(graw, &groups); err != nil {
+			return nil, false, fmt.Errorf("hooks.%s is not a list", ev.name)
+		}
+		dropped := false
+		var kept []json.RawMessage
+		for _, g := range groups {
+			ng, removed := dropOurs(g)
+			dropped = dropped || removed
+			if ng != nil {
+				kept = append(kept, ng)
+			}
+		}
+		if !dropped {
+			continue
+		}
+		changed = true
+		if len(kept) == 0 {
+			hooks.del(ev.name)
+		} else {
+			hooks.set(ev.name, encodeArray(kept))
 		}
 	}
 	if !changed {
 		return settings, false, nil
-	}
-	if len(kept) == 0 {
-		hooks.del("PreToolUse")
-	} else {
-		hooks.set("PreToolUse", encodeArray(kept))
 	}
 	if len(hooks.keys) == 0 {
 		root.del("hooks")
@@ -453,6 +488,7 @@ func RenderManaged(o ManagedOptions) []byte {
 		} `json:"permissions"`
 		Hooks struct {
 			PreToolUse []json.RawMessage `json:"PreToolUse"`
+			SessionEnd []json.RawMessage `json:"SessionEnd"`
 		} `json:"hooks"`
 		AllowManagedHooksOnly bool `json:"allowManagedHooksOnly"`
 	}{}
@@ -462,6 +498,7 @@ func RenderManaged(o ManagedOptions) []byte {
 		v.Permissions.Deny = []string{}
 	}
 	v.Hooks.PreToolUse = []json.RawMessage{group}
+	v.Hooks.SessionEnd = []json.RawMessage{SessionEndGroup(HookCommand(o.Exe, o.Routing))}
 	v.AllowManagedHooksOnly = true
 	b, _ := json.MarshalIndent(v, "", "  ")
 	return append(b, '\n')

@@ -107,7 +107,8 @@ func TestMergeReplacesOldPath(t *testing.T) {
 	if err != nil || !changed {
 		t.Fatal(changed, err)
 	}
-	if strings.Contains(string(merged), "/opt/old") || strings.Count(string(merged), "hook claude") != 1 {
+	// Once for PreToolUse, once for SessionEnd.
+	if strings.Contains(string(merged), "/opt/old") || strings.Count(string(merged), "hook claude") != 2 {
 		t.Errorf("old entry kept:\n%s", merged)
 	}
 }
@@ -169,6 +170,7 @@ func TestRenderManaged(t *testing.T) {
 		} `json:"permissions"`
 		Hooks struct {
 			PreToolUse []matcherGroup `json:"PreToolUse"`
+			SessionEnd []matcherGroup `json:"SessionEnd"`
 		} `json:"hooks"`
 		AllowManagedHooksOnly bool `json:"allowManagedHooksOnly"`
 	}
@@ -185,6 +187,9 @@ func TestRenderManaged(t *testing.T) {
 	h := m.Hooks.PreToolUse[0]
 	if h.Matcher != "Bash|Read|Write|Edit|MultiEdit|NotebookEdit|Glob|Grep" || len(h.Hooks) != 1 || h.Hooks[0].Command != "'"+exe+"' hook claude --routing governed_shell" || h.Hooks[0].OnFailure != "block" {
 		t.Errorf("hook: %+v", h)
+	}
+	if se := m.Hooks.SessionEnd; len(se) != 1 || len(se[0].Hooks) != 1 || se[0].Hooks[0].Command != h.Hooks[0].Command {
+		t.Errorf("SessionEnd: %+v", se)
 	}
 	if strings.Contains(string(b), "allowUnixSockets") {
 		t.Error("unix sockets allowed")

@@ -82,6 +82,10 @@ func Claude(ctx context.Context, env Env, routing string) *claude.Output {
 	if err != nil {
 		return claude.Deny(fmt.Sprintf("Gatehouse could not read this tool call (%v), so it did not run. This is a bug in the caller or in Gatehouse; report it.", err))
 	}
+	if in.HookEventName == claude.EventSessionEnd {
+		endSession(ctx, env, in.SessionID)
+		return nil
+	}
 	if in.ToolName != claude.ToolBash && !claude.IsFileTool(in.ToolName) {
 		return nil
 	}
@@ -192,4 +196,20 @@ func hint(code string) string {
 		return "Ask the user to run `gatehouse doctor` to see how to fix the sandbox."
 	}
 	return ""
+}
+
+// endSession tells the service that a Claude Code session ended: its
+// approve-for-session grants end with it. Nothing is answered to Claude
+// Code, and a service that is not there has no grants to end.
+func endSession(ctx context.Context, env Env, session string) {
+	if session == "" {
+		return
+	}
+	c, err := client(env)
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	c.EndSession(ctx, api.SessionEndRequest{Agent: "claude-code", SessionID: session})
 }

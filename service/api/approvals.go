@@ -16,6 +16,9 @@ const (
 	PathStream = "/v1/stream"
 	// PathWorkspaces lists the trusted workspaces (GET, WorkspacesResponse).
 	PathWorkspaces = "/v1/workspaces"
+	// PathSessionEnd says an agent's session ended (POST
+	// SessionEndRequest): its approve-for-session grants end.
+	PathSessionEnd = "/v1/session/end"
 )
 
 // Kinds of approval request.
@@ -185,4 +188,10 @@ type StreamNotice struct {
 	Status *Status `json:"status,omitempty"`
 	// State is running or stopping, for service.state.
 	State string `json:"state,omitempty"`
+}
+
+// SessionEndRequest says an agent's session ended.
+type SessionEndRequest struct {
+	Agent     string `json:"agent"`
+	SessionID string `json:"session_id"`
 }

@@ -196,3 +196,9 @@ func (c *Client) Stream(ctx context.Context, fn func(api.StreamNotice)) error {
 	}
 	return fmt.Errorf("%w: the live stream ended: %w", ErrLost, err)
 }
+
+// EndSession tells the service an agent's session ended.
+func (c *Client) EndSession(ctx context.Context, req api.SessionEndRequest) error {
+	var r struct{}
+	return c.call(ctx, http.MethodPost, api.PathSessionEnd, req, &r)
+}

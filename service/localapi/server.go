@@ -47,6 +47,8 @@ type Admission interface {
 	Subscribe(ctx context.Context) ([]api.StreamNotice, <-chan api.StreamNotice)
 	// Workspaces lists the workspace roots in force and the trusted ones.
 	Workspaces() []api.Workspace
+	// EndSession ends an agent session's approve-for-session grants.
+	EndSession(agent, session string)
 }
 
 // keepAlive is how often an idle live stream sends a comment line.
@@ -172,6 +174,14 @@ func Handler(a Admission, logger *slog.Logger) http.Handler {
 			return
 		}
 		reply(w, a.Answer(req))
+	})
+	mux.HandleFunc("POST "+api.PathSessionEnd, func(w http.ResponseWriter, r *http.Request) {
+		var req api.SessionEndRequest
+		if !decode(w, r, envelope, &req) {
+			return
+		}
+		a.EndSession(req.Agent, req.SessionID)
+		reply(w, struct{}{})
 	})
 	mux.HandleFunc("GET "+api.PathWorkspaces, func(w http.ResponseWriter, r *http.Request) {
 		if _, ok := body(w, r, envelope); !ok {

@@ -51,6 +51,7 @@ func (f *fake) Answer(req api.AnswerRequest) api.AnswerResponse {
 func (f *fake) Subscribe(ctx context.Context) ([]api.StreamNotice, <-chan api.StreamNotice) {
 	return []api.StreamNotice{{Type: api.NoticeService, State: "running"}}, f.stream
 }
+func (f *fake) EndSession(agent, session string) {}
 func (f *fake) Workspaces() []api.Workspace {
 	return []api.Workspace{{Path: "/w", Origin: api.WorkspacePolicy}}
 }
