@@ -18,6 +18,8 @@ import (
 	"github.com/godbus/dbus/v5/prop"
 
 	"github.com/gatehouse-dev/gatehouse/app/cli"
+	"github.com/gatehouse-dev/gatehouse/sandbox/sandboxinit"
+	"github.com/gatehouse-dev/gatehouse/sandbox/sandboxtest"
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/notify/notifytest"
 )
@@ -31,6 +33,9 @@ import (
 const asBinary = "GATEHOUSE_TRAY_TEST_AS_GATEHOUSE"
 
 func TestMain(m *testing.M) {
+	// Inside a sandbox of the real service this test binary is
+	// Gatehouse's init (realservice_test.go names it exec.sandbox.init_path).
+	sandboxtest.Stage(sandboxinit.Stages)
 	if os.Getenv(asBinary) == "1" {
 		os.Exit(cli.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
