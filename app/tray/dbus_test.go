@@ -389,12 +389,15 @@ func TestTrayOverDBus(t *testing.T) {
 		Question: "Run git push --force origin?", Answers: []string{api.AnswerOnce, api.AnswerSession, api.AnswerAlways, api.AnswerDeny},
 		SaveRule: "- match: git push --force origin\n  action: allow\n",
 	}})
-	root = tr.waitFor("the approval", func(root node) bool { return slices.Contains(root.labels(), "Approvals (1)") })
+	// The label and the request's submenu reach the bus as separate
+	// updates: wait for both.
+	root = tr.waitFor("the approval's submenu (the command escaped)", func(root node) bool {
+		approvals, _ := root.child("Approvals (1)")
+		req, ok := approvals.child(`git push --force\x1b[2K origin`)
+		return ok && slices.Contains(req.labels(), "Deny")
+	})
 	approvals, _ := root.child("Approvals (1)")
-	req, ok := approvals.child(`git push --force\x1b[2K origin`)
-	if !ok {
-		t.Fatalf("no submenu for the request (the command escaped):\n%s", approvals)
-	}
+	req, _ := approvals.child(`git push --force\x1b[2K origin`)
 	want := []string{"Run git push --force origin?", "claude in /home/u/src", "Approve once", "Approve for session",
 		"Always saves this rule:", "    - match: git push --force origin", "      action: allow", "Always…", "Deny"}
 	if got := req.labels(); !slices.Equal(got, want) {

@@ -95,7 +95,11 @@ func TestTrayWithRealService(t *testing.T) {
 	go func() { heldDone <- held.Wait() }()
 	t.Cleanup(func() { held.Process.Kill() })
 
-	root := tr.waitFor("the held command", func(root node) bool { return slices.Contains(root.labels(), "Approvals (1)") })
+	root := tr.waitFor("the held command", func(root node) bool {
+		approvals, _ := root.child("Approvals (1)")
+		reqs := approvals.shown()
+		return len(reqs) == 1 && slices.Contains(reqs[0].labels(), "Approve once")
+	})
 	approvals, _ := root.child("Approvals (1)")
 	reqs := approvals.shown()
 	if len(reqs) != 1 || !strings.Contains(reqs[0].Label, "echo publish now") {
