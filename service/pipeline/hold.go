@@ -125,10 +125,6 @@ func (e *Executor) holdWorkspace(ctx context.Context, req *api.ExecRequest, cwdE
 	if !errors.As(cwdErr, &out) {
 		return nil, "", deny(ev, DenyCwdOutside, cwdErr.Error())
 	}
-	if e.opts.Approver == nil || e.opts.Trusted == nil {
-		return nil, "", deny(ev, DenyCwdOutside, cwdErr.Error()).
-			withHint(fmt.Sprintf("trust the project with 'gatehouse workspace add %s', or add it to policy.workspace_roots", out.real))
-	}
 	project := out.real
 	if p := req.ProjectDir; p != "" {
 		if real, err := filepath.EvalSymlinks(p); err == nil && sandbox.Within(out.real, real) {
@@ -137,7 +133,12 @@ func (e *Executor) holdWorkspace(ctx context.Context, req *api.ExecRequest, cwdE
 	}
 	top := trust.Top(project, e.opts.Home)
 	if problem := e.guard().Problem(top); problem != "" {
-		return nil, "", deny(ev, DenyCwdOutside, fmt.Sprintf("%s; %s cannot be trusted as a workspace: it is %s", cwdErr, top, problem))
+		return nil, "", deny(ev, DenyCwdOutside, fmt.Sprintf("%s; %s cannot be trusted as a workspace: it is %s", cwdErr, top, problem)).
+			withHint("run it from a directory inside a workspace root (gatehouse workspace list)")
+	}
+	if e.opts.Approver == nil || e.opts.Trusted == nil {
+		return nil, "", deny(ev, DenyCwdOutside, cwdErr.Error()).
+			withHint(fmt.Sprintf("trust the project with 'gatehouse workspace add %s', or add it to policy.workspace_roots", top))
 	}
 	agent := orUnknown(req.Agent)
 	h := &approvals.Hold{
