@@ -97,6 +97,10 @@ func printSettings(w io.Writer, prefix string, s *policy.Settings) {
 	}
 	fmt.Fprintf(w, "%ssettings file: %s (%s): %d changes, %d ignored\n", prefix, s.File, s.Format, len(s.Changes), len(s.Ignored))
 	for _, n := range s.Changes {
+		if n.Path == "" {
+			fmt.Fprintf(w, "%s  %s: %s\n", prefix, s.File, n.What)
+			continue
+		}
 		fmt.Fprintf(w, "%s  %s:%d: %s: %s\n", prefix, s.File, n.Line, n.Path, n.What)
 	}
 	for _, x := range s.Warnings() {

@@ -168,6 +168,12 @@ func (l *Loaded) applySettings(home string) []error {
 		return r.errs
 	}
 	r.apply(l)
+	// A settings file in a workspace root is kept read-only there: a
+	// command must not undo what it restricts by editing it.
+	if abs := path.Clean(file); path.IsAbs(abs) && r.overlapsRoot(abs) && !slices.Contains(r.s.DenyWrite, abs) {
+		r.s.DenyWrite = append(r.s.DenyWrite, abs)
+		r.changed(0, "", "%s lies in a workspace root: kept read-only", abs)
+	}
 	if len(r.errs) > 0 {
 		return r.errs
 	}

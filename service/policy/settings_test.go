@@ -327,3 +327,19 @@ func TestReadAllowValidation(t *testing.T) {
 		t.Errorf("%s %+v", got, l)
 	}
 }
+
+// A settings file inside a workspace root is kept read-only: a command
+// cannot edit away what it restricts.
+func TestSettingsFileInARootIsWriteDenied(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	srt := writeFile(t, dir, "srt.json", `{"filesystem": {"denyRead": []}}`)
+	cfg := writeFile(t, dir, "config.yaml", "exec:\n  sandbox:\n    settings_file: "+srt+"\npolicy:\n  workspace_roots: ["+dir+"]\n")
+	l, err := Load(LoadOptions{Home: testHome, UserFile: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(l.Config.Settings.DenyWrite, srt) {
+		t.Errorf("denyWrite %q lacks %s", l.Config.Settings.DenyWrite, srt)
+	}
+}
