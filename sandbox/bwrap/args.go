@@ -97,9 +97,17 @@ func Args(spec *sandbox.Spec, m *Mounts, opt Options) []string {
 	// The read posture workspace hides the user's data under empty
 	// directories, then brings back what commands may read; the
 	// workspace binds and everything after them come back on their own.
-	workspace := spec.Read == sandbox.ReadWorkspace && len(spec.ReadHide) > 0
+	// A directory inside a root or a read_allow entry is not hidden: it is
+	// bound back whole, and a remount of it would hit that bind.
+	var hide []string
+	for _, d := range spec.ReadHide {
+		if !withinAny(d, spec.WorkspaceRoots) && !withinAny(d, spec.ReadAllow) {
+			hide = append(hide, d)
+		}
+	}
+	workspace := spec.Read == sandbox.ReadWorkspace && len(hide) > 0
 	if workspace {
-		for _, d := range spec.ReadHide {
+		for _, d := range hide {
 			a = append(a, "--perms", "0755", "--tmpfs", d)
 		}
 		allow := slices.Clone(spec.ReadAllow)
@@ -129,7 +137,7 @@ func Args(spec *sandbox.Spec, m *Mounts, opt Options) []string {
 	// Under the workspace posture a deny-read path that nothing brought
 	// back is hidden already.
 	shown := func(p string) bool {
-		return !workspace || !withinAny(p, spec.ReadHide) ||
+		return !workspace || !withinAny(p, hide) ||
 			withinAny(p, spec.WorkspaceRoots) || withinAny(p, spec.ReadAllow) ||
 			spec.ToolCache != nil && Within(p, spec.ToolCache.Dir)
 	}
@@ -170,7 +178,7 @@ func Args(spec *sandbox.Spec, m *Mounts, opt Options) []string {
 	}
 	if workspace {
 		// Read-only once every mount point in them is made.
-		for _, d := range spec.ReadHide {
+		for _, d := range hide {
 			a = append(a, "--remount-ro", d)
 		}
 	}

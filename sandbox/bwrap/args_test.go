@@ -81,6 +81,17 @@ func TestArgsWorkspaceGolden(t *testing.T) {
 	if got != string(want) {
 		t.Errorf("Args changed; run go test -update and review the diff.\ngot:\n%s", got)
 	}
+	// A hidden directory that is a root, or inside a read_allow entry, is
+	// not hidden: a remount would hit the bind that brings it back.
+	over := *spec
+	over.WorkspaceRoots = []string{"/mnt"}
+	over.ReadHide = []string{"/home", "/mnt", "/media/u"}
+	over.ReadAllow = []string{"/media"}
+	a := strings.Join(Args(&over, &Mounts{}, Options{}), " ")
+	if strings.Contains(a, "--tmpfs /mnt") || strings.Contains(a, "--remount-ro /mnt") || strings.Contains(a, "/media/u") ||
+		!strings.Contains(a, "--tmpfs /home") || !strings.Contains(a, "--ro-bind /media /media") {
+		t.Errorf("hidden roots: %s", a)
+	}
 	// Without paths to hide, the posture changes nothing.
 	spec.ReadHide = nil
 	host := *spec

@@ -20,8 +20,7 @@ import (
 // is; under host the same file is readable, as before.
 func TestReadPostureWorkspace(t *testing.T) {
 	t.Parallel()
-	var f *fixture
-	f = bwrapFixture(t, func(c *policy.Config) {
+	f := bwrapFixture(t, func(c *policy.Config) {
 		c.Exec.Sandbox.Read = policy.ReadWorkspace
 		c.Exec.Sandbox.ReadAllow = []string{filepath.Join(filepath.Dir(c.Exec.DefaultCWD), ".allowed")}
 	})
