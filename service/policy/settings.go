@@ -149,13 +149,9 @@ func (l *Loaded) applySettings(home string) []error {
 		return nil
 	}
 	src := l.source("exec.sandbox.settings_file")
-	data, err := os.ReadFile(file)
+	data, err := readSettingsFile(file)
 	if err != nil {
-		what := "cannot be read: " + errors.Unwrap(err).Error()
-		if errors.Is(err, fs.ErrNotExist) {
-			what = "does not exist"
-		}
-		return []error{errAt(src, "exec.sandbox.settings_file", "%q %s; a settings file that is set must be there, or no restriction it holds would apply", file, what)}
+		return []error{errAt(src, "exec.sandbox.settings_file", "%q %v; a settings file that is set must be there, or no restriction it holds would apply", file, err)}
 	}
 	r := &settingsReader{file: file, home: home, roots: l.Config.WorkspaceRootsEffective(),
 		s: &Settings{File: file, Changes: []SettingsNote{}, Ignored: []SettingsNote{}}}
@@ -179,6 +175,40 @@ func (l *Loaded) applySettings(home string) []error {
 	}
 	l.Config.Settings = r.s
 	return nil
+}
+
+// maxSettingsFile bounds the size of a settings file.
+const maxSettingsFile = 1 << 20
+
+// readSettingsFile returns the contents of the regular file file, at most
+// maxSettingsFile bytes; the error is a phrase that follows the file's
+// name.
+func readSettingsFile(file string) ([]byte, error) {
+	f, err := os.Open(file)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, errors.New("does not exist")
+	case err != nil:
+		return nil, fmt.Errorf("cannot be read: %v", errors.Unwrap(err))
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("cannot be read: %v", err)
+	case !fi.Mode().IsRegular():
+		return nil, errors.New("is not a regular file")
+	case fi.Size() > maxSettingsFile:
+		return nil, fmt.Errorf("is %d bytes; the limit is %d", fi.Size(), maxSettingsFile)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxSettingsFile+1))
+	if err != nil {
+		return nil, fmt.Errorf("cannot be read: %v", err)
+	}
+	if len(data) > maxSettingsFile {
+		return nil, fmt.Errorf("is over %d bytes", maxSettingsFile)
+	}
+	return data, nil
 }
 
 // settingsReader reads one settings file.

@@ -343,3 +343,17 @@ func TestSettingsFileInARootIsWriteDenied(t *testing.T) {
 		t.Errorf("denyWrite %q lacks %s", l.Config.Settings.DenyWrite, srt)
 	}
 }
+
+// A settings file must be a regular file: a device or a directory would
+// hang or mislead the load.
+func TestSettingsFileNotRegular(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, name := range []string{"/dev/zero", dir} {
+		cfg := writeFile(t, dir, "config.yaml", "exec:\n  sandbox:\n    settings_file: "+name+"\n")
+		_, err := Load(LoadOptions{Home: testHome, UserFile: cfg})
+		if err == nil || !strings.Contains(err.Error(), "is not a regular file") {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
