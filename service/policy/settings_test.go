@@ -357,3 +357,38 @@ func TestSettingsFileNotRegular(t *testing.T) {
 		}
 	}
 }
+
+// FuzzSettingsFile reads arbitrary bytes as a settings file: it never
+// panics, and an error always names the file.
+func FuzzSettingsFile(f *testing.F) {
+	for _, s := range []string{
+		`{"filesystem": {"denyRead": ["~/a", "rel"], "allowWrite": ["."], "denyWrite": ["x"]}}`,
+		`{"network": {"allowedDomains": ["*.example.com:443"], "deniedDomains": ["*"], "allowLocalBinding": true}}`,
+		`{"sandbox": {"enabled": false, "excludedCommands": ["docker"], "filesystem": {"allowWrite": ["/x"]}}}`,
+		`{"credentials": {"files": [{"path": "~/.token", "mode": "mask"}], "envVars": [{"name": "T"}]}}`,
+		`{"filesystem": {"denyRead": ["~/a",]}}`, `[1, {"a": null}]`, `{"a":1}{}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		root, err := parseJSON("srt.json", data)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "srt.json:") {
+				t.Fatalf("error without the file: %v", err)
+			}
+			return
+		}
+		r := &settingsReader{file: "srt.json", home: testHome, roots: []string{"/home/u/src"},
+			s: &Settings{File: "srt.json", Changes: []SettingsNote{}, Ignored: []SettingsNote{}}}
+		r.read(root)
+		for _, err := range r.errs {
+			if !strings.HasPrefix(err.Error(), "srt.json:") {
+				t.Fatalf("error without the file: %v", err)
+			}
+		}
+		if len(r.errs) == 0 {
+			l := &Loaded{Sources: map[string]Source{}, items: map[string][]Source{}}
+			r.apply(l)
+		}
+	})
+}
