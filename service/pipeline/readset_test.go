@@ -4,10 +4,13 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/policy"
+	"github.com/gatehouse-dev/gatehouse/service/toolcache"
 )
 
 // A settings file that tries every key that could only widen plans the
@@ -60,5 +63,43 @@ func TestSettingsFileWideningPlansNothingNew(t *testing.T) {
 	}
 	if !reflect.DeepEqual(plain.cfg.Policy, widened.cfg.Policy) {
 		t.Errorf("the widening file changed the policy")
+	}
+}
+
+// Under read: workspace the agent's Go module cache is seeded from the
+// host's only when read_allow shows it; under host it always is.
+func TestReadPostureSeedsOnlyWhatIsShown(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	home := filepath.Join(dir, "home")
+	hostMod := filepath.Join(home, "go", "pkg", "mod")
+	os.MkdirAll(filepath.Join(hostMod, "cache", "download"), 0o755)
+	os.MkdirAll(filepath.Join(home, "src"), 0o755)
+	seeded := func(read string, allow []string) bool {
+		l, err := policy.Load(policy.LoadOptions{Home: home})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Config.Exec.Sandbox.Read, l.Config.Exec.Sandbox.ReadAllow = read, allow
+		ex, err := New(&l.Config, Options{Home: home, ToolCacheRoot: filepath.Join(home, ".cache", "gatehouse", "sandbox"),
+			ToolHost: toolcache.Host{Home: home, GoModCache: hostMod}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		roots, err := ex.workspaceRoots()
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := ex.spec(&api.ExecRequest{Command: "true", Agent: "cli"}, roots[0], roots, "id", 10, backendChoice{backend: "bubblewrap"})
+		return slices.ContainsFunc(s.Env, func(kv string) bool { return strings.HasPrefix(kv, "GOPROXY=file://"+hostMod) })
+	}
+	if !seeded(policy.ReadHost, nil) {
+		t.Error("host: not seeded")
+	}
+	if seeded(policy.ReadWorkspace, nil) {
+		t.Error("workspace without read_allow: seeded from a hidden cache")
+	}
+	if !seeded(policy.ReadWorkspace, []string{filepath.Join(home, "go")}) {
+		t.Error("workspace with ~/go in read_allow: not seeded")
 	}
 }
