@@ -18,8 +18,8 @@ package policy
 //	exec.sandbox.seccomp            off < preferred < required
 //	exec.sandbox.read               host < workspace
 //	exec.sandbox.read_allow         each entry resolves inside a managed
-//	                                entry, under a managed read or
-//	                                read_allow (none under a managed
+//	                                entry, under a managed read_allow or
+//	                                read: workspace (none under a managed
 //	                                read: workspace without a list)
 //	exec.sandbox.settings_file      managed value locks it
 //	exec.output.terminal_controls   keep < escape
@@ -188,6 +188,9 @@ func narrow(p string, user, managed *layer) []error {
 		m := managed.vals.Exec.Sandbox.ReadAllow
 		ms := managed.source(p)
 		if !managed.has(p) {
+			if managed.vals.Exec.Sandbox.Read != ReadWorkspace {
+				return nil // a managed host posture hides nothing
+			}
 			m, ms = nil, managed.source("exec.sandbox.read")
 		}
 		real := ResolveEach(m)
