@@ -59,6 +59,7 @@ test-root:
 		$(GO) test -race -count=1 $(PKGS)
 	GATEHOUSE_TEST_WARM=1 $(GO) test -count=1 ./service/pipeline
 	$(GO) test -count=1 -run='^$$' -fuzz=FuzzPolicyLoad -fuzztime=10s ./service/policy
+	$(GO) test -count=1 -run='^$$' -fuzz=FuzzSettingsFile -fuzztime=10s ./service/policy
 	$(GO) test -count=1 -run='^$$' -fuzz=FuzzAnalyze -fuzztime=15s ./service/analysis
 	$(GO) test -count=1 -run='^$$' -fuzz=FuzzMCPArgs -fuzztime=10s ./app/cli
 
@@ -96,6 +97,7 @@ bench: build
 
 fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzPolicyLoad -fuzztime=$(FUZZTIME) ./service/policy
+	$(GO) test -run='^$$' -fuzz=FuzzSettingsFile -fuzztime=$(FUZZTIME) ./service/policy
 	$(GO) test -run='^$$' -fuzz=FuzzHookDecode -fuzztime=$(FUZZTIME) ./hook/claude
 	$(GO) test -run='^$$' -fuzz=FuzzWriter -fuzztime=$(FUZZTIME) -fuzzminimizetime=5s ./service/dlp
 	$(GO) test -run='^$$' -fuzz=FuzzCredentialInArgv -fuzztime=$(FUZZTIME) ./service/analysis

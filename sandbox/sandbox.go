@@ -63,8 +63,19 @@ type Spec struct {
 	// DenyRead are hidden: directories get an empty tmpfs, files /dev/null.
 	// Paths that do not exist are skipped.
 	DenyRead []string
-	// WriteDeny are paths inside workspace roots kept read-only.
+	// WriteDeny are paths inside workspace roots kept read-only: names
+	// relative to each root (and each repository in one), or absolute
+	// paths.
 	WriteDeny []string
+	// Read is the read posture; empty means ReadHost.
+	Read ReadPosture
+	// ReadHide are, under ReadWorkspace, existing directories replaced by
+	// empty read-only ones (the home directory, other places user data
+	// lives), parents first: of what was in them only the workspace roots,
+	// ReadAllow, the tool cache and the plan's own binds come back.
+	ReadHide []string
+	// ReadAllow are existing paths bound read-only under ReadWorkspace.
+	ReadAllow []string
 	// Pins are files whose inspected bytes are bound read-only over their
 	// paths inside the sandbox.
 	Pins []Pin
@@ -107,6 +118,17 @@ type Spec struct {
 	// BwrapPath is the bubblewrap binary.
 	BwrapPath string
 }
+
+// ReadPosture says what of the host a command may read.
+type ReadPosture string
+
+const (
+	// ReadHost: the host's files, minus DenyRead.
+	ReadHost ReadPosture = "host"
+	// ReadWorkspace: the system, minus DenyRead, but of ReadHide only the
+	// workspace roots, ReadAllow and the tool cache.
+	ReadWorkspace ReadPosture = "workspace"
+)
 
 // A Pin is one inspected file bound over its path.
 type Pin struct {

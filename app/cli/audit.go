@@ -427,6 +427,9 @@ func auditCard(w io.Writer, e *audit.Entry, kids []api.Event) {
 		}
 		row("sandbox start", "%s", start)
 	}
+	if ev.ReadPosture != "" {
+		row("read posture", "%s", ev.ReadPosture)
+	}
 	if l := ev.Limits; l != nil {
 		row("limits enforced", "pids %s (nproc %s), memory %s, tmpfs %s, file_size %s, daemon_kill %s",
 			auditYesNo(l.Pids), auditYesNo(l.NProc), auditYesNo(l.Memory), auditYesNo(l.Tmpfs), auditYesNo(l.FileSize), auditYesNo(l.DaemonKill))

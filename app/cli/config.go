@@ -6,7 +6,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
+	"strings"
 
 	"github.com/gatehouse-dev/gatehouse/service/policy"
 )
@@ -64,7 +66,45 @@ func configCheck(fl *flag.FlagSet) runFunc {
 		for _, n := range names {
 			fmt.Fprintf(env.Stdout, "%s: ok\n", n)
 		}
+		printReadSet(env.Stdout, "", "read: ", "deny-read: ", l.Config.ReadSet(opts.Home))
+		printSettings(env.Stdout, "", l.Config.Settings)
+		for _, w := range l.Config.Settings.Warnings() {
+			fmt.Fprintf(env.Stderr, "gatehouse: warning: %s\n", w)
+		}
 		return nil
+	}
+}
+
+// printReadSet writes what commands may read (policy.ReadSet), each line
+// after prefix and its label.
+func printReadSet(w io.Writer, prefix, readLabel, denyLabel string, rs policy.ReadSet) {
+	if rs.Posture == policy.ReadWorkspace {
+		fmt.Fprintf(w, "%s%sworkspace: hidden %s; readable in them only %s and the agent's tool cache\n",
+			prefix, readLabel, strings.Join(rs.Hidden, ", "), strings.Join(rs.Readable, ", "))
+	} else {
+		fmt.Fprintf(w, "%s%shost: every file but the deny-read set\n", prefix, readLabel)
+	}
+	if len(rs.DenyRead) > 0 {
+		fmt.Fprintf(w, "%s%sthe built-in set and %s\n", prefix, denyLabel, strings.Join(rs.DenyRead, ", "))
+	}
+}
+
+// printSettings writes what the settings file changed and what of it was
+// ignored, each line after prefix; nothing when none is set.
+func printSettings(w io.Writer, prefix string, s *policy.Settings) {
+	if s == nil {
+		return
+	}
+	fmt.Fprintf(w, "%ssettings file: %s (%s): %d changes, %d ignored\n", prefix, s.File, s.Format, len(s.Changes), len(s.Ignored))
+	for _, n := range s.Changes {
+		if n.Path == "" {
+			fmt.Fprintf(w, "%s  %s: %s\n", prefix, s.File, n.What)
+			continue
+		}
+		fmt.Fprintf(w, "%s  %s:%d: %s: %s\n", prefix, s.File, n.Line, n.Path, n.What)
+	}
+	for _, x := range s.Warnings() {
+		fmt.Fprintf(w, "%s  %s\n", prefix, x)
 	}
 }
 
@@ -72,15 +112,23 @@ func configShow(fl *flag.FlagSet) runFunc {
 	asJSON := fl.Bool("json", false, "")
 	configFile := fl.String("config", "", "")
 	return func(ctx context.Context, env *Env, args []string) error {
-		l, _, err := loadConfig(env, *configFile)
+		l, opts, err := loadConfig(env, *configFile)
 		if err != nil {
 			return err
 		}
 		if *asJSON {
 			enc := json.NewEncoder(env.Stdout)
 			enc.SetIndent("", "  ")
-			return enc.Encode(map[string]any{"config": l.Config, "sources": l.Sources, "files": l.Files})
+			return enc.Encode(map[string]any{"config": l.Config, "sources": l.Sources, "files": l.Files,
+				"read_set": l.Config.ReadSet(opts.Home), "settings_file": l.Config.Settings})
 		}
-		return l.Show(env.Stdout)
+		if err := l.Show(env.Stdout); err != nil {
+			return err
+		}
+		// What the configuration means for reading, and what the
+		// settings file changed, as comments.
+		printReadSet(env.Stdout, "# ", "read: ", "deny-read: ", l.Config.ReadSet(opts.Home))
+		printSettings(env.Stdout, "# ", l.Config.Settings)
+		return nil
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/audit"
 	"github.com/gatehouse-dev/gatehouse/service/pipeline"
+	"github.com/gatehouse-dev/gatehouse/service/policy"
 )
 
 var doctorCmd = &command{name: "doctor",
@@ -45,7 +46,11 @@ type doctorReport struct {
 	TmpfsSize   string        `json:"tmpfs_size"`
 	FileSizeMax string        `json:"file_size_max"`
 	ToolCaches  cacheReport   `json:"tool_caches"`
-	WarmPool    int           `json:"warm_pool"`
+	// ReadSet is what commands may read; Settings what the settings
+	// file changed and ignored (nil: none set).
+	ReadSet  policy.ReadSet   `json:"read_set"`
+	Settings *policy.Settings `json:"settings_file,omitempty"`
+	WarmPool int              `json:"warm_pool"`
 	// WarmPoolNow is the running service's pool, when one answers.
 	WarmPoolNow *api.PoolStatus `json:"warm_pool_now,omitempty"`
 	Audit       auditReport     `json:"audit"`
@@ -109,6 +114,7 @@ func runDoctor(fl *flag.FlagSet) runFunc {
 		r.TmpfsSize = cfg.Exec.Limits.TmpfsSize.String()
 		r.FileSizeMax = cfg.Exec.Limits.FileSizeMax.String()
 		r.ToolCaches = doctorCaches(toolCacheRoot(env, opts.Home), cfg)
+		r.ReadSet, r.Settings = cfg.ReadSet(opts.Home), cfg.Settings
 		r.WarmPool = cfg.Exec.Sandbox.WarmPool
 		r.WarmPoolNow = servicePool(ctx, env)
 		r.Audit = doctorAudit(ctx, env, opts.Home)
@@ -261,6 +267,8 @@ func finishDoctor(env *Env, r *doctorReport, asJSON bool) error {
 			fmt.Fprintf(w, "tmpfs size:    %s\n", r.TmpfsSize)
 			fmt.Fprintf(w, "file size max: %s\n", r.FileSizeMax)
 			printCaches(w, r.ToolCaches)
+			printReadSet(w, "", "read:          ", "deny-read:     ", r.ReadSet)
+			printSettings(w, "", r.Settings)
 			if p := r.WarmPoolNow; p != nil && p.Size > 0 {
 				fmt.Fprintf(w, "warm pool:     %d of %d ready in the running service, for %s; %s resident while idle\n",
 					p.Ready, p.Size, p.Agent, humanize.IBytes(uint64(p.IdleRSS)))

@@ -68,6 +68,10 @@ func runServe(fl *flag.FlagSet) runFunc {
 		svc, err := service.New(service.Options{
 			Load: func() (*policy.Loaded, error) { return policy.Load(opts) },
 			NewExecutor: func(cfg *policy.Config) (*pipeline.Executor, error) {
+				// What the settings file could not narrow, once per load.
+				for _, w := range cfg.Settings.Warnings() {
+					logger.Warn("settings file entry ignored", "entry", w)
+				}
 				ex, err := newExecutor(env, opts, cfg, logger)
 				if err != nil {
 					return nil, err

@@ -94,6 +94,30 @@ func Args(spec *sandbox.Spec, m *Mounts, opt Options) []string {
 		"--tmpfs", "/run",
 		"--ro-bind", spec.InitPath, InitPath,
 	)
+	// The read posture workspace hides the user's data under empty
+	// directories, then brings back what commands may read; the
+	// workspace binds and everything after them come back on their own.
+	// A directory inside a root or a read_allow entry is not hidden: it is
+	// bound back whole, and a remount of it would hit that bind.
+	var hide []string
+	for _, d := range spec.ReadHide {
+		if !withinAny(d, spec.WorkspaceRoots) && !withinAny(d, spec.ReadAllow) {
+			hide = append(hide, d)
+		}
+	}
+	workspace := spec.Read == sandbox.ReadWorkspace && len(hide) > 0
+	if workspace {
+		for _, d := range hide {
+			a = append(a, "--perms", "0755", "--tmpfs", d)
+		}
+		allow := slices.Clone(spec.ReadAllow)
+		sort.Strings(allow) // parents first
+		for _, p := range allow {
+			if !withinAny(p, spec.WorkspaceRoots) {
+				a = append(a, "--ro-bind", p, p)
+			}
+		}
+	}
 	for _, root := range spec.WorkspaceRoots {
 		a = append(a, "--bind", root, root)
 	}
@@ -110,11 +134,22 @@ func Args(spec *sandbox.Spec, m *Mounts, opt Options) []string {
 	}
 	// Deny-read comes after the workspace binds, so a secret inside a
 	// workspace root is hidden too.
+	// Under the workspace posture a deny-read path that nothing brought
+	// back is hidden already.
+	shown := func(p string) bool {
+		return !workspace || !withinAny(p, hide) ||
+			withinAny(p, spec.WorkspaceRoots) || withinAny(p, spec.ReadAllow) ||
+			spec.ToolCache != nil && Within(p, spec.ToolCache.Dir)
+	}
 	for _, d := range m.HideDirs {
-		a = append(a, "--perms", "0700", "--tmpfs", d, "--remount-ro", d)
+		if shown(d) {
+			a = append(a, "--perms", "0700", "--tmpfs", d, "--remount-ro", d)
+		}
 	}
 	for _, f := range m.HideFiles {
-		a = append(a, "--ro-bind", "/dev/null", f)
+		if shown(f) {
+			a = append(a, "--ro-bind", "/dev/null", f)
+		}
 	}
 	for _, p := range spec.Pins {
 		a = append(a, "--ro-bind", p.Source, p.Path)
@@ -139,6 +174,12 @@ func Args(spec *sandbox.Spec, m *Mounts, opt Options) []string {
 		a = append(a, "--ro-bind", filepath.Dir(eg.Socket), EgressDir)
 		if eg.ResolvConf != "" && eg.ResolvConfTarget != "" {
 			a = append(a, "--ro-bind", eg.ResolvConf, eg.ResolvConfTarget)
+		}
+	}
+	if workspace {
+		// Read-only once every mount point in them is made.
+		for _, d := range hide {
+			a = append(a, "--remount-ro", d)
 		}
 	}
 	// The working directory is the plan's (sandboxinit.Stage1Spec.Dir):

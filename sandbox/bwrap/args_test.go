@@ -48,6 +48,59 @@ func TestArgsGolden(t *testing.T) {
 	}
 }
 
+// Under the workspace posture the home directory and the other places of
+// user data are empty tmpfs, made read-only last; read_allow entries come
+// back read-only before the workspace roots, and a deny-read path nothing
+// brought back needs no mount of its own.
+func TestArgsWorkspaceGolden(t *testing.T) {
+	t.Parallel()
+	spec := &sandbox.Spec{
+		Shell:          "/bin/bash",
+		Command:        "echo hi",
+		Dir:            "/home/u/src/proj",
+		WorkspaceRoots: []string{"/home/u/src"},
+		Read:           sandbox.ReadWorkspace,
+		ReadHide:       []string{"/home", "/home/u", "/mnt"},
+		ReadAllow:      []string{"/home/u/go/pkg/mod", "/home/u/.npm", "/home/u/src/vendor"},
+		InitPath:       "/usr/local/bin/gatehouse",
+		ToolCache:      &sandbox.ToolCache{Root: "/home/u/.cache/gatehouse/sandbox", Dir: "/home/u/.cache/gatehouse/sandbox/cli"},
+	}
+	m := &Mounts{
+		HideDirs:  []string{"/home/u/.ssh", "/home/u/src/proj/.secrets", "/etc/gatehouse"},
+		HideFiles: []string{"/home/u/.netrc"},
+	}
+	got := strings.Join(append(Args(spec, m, Options{}), InitCommand...), "\n") + "\n"
+	golden := filepath.Join("testdata", "args_workspace.golden")
+	if *update {
+		os.WriteFile(golden, []byte(got), 0o644)
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("Args changed; run go test -update and review the diff.\ngot:\n%s", got)
+	}
+	// A hidden directory that is a root, or inside a read_allow entry, is
+	// not hidden: a remount would hit the bind that brings it back.
+	over := *spec
+	over.WorkspaceRoots = []string{"/mnt"}
+	over.ReadHide = []string{"/home", "/mnt", "/media/u"}
+	over.ReadAllow = []string{"/media"}
+	a := strings.Join(Args(&over, &Mounts{}, Options{}), " ")
+	if strings.Contains(a, "--tmpfs /mnt") || strings.Contains(a, "--remount-ro /mnt") || strings.Contains(a, "/media/u") ||
+		!strings.Contains(a, "--tmpfs /home") || !strings.Contains(a, "--ro-bind /media /media") {
+		t.Errorf("hidden roots: %s", a)
+	}
+	// Without paths to hide, the posture changes nothing.
+	spec.ReadHide = nil
+	host := *spec
+	host.Read, host.ReadAllow = sandbox.ReadHost, nil
+	if a, b := Args(spec, m, Options{}), Args(&host, m, Options{}); !slices.Equal(a, b) {
+		t.Errorf("workspace without ReadHide:\n%q\nhost:\n%q", a, b)
+	}
+}
+
 // The order of mounts is the security property: deny-read after the
 // workspace binds, pins last.
 func TestArgsOrder(t *testing.T) {
@@ -211,5 +264,28 @@ func TestSweepReplacedParent(t *testing.T) {
 	}
 	if _, err := os.Stat(outside + "/.vscode"); err != nil {
 		t.Errorf("the directory outside the workspace was moved: %v", err)
+	}
+}
+
+// An absolute write-deny path is protected where it is, once, and only
+// inside a workspace root; names still apply in every root.
+func TestDiscoverAbsoluteWriteDeny(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "ws")
+	os.MkdirAll(ws+"/app/config", 0o755)
+	os.WriteFile(ws+"/app/settings.yaml", nil, 0o644)
+	p, err := Discover([]string{ws}, nil, []string{ws + "/app/config", ws + "/app/settings.yaml", ws + "/app/new", "/etc/passwd", ".envrc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(p.Mounts.ProtectDirs, []string{ws + "/app/config"}) || !slices.Equal(p.Mounts.ProtectFiles, []string{ws + "/app/settings.yaml"}) {
+		t.Errorf("protected dirs %q, files %q", p.Mounts.ProtectDirs, p.Mounts.ProtectFiles)
+	}
+	if !slices.Contains(p.Watch, ws+"/app/new") || !slices.Contains(p.Watch, ws+"/.envrc") || slices.Contains(p.Watch, "/etc/passwd") {
+		t.Errorf("watched %q", p.Watch)
+	}
+	if !slices.Equal(p.names, []string{".envrc"}) {
+		t.Errorf("names for the git sweep %q", p.names)
 	}
 }

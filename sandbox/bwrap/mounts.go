@@ -96,6 +96,19 @@ func Discover(roots, denyRead, writeDeny []string) (*HostSurvey, error) {
 	p.Mounts.HideFiles = slices.DeleteFunc(p.Mounts.HideFiles, under)
 	seen := map[string]bool{}
 	bases := reposIn(roots)
+	// An absolute write-deny path is protected where it is, once; a name
+	// in every root and repository.
+	var names []string
+	for _, w := range writeDeny {
+		if filepath.IsAbs(w) {
+			if withinAny(w, roots) {
+				p.protectPath(filepath.Clean(w), roots, seen)
+			}
+			continue
+		}
+		names = append(names, w)
+	}
+	writeDeny = names
 	for _, base := range bases {
 		p.protect(base, roots, writeDeny, seen)
 	}
@@ -126,29 +139,34 @@ func (p *HostSurvey) protect(base string, roots, names []string, seen map[string
 		if strings.HasPrefix(rel, ".git"+string(filepath.Separator)) && !gitDir {
 			continue
 		}
-		path := filepath.Join(base, rel)
-		fi, err := os.Lstat(path)
-		if err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-			// Protect what the link points at when that is writable in
-			// the sandbox; a target outside the roots is read-only anyway.
-			target, terr := filepath.EvalSymlinks(path)
-			if terr != nil || !withinAny(target, roots) {
-				continue
-			}
-			path = target
-			fi, err = os.Stat(path)
+		p.protectPath(filepath.Join(base, rel), roots, seen)
+	}
+}
+
+// protectPath keeps the write-deny path path read-only: bound when it
+// exists, watched when it does not.
+func (p *HostSurvey) protectPath(path string, roots []string, seen map[string]bool) {
+	fi, err := os.Lstat(path)
+	if err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		// Protect what the link points at when that is writable in
+		// the sandbox; a target outside the roots is read-only anyway.
+		target, terr := filepath.EvalSymlinks(path)
+		if terr != nil || !withinAny(target, roots) {
+			return
 		}
-		switch {
-		case err == nil && fi.IsDir():
-			p.addOnce(&p.Mounts.ProtectDirs, path, seen)
-		case err == nil:
-			p.addOnce(&p.Mounts.ProtectFiles, path, seen)
-		case errors.Is(err, fs.ErrNotExist):
-			// A directory or a file alike: nothing is created to mount
-			// over, so the name stays absent in the sandbox and on the
-			// host unless the command makes it.
-			p.addOnce(&p.Watch, path, seen)
-		}
+		path = target
+		fi, err = os.Stat(path)
+	}
+	switch {
+	case err == nil && fi.IsDir():
+		p.addOnce(&p.Mounts.ProtectDirs, path, seen)
+	case err == nil:
+		p.addOnce(&p.Mounts.ProtectFiles, path, seen)
+	case errors.Is(err, fs.ErrNotExist):
+		// A directory or a file alike: nothing is created to mount
+		// over, so the name stays absent in the sandbox and on the
+		// host unless the command makes it.
+		p.addOnce(&p.Watch, path, seen)
 	}
 }
 

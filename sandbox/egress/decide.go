@@ -4,7 +4,8 @@ package egress
 // addresses. The rules, in order:
 //
 //  1. an invalid destination is refused;
-//  2. an empty allowlist refuses everything;
+//  2. a destination on the denylist is refused, an empty allowlist
+//     refuses everything;
 //  3. the destination must match an entry, port included (IP literals and
 //     localhost only through an entry that is that literal);
 //  4. a name is resolved once, here; every address it resolves to is
@@ -54,6 +55,11 @@ var (
 func (p *Proxy) decide(ctx context.Context, t *target) ([]netip.AddrPort, *refusal, error) {
 	if t.err != nil {
 		return nil, refuse("invalid_destination", "%v", t.err), nil
+	}
+	for _, d := range p.opts.Denylist {
+		if (d.Any() || hostMatch(d, t)) && (d.Port == 0 || d.Port == t.port) {
+			return nil, refuse("denylisted", "%s is denied by %s entry %q", t.host, p.opts.DenylistField, d.String()), nil
+		}
 	}
 	field := p.opts.AllowlistField
 	if p.allow.Empty() {

@@ -78,6 +78,20 @@ func TestDecide(t *testing.T) {
 		o.DeniedCIDRs = []netip.Prefix{netip.MustParsePrefix("10.9.0.0/16")}
 	})
 	empty := newTestProxy(t, nil, nil)
+	deny := func(entries ...string) func(*Options) {
+		return func(o *Options) {
+			o.DenylistField = "srt.json network.deniedDomains"
+			for _, s := range entries {
+				e, err := ParseEntry(s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				o.Denylist = append(o.Denylist, e)
+			}
+		}
+	}
+	denied := newTestProxy(t, []string{"*", "127.0.0.1:9000"}, deny("api.example.com", "public.test:80"))
+	denyAll := newTestProxy(t, []string{"*", "127.0.0.1:9000"}, deny("*"))
 	for _, tc := range []struct {
 		name      string
 		p         *Proxy
@@ -122,6 +136,13 @@ func TestDecide(t *testing.T) {
 		{"list literal in denied cidr", list, "10.9.9.9:80", "denied_cidr", nil},
 		{"list localhost", list, "localhost:3000", "", []string{"127.0.0.1:3000"}},
 		{"list name to loopback", list, "lo.test:443", "loopback", nil},
+		{"denylisted name", denied, "api.example.com:443", "denylisted", nil},
+		{"denylisted on every port", denied, "api.example.com:80", "denylisted", nil},
+		{"denylist leaves the rest", denied, "example.com:443", "", []string{"203.0.113.10:443"}},
+		{"denylisted port only", denied, "public.test:80", "denylisted", nil},
+		{"denylist other port", denied, "public.test:443", "", []string{"203.0.113.7:443"}},
+		{"denylist star", denyAll, "public.test:443", "denylisted", nil},
+		{"denylist star literal", denyAll, "127.0.0.1:9000", "denylisted", nil},
 		{"empty", empty, "public.test:443", "no_egress", nil},
 		{"empty literal", empty, "127.0.0.1:80", "no_egress", nil},
 	} {

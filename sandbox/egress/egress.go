@@ -62,6 +62,11 @@ type Options struct {
 	AllowlistField string
 	// DeniedCIDRs are never dialed, whatever the allowlist says.
 	DeniedCIDRs []netip.Prefix
+	// Denylist are destinations refused whatever the allowlist says: an
+	// entry without a port matches every port, and "*" every destination.
+	// DenylistField names where they came from in refusals.
+	Denylist      []Entry
+	DenylistField string
 
 	// IdleTimeout closes a connection that moved no byte in either
 	// direction for that long (default 5 minutes). MaxLifetime closes any

@@ -89,6 +89,11 @@ type Event struct {
 	SandboxStartReason string `json:"sandbox_start_reason,omitempty"`
 	// ToolCache is the agent's tool cache directory the command had.
 	ToolCache string `json:"tool_cache,omitempty"`
+	// ReadPosture is the read posture that held for the execution: host
+	// (the host's files, minus the deny-read set) or workspace (of the
+	// user's data, only the workspace roots, read_allow and the tool
+	// cache); absent on events of nothing Gatehouse ran.
+	ReadPosture string `json:"read_posture,omitempty"`
 	// Tool and Paths describe a file-tool event (file:read, file:write):
 	// the agent's tool and the absolute paths it named.
 	Tool  string   `json:"tool,omitempty"`

@@ -125,7 +125,8 @@ func (p *execPlan) release() {
 // analysisOptions describes req's surroundings to the analysis.
 func (e *Executor) analysisOptions(req *api.ExecRequest, dir string, roots []string) analysis.Options {
 	env := map[string]string{}
-	tools, _ := e.toolEnv(e.toolCacheOf(req, nil), "")
+	read, hide, allow := e.readPlan(roots, e.cfg.Settings.Writable(roots))
+	tools, _ := e.toolEnv(e.toolCacheOf(req, nil), "", read, hide, allow)
 	for _, kv := range e.env(req, dir, "", tools) {
 		if k, v, ok := strings.Cut(kv, "="); ok {
 			env[k] = v

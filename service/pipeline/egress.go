@@ -47,10 +47,25 @@ func (e *Executor) startEgress(ctx context.Context, req *api.ExecRequest, spec *
 		}
 		cidrs = append(cidrs, c.Masked())
 	}
+	// A settings file's deniedDomains (policy/settings.go).
+	var denylist []egress.Entry
+	denyField := ""
+	if st := e.cfg.Settings; st != nil {
+		denyField = st.File + " network.deniedDomains"
+		for _, s := range st.DeniedDomains {
+			d, err := egress.ParseEntry(s)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %q %w", denyField, s, err)
+			}
+			denylist = append(denylist, d)
+		}
+	}
 	opts := egress.Options{
 		Allowlist:      allow,
 		AllowlistField: field,
 		DeniedCIDRs:    cidrs,
+		Denylist:       denylist,
+		DenylistField:  denyField,
 		MaxLifetime:    spec.Timeout,
 		Logger:         e.opts.Logger.With("execution", ev.ID),
 	}

@@ -370,6 +370,7 @@ func (e *Executor) run(ctx context.Context, d *Admitted, out sandbox.Streams, ev
 
 	spec := e.spec(req, dir, roots, ev.ID, timeout, choice)
 	spec.Pins = plan.pins
+	ev.ReadPosture = readPostureHeld(spec, choice.backend)
 	if tc := e.toolCacheOf(req, spec.DenyRead); tc != nil {
 		if err := e.prepareToolCache(tc.Dir); err != nil {
 			return nil, err
@@ -411,7 +412,7 @@ func (e *Executor) run(ctx context.Context, d *Admitted, out sandbox.Streams, ev
 		stopEgress()
 		return nil, err
 	}
-	if now, err := e.recheckWorkspace(dir); err != nil || !slices.Equal(now, spec.WorkspaceRoots) {
+	if now, err := e.recheckWorkspace(dir); err != nil || !slices.Equal(e.cfg.Settings.Writable(now), spec.WorkspaceRoots) {
 		stopEgress()
 		code, reason := DenyWorkspaceRoot, "a workspace root changed where it resolves while the command was being prepared; run it again"
 		var den *Denial
@@ -683,16 +684,26 @@ func (e *Executor) spec(req *api.ExecRequest, dir string, roots []string, id str
 	writeDeny := e.WriteDeny()
 	denyRead := e.denyRead()
 	tc := e.toolCacheOf(req, denyRead) // toolcache.go
-	tools, runtimeDir := e.toolEnv(tc, c.backend)
+	// What of the roots is writable (a settings file may narrow it), and
+	// under the workspace read posture what is readable (readset.go).
+	writable := e.cfg.Settings.Writable(roots)
+	read, hide, allow := e.readPlan(roots, writable)
+	if e.cfg.Settings != nil {
+		writeDeny = append(writeDeny, e.cfg.Settings.DenyWrite...)
+	}
+	tools, runtimeDir := e.toolEnv(tc, c.backend, read, hide, allow)
 	s := &sandbox.Spec{
 		Shell:          e.cfg.Exec.Shell,
 		Command:        req.Command,
 		Dir:            dir,
 		Env:            e.env(req, dir, id, tools),
 		Stdin:          []byte(req.Stdin),
-		WorkspaceRoots: roots,
+		WorkspaceRoots: writable,
 		DenyRead:       denyRead,
 		WriteDeny:      writeDeny,
+		Read:           read,
+		ReadHide:       hide,
+		ReadAllow:      allow,
 		Seccomp:        sandbox.SeccompLevel(e.cfg.Exec.Sandbox.Seccomp),
 		AllowPtrace:    e.cfg.Exec.Sandbox.AllowPtrace,
 		Timeout:        time.Duration(timeout) * time.Second,

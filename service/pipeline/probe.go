@@ -10,7 +10,9 @@ import (
 // ProbeSandbox starts one sandbox of the configured backend with the
 // configured shell running "exit 0", and reports what came up: the mode
 // (which says whether the seccomp stage installed), or why nothing started.
-// It runs no agent command and binds no workspace.
+// It runs no agent command and binds no workspace; under read: workspace
+// it hides what that posture hides and binds read_allow back, so that a
+// plan bubblewrap cannot make shows here.
 func (e *Executor) ProbeSandbox(ctx context.Context) (backend, why string, res *sandbox.Result, err error) {
 	c := e.chooseBackend()
 	if c.err != nil {
@@ -30,5 +32,6 @@ func (e *Executor) ProbeSandbox(ctx context.Context) (backend, why string, res *
 		InitPath:    c.initPath,
 		BwrapPath:   c.bwrapPath,
 	}
+	spec.Read, spec.ReadHide, spec.ReadAllow = e.readPlan(nil, nil)
 	return c.backend, c.why, c.run(ctx, spec, sandbox.Streams{}, NewID()), nil
 }

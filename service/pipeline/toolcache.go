@@ -7,9 +7,11 @@ package pipeline
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/sandbox"
 	"github.com/gatehouse-dev/gatehouse/sandbox/bwrap"
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/toolcache"
@@ -35,11 +37,23 @@ func (e *Executor) toolCacheOf(req *api.ExecRequest, denyRead []string) *toolcac
 
 // toolEnv is the variables of the tool cache c (none for nil) and, under
 // bubblewrap, the private runtime directory.
-func (e *Executor) toolEnv(c *toolcache.Cache, backend string) (env []string, runtimeDir string) {
+func (e *Executor) toolEnv(c *toolcache.Cache, backend string, read sandbox.ReadPosture, hide, allow []string) (env []string, runtimeDir string) {
 	if c == nil {
 		return nil, ""
 	}
-	env = c.Env(e.opts.ToolHost)
+	// Under the workspace posture the host's module cache and rustup
+	// are seeded from only where read_allow shows them.
+	host := e.opts.ToolHost
+	if read == sandbox.ReadWorkspace {
+		shown := func(p string) bool { return readable(p, hide, allow) }
+		if host.GoModCache != "" && !shown(host.GoModCache) {
+			host.GoModCache = ""
+		}
+		if host.Home != "" && !shown(filepath.Join(host.Home, ".rustup")) {
+			host.Home = ""
+		}
+	}
+	env = c.Env(host)
 	if backend == "bubblewrap" {
 		runtimeDir = "/run/user/" + strconv.Itoa(os.Getuid())
 		env = append(env, "XDG_RUNTIME_DIR="+runtimeDir)

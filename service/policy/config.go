@@ -15,6 +15,11 @@ type Config struct {
 	// executor checks again at each execution (resolve.go); nil when the
 	// managed file sets none. It is not a configuration field.
 	Managed *ManagedPaths `yaml:"-" json:"-"`
+	// Settings is what exec.sandbox.settings_file changed and what of it
+	// was ignored (settings.go); nil when no file is set. It is not a
+	// configuration field: its effect is already in the fields above,
+	// except AllowWrite and DeniedDomains, which the executor applies.
+	Settings *Settings `yaml:"-" json:"-"`
 }
 
 // Exec says how this machine executes commands.
@@ -87,7 +92,24 @@ type Sandbox struct {
 	// WarmPool is how many sandboxes the service keeps started ahead of
 	// their commands.
 	WarmPool int `yaml:"warm_pool" json:"warm_pool"`
+	// Read is the read posture: host (the host's files, minus the
+	// deny-read set) or workspace (of the home directory and the other
+	// places user data lives, only the workspace roots, ReadAllow and the
+	// tool cache).
+	Read string `yaml:"read" json:"read"`
+	// ReadAllow are the paths commands may read under read: workspace,
+	// besides the workspace roots.
+	ReadAllow []string `yaml:"read_allow" json:"read_allow"`
+	// SettingsFile is a sandbox-runtime settings file applied as a
+	// further restriction, never a widening (settings.go); "" for none.
+	SettingsFile string `yaml:"settings_file" json:"settings_file"`
 }
+
+// Read postures.
+const (
+	ReadHost      = "host"
+	ReadWorkspace = "workspace"
+)
 
 // Limits bound one execution.
 type Limits struct {

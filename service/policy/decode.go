@@ -87,6 +87,8 @@ func joinPath(prefix, name string) string {
 var pathFields = map[string]bool{
 	"exec.default_cwd":               true,
 	"exec.sandbox.deny_read":         true,
+	"exec.sandbox.read_allow":        true,
+	"exec.sandbox.settings_file":     true,
 	"policy.workspace_roots":         true,
 	"policy.script_inspection_roots": true,
 }

@@ -155,8 +155,12 @@ func build(managed, saved, user *layer, home string, errs []error) (*Loaded, err
 			})...)
 		}
 	}
-	// The workspace roots are judged where they resolve, once the values
-	// themselves are sound (resolve.go).
+	// The settings file narrows the sound values (settings.go); then the
+	// workspace roots and read_allow are judged where they resolve
+	// (resolve.go).
+	if len(errs) == 0 {
+		errs = l.applySettings(home)
+	}
 	if len(errs) == 0 {
 		errs = checkRoots(l, home)
 	}
@@ -257,6 +261,7 @@ func (l *Loaded) apply(ly, managed *layer) (errs []error, rejected map[string]bo
 			p == "policy.egress_allowlist_by_agent" && managed.has("policy.egress_allowlist") ||
 			p == "policy.workspace_roots" && managed.has("exec.default_cwd") ||
 			p == "exec.egress.allowed_ports" && (managed.has("policy.egress_allowlist") || managed.has("policy.egress_allowlist_by_agent")) ||
+			p == "exec.sandbox.read_allow" && managed.has("exec.sandbox.read") ||
 			(p == "exec.sandbox.bwrap_path" || p == "exec.sandbox.init_path") && managedSandboxField(managed) != "")
 		if managedSets {
 			if e := narrow(p, ly, managed); len(e) > 0 {

@@ -62,6 +62,8 @@ func defaultConfig() Config {
 				WriteDeny: []string{},
 				CacheMax:  5 * GiB,
 				WarmPool:  2,
+				Read:      ReadHost,
+				ReadAllow: []string{},
 			},
 			Limits: Limits{
 				MaxTimeoutSeconds: 3600,
@@ -218,7 +220,7 @@ func TestLoadShapeErrors(t *testing.T) {
 		{"unknown field", "exec:\n  enabled: true\n  sandbox:\n    backend: auto\n  sandbx: {}\n",
 			"config.yaml:5: exec.sandbx: unknown field; known fields are enabled, shell, default_cwd, sandbox, limits, env, egress, credentials, audit, notify, output"},
 		{"unknown nested field", "exec:\n  sandbox:\n    seccmp: off\n",
-			"config.yaml:3: exec.sandbox.seccmp: unknown field; known fields are backend, seccomp, bwrap_path, init_path, allow_ptrace, deny_read, write_deny, cache_max, warm_pool"},
+			"config.yaml:3: exec.sandbox.seccmp: unknown field; known fields are backend, seccomp, bwrap_path, init_path, allow_ptrace, deny_read, write_deny, cache_max, warm_pool, read, read_allow, settings_file"},
 		{"unknown limit", "exec:\n  limits:\n    timeout: 5\n",
 			"config.yaml:3: exec.limits.timeout: unknown field; known fields are max_timeout_seconds, stdin_max_bytes, output_max_bytes, memory_max, pids_max, tmpfs_size, file_size_max, max_concurrent, ticket_ttl_seconds, max_pending_tickets"},
 		{"keys are case-sensitive", "Policy: {}\n",

@@ -16,6 +16,12 @@ package policy
 //	exec.sandbox.backend            none < auto < bubblewrap, seatbelt; a
 //	                                managed concrete backend locks it
 //	exec.sandbox.seccomp            off < preferred < required
+//	exec.sandbox.read               host < workspace
+//	exec.sandbox.read_allow         each entry resolves inside a managed
+//	                                entry, under a managed read_allow or
+//	                                read: workspace (none under a managed
+//	                                read: workspace without a list)
+//	exec.sandbox.settings_file      managed value locks it
 //	exec.output.terminal_controls   keep < escape
 //	exec.default_cwd                resolves inside the managed directory
 //	policy.workspace_roots          each entry resolves inside a managed
@@ -81,6 +87,7 @@ var (
 	modeRank    = map[string]int{"off": 0, "enforce": 1}
 	actionRank  = map[string]int{"allow": 0, "ask": 1, "deny": 2}
 	termRank    = map[string]int{"keep": 0, "escape": 1}
+	readRank    = map[string]int{ReadHost: 0, ReadWorkspace: 1}
 )
 
 // narrow checks that the value user sets for the leaf field p narrows the
@@ -173,7 +180,37 @@ func narrow(p string, user, managed *layer) []error {
 		if managed.has(p) && uv != mv {
 			return []error{errAt(us, p, "%q differs from the managed value %q (%s); only %q is allowed", uv, mv, ms, mv)}
 		}
-	case "exec.shell":
+	case "exec.sandbox.read":
+		return rankNarrow(p, uv.(string), mv.(string), us, ms, readRank, readPostures)
+	case "exec.sandbox.read_allow":
+		// What a managed read: workspace keeps hidden stays hidden: only
+		// what the managed file lets commands read may be listed.
+		m := managed.vals.Exec.Sandbox.ReadAllow
+		ms := managed.source(p)
+		if !managed.has(p) {
+			if managed.vals.Exec.Sandbox.Read != ReadWorkspace {
+				return nil // a managed host posture hides nothing
+			}
+			m, ms = nil, managed.source("exec.sandbox.read")
+		}
+		real := ResolveEach(m)
+		allowed := "use one of those paths or one inside them"
+		if len(m) == 0 {
+			allowed = "the managed file allows none"
+		}
+		var errs []error
+		for i, u := range uv.([]string) {
+			if !path.IsAbs(u) {
+				continue // validation reports it
+			}
+			ru := Resolve(u)
+			if !slices.ContainsFunc(real, func(r string) bool { return within(ru, r) }) {
+				errs = append(errs, errAt(user.itemSource(p, i), fmt.Sprintf("%s[%d]", p, i),
+					"%s is outside the managed list %s (%s); %s", showPath(u), quoteList(m), ms, allowed))
+			}
+		}
+		return errs
+	case "exec.shell", "exec.sandbox.settings_file":
 		if uv != mv {
 			return []error{errAt(us, p, "%q differs from the managed value %q (%s); only %q is allowed", uv, mv, ms, mv)}
 		}

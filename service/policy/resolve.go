@@ -10,6 +10,9 @@ package policy
 //	into a deny-read path, or over a mandatory deny-read path (a root
 //	that contains ~/.ssh, ~/.config/gcloud...)
 //
+//	an exec.sandbox.read_allow entry may not resolve into a deny-read
+//	path
+//
 // A root over a configured exec.sandbox.deny_read entry is allowed: that
 // is how a secret file inside a project is hidden, and the sandbox hides
 // it inside the root too. A path is resolved when the configuration is
@@ -169,11 +172,24 @@ func checkRoots(l *Loaded, home string) []error {
 		}
 		return []error{errAt(src, field, "%s; a workspace root is writable by every command, so want a project directory like ~/src/app", what)}
 	}
+	// A read_allow entry may not lie in a deny-read path: the deny set
+	// holds whatever the posture.
+	const ra = "exec.sandbox.read_allow"
+	var errs []error
+	for i, a := range c.Exec.Sandbox.ReadAllow {
+		if !path.IsAbs(a) {
+			continue // validation reports it
+		}
+		real := Resolve(a)
+		if j := slices.IndexFunc(deny, func(d string) bool { return within(real, d) }); j >= 0 {
+			errs = append(errs, errAt(l.itemSource(ra, i), fmt.Sprintf("%s[%d]", ra, i),
+				"%s is inside the deny-read path %q; the deny-read set is never readable", showPath(a), deny[j]))
+		}
+	}
 	const roots = "policy.workspace_roots"
 	if len(c.Policy.WorkspaceRoots) == 0 {
-		return check(c.Exec.DefaultCWD, "exec.default_cwd", l.source("exec.default_cwd"))
+		return append(errs, check(c.Exec.DefaultCWD, "exec.default_cwd", l.source("exec.default_cwd"))...)
 	}
-	var errs []error
 	for i, r := range c.Policy.WorkspaceRoots {
 		errs = append(errs, check(r, fmt.Sprintf("%s[%d]", roots, i), l.itemSource(roots, i))...)
 	}

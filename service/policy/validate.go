@@ -64,6 +64,7 @@ var (
 	analysisModes = []string{"enforce", "off"}
 	actions       = []string{"allow", "ask", "deny"}
 	termControls  = []string{"escape", "keep"}
+	readPostures  = []string{ReadHost, ReadWorkspace}
 )
 
 // envName is a portable environment variable name.
@@ -231,6 +232,23 @@ func (v *validator) check(p string, val any) {
 			if !path.IsAbs(s) {
 				v.failItemf(p, i, "%s", notAbsolute(s))
 			}
+		}
+	case "exec.sandbox.read":
+		if s := val.(string); !slices.Contains(readPostures, s) {
+			v.failf(p, "%q is not one of %s", s, strings.Join(readPostures, ", "))
+		}
+	case "exec.sandbox.read_allow":
+		for i, s := range val.([]string) {
+			switch {
+			case !path.IsAbs(s):
+				v.failItemf(p, i, "%s", notAbsolute(s))
+			case s == "/":
+				v.failItemf(p, i, `"/" is the whole filesystem; that is read: host`)
+			}
+		}
+	case "exec.sandbox.settings_file":
+		if s := val.(string); s != "" && !path.IsAbs(s) {
+			v.failf(p, "%s", notAbsolute(s))
 		}
 	case "exec.sandbox.write_deny":
 		for i, s := range val.([]string) {
