@@ -158,7 +158,7 @@ func build(managed, saved, user *layer, home string, errs []error) (*Loaded, err
 	// The workspace roots are judged where they resolve, once the values
 	// themselves are sound (resolve.go).
 	if len(errs) == 0 {
-		errs = checkRoots(l, home)
+		errs = append(checkRoots(l, home), checkExport(l)...)
 	}
 	if len(errs) > 0 {
 		managedFile := ""
@@ -257,7 +257,8 @@ func (l *Loaded) apply(ly, managed *layer) (errs []error, rejected map[string]bo
 			p == "policy.egress_allowlist_by_agent" && managed.has("policy.egress_allowlist") ||
 			p == "policy.workspace_roots" && managed.has("exec.default_cwd") ||
 			p == "exec.egress.allowed_ports" && (managed.has("policy.egress_allowlist") || managed.has("policy.egress_allowlist_by_agent")) ||
-			(p == "exec.sandbox.bwrap_path" || p == "exec.sandbox.init_path") && managedSandboxField(managed) != "")
+			(p == "exec.sandbox.bwrap_path" || p == "exec.sandbox.init_path") && managedSandboxField(managed) != "" ||
+			managedExport(p, managed))
 		if managedSets {
 			if e := narrow(p, ly, managed); len(e) > 0 {
 				errs = append(errs, e...)
