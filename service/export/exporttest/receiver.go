@@ -91,6 +91,10 @@ type Receiver struct {
 	requests []Request
 	release  chan struct{}
 	changed  chan struct{}
+	// holdAfter > 0 switches to Hold once that many requests were
+	// accepted.
+	holdAfter int
+	accepted  int
 }
 
 // Start starts a receiver on a free port of 127.0.0.1.
@@ -152,8 +156,28 @@ func (r *Receiver) Close() {
 // SetMode changes how later requests are answered.
 func (r *Receiver) SetMode(m Mode) {
 	r.mu.Lock()
-	r.mode = m
+	r.mode, r.holdAfter = m, 0
 	r.mu.Unlock()
+}
+
+// HoldAfter accepts the next n requests, then holds every later one.
+func (r *Receiver) HoldAfter(n int) {
+	r.mu.Lock()
+	r.mode, r.holdAfter, r.accepted = Accept, n, 0
+	r.mu.Unlock()
+}
+
+// Held returns how many requests were answered Hold.
+func (r *Receiver) Held() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, q := range r.requests {
+		if q.Mode == Hold {
+			n++
+		}
+	}
+	return n
 }
 
 // Release answers every held request (with 503) and stops holding.
@@ -231,7 +255,13 @@ func (r *Receiver) handle(w http.ResponseWriter, req *http.Request) {
 	}
 	recs := Records(&msg)
 	r.mu.Lock()
+	if r.holdAfter > 0 && r.accepted >= r.holdAfter {
+		r.mode = Hold
+	}
 	mode := r.mode
+	if mode == Accept {
+		r.accepted++
+	}
 	r.requests = append(r.requests, Request{Header: req.Header.Clone(), Body: b, Records: recs, Mode: mode})
 	release := r.release
 	if mode == Accept || mode == PartialReject {
