@@ -47,9 +47,9 @@ type Options struct {
 	// starts it once it holds the socket, after Reconcile, when the
 	// configuration turns an export on; a reload that changes the section
 	// restarts it. An error it returns is logged.
-	Export func(ctx context.Context, cfg *policy.Config) error
-	Version   string
-	Logger    *slog.Logger
+	Export  func(ctx context.Context, cfg *policy.Config) error
+	Version string
+	Logger  *slog.Logger
 
 	// ReadTimeout bounds the reading of one request, headers and body
 	// (default 30 s); IdleTimeout closes a kept-alive connection with no

@@ -36,6 +36,10 @@ import (
 	"github.com/gatehouse-dev/gatehouse/service/audit"
 )
 
+// ShutdownGrace is how long a request in flight when Serve's context ends
+// may still take.
+const ShutdownGrace = 2 * time.Second
+
 // CursorName is the OTLP export's cursor in the audit store.
 const CursorName = "otlp"
 
@@ -184,7 +188,7 @@ func (e *Exporter) Serve(ctx context.Context) error {
 		}
 		if err := e.send(ctx, exp, recs); err != nil {
 			if ctx.Err() != nil {
-				return nil
+				return nil // unanswered: the cursor keeps the batch
 			}
 			if !fail("the collector did not accept the batch", err, "events", len(batch), "first_row", batch[0].Seq) {
 				return nil
@@ -222,9 +226,15 @@ func (e *Exporter) Serve(ctx context.Context) error {
 // collector took the request and rejected some records as invalid —
 // counts as delivered: sending the same records again would be rejected
 // again and hold up every later event. It is logged.
+//
+// When ctx ends during the request (the service stopping), the request
+// is given ShutdownGrace to be answered, so that a batch the collector is
+// taking is recorded as sent rather than sent again at the next start.
 func (e *Exporter) send(ctx context.Context, exp Sender, recs []sdklog.Record) error {
-	sctx, cancel := context.WithTimeout(ctx, e.opts.Timeout)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.opts.Timeout)
 	defer cancel()
+	stop := context.AfterFunc(ctx, func() { time.AfterFunc(ShutdownGrace, cancel) })
+	defer stop()
 	err := exp.Export(sctx, recs)
 	if err != nil && partialSuccess(err) {
 		e.log.Warn("audit export: the collector rejected some records", "err", err)
