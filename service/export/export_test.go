@@ -408,3 +408,28 @@ func TestDialRefuses(t *testing.T) {
 		}
 	}
 }
+
+// OTEL_EXPORTER_OTLP_* variables in the service's environment change
+// nothing: the configured endpoint gets the events, with the configured
+// headers only. (Not parallel: it sets the environment.)
+func TestOTELEnvironmentIgnored(t *testing.T) {
+	decoy := startReceiver(t)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", decoy.URL())
+	t.Setenv("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", decoy.URL()+"/v1/logs")
+	t.Setenv("OTEL_EXPORTER_OTLP_HEADERS", "x-from-env=leak")
+	t.Setenv("OTEL_EXPORTER_OTLP_CERTIFICATE", "/etc/ssl/certs/ca-certificates.crt")
+	t.Setenv("OTEL_EXPORTER_OTLP_COMPRESSION", "none")
+	src := openTrail(t)
+	ids := appendEvents(t, src, 0, 3)
+	r := startReceiver(t)
+	run(t, src, policy.OTLPExport{Endpoint: r.URL()}, keyring.NewMemory(), nil)
+	waitAcked(t, r, len(ids))
+	if n := len(decoy.Requests()); n != 0 {
+		t.Errorf("the endpoint from the environment got %d requests", n)
+	}
+	for _, q := range r.Requests() {
+		if q.Header.Get("X-From-Env") != "" || q.Header.Get("Content-Encoding") != "gzip" {
+			t.Errorf("headers from the environment: %v", q.Header)
+		}
+	}
+}

@@ -67,9 +67,9 @@ func Dial(ctx context.Context, cfg policy.OTLPExport, keys keyring.Store) (sdklo
 			otlploghttp.WithTimeout(timeout),
 			otlploghttp.WithCompression(otlploghttp.GzipCompression),
 			otlploghttp.WithRetry(otlploghttp.RetryConfig{Enabled: false}),
-		}
-		if tlsCfg != nil {
-			opts = append(opts, otlploghttp.WithTLSClientConfig(tlsCfg))
+			// Given even when nil (plaintext), so that no TLS setting
+			// comes from OTEL_EXPORTER_OTLP_CERTIFICATE and the like.
+			otlploghttp.WithTLSClientConfig(tlsCfg),
 		}
 		return otlploghttp.New(ctx, opts...)
 	case policy.ProtocolGRPC:
