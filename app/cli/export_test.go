@@ -151,7 +151,7 @@ policy:
 				ts.Fatalf("usage: otlp-report")
 			}
 			st := get(ts)
-			fmt.Fprint(ts.Stdout(), exportReport(st.ids, st.recv))
+			fmt.Fprint(ts.Stdout(), receiverReport(st.ids, st.recv))
 			env := &Env{Getenv: ts.Getenv}
 			s, err := audit.Open(context.Background(), audit.Options{Path: auditPath(env, ts.Getenv("HOME")), Keys: keyStore(env)})
 			ts.Check(err)
@@ -163,13 +163,13 @@ policy:
 	}
 }
 
-// exportReport compares what the receiver got with the events the trail
+// receiverReport compares what the receiver got with the events the trail
 // holds (want, in order):
 //
 //	acked: N of M, in order, each once   (or what is wrong)
 //	received twice: K (events A–B)
 //	never received: L
-func exportReport(want []string, r *exporttest.Receiver) string {
+func receiverReport(want []string, r *exporttest.Receiver) string {
 	var b strings.Builder
 	acked := exporttest.IDs(r.Acked())
 	switch {

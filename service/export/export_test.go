@@ -28,20 +28,26 @@ const (
 	commandText = "deploy --really-local-only"
 )
 
-func openTrail(t *testing.T) *audit.Store {
+func openTrail(t *testing.T) *audit.Store { return openTrailB(t) }
+
+// openTrailB opens a new trail; for a benchmark it holds 256 events.
+func openTrailB(t testing.TB) *audit.Store {
 	t.Helper()
 	s, err := audit.Open(context.Background(), audit.Options{Path: filepath.Join(t.TempDir(), "audit.db"), Keys: keyring.NewMemory()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
+	if b, ok := t.(*testing.B); ok {
+		appendEvents(b, s, 0, 256)
+	}
 	return s
 }
 
 func eventID(i int) string { return fmt.Sprintf("%032x", i+1) }
 
 // appendEvents appends n executions, ids from eventID(from).
-func appendEvents(t *testing.T, s *audit.Store, from, n int) []string {
+func appendEvents(t testing.TB, s *audit.Store, from, n int) []string {
 	t.Helper()
 	var ids []string
 	for i := from; i < from+n; i++ {
