@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -438,4 +439,55 @@ func TestOTELEnvironmentIgnored(t *testing.T) {
 			t.Errorf("headers from the environment: %v", q.Header)
 		}
 	}
+}
+
+// An https endpoint is trusted through ca_file; without it, the
+// collector's certificate is refused and nothing moves.
+func TestExportTLS(t *testing.T) {
+	t.Parallel()
+	r, caPEM, err := exporttest.StartTLS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Close)
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, caPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	untrusted := openTrail(t)
+	appendEvents(t, untrusted, 0, 3)
+	var logs testWriter
+	logs.t = t
+	stop := run(t, untrusted, policy.OTLPExport{Endpoint: r.URL()}, keyring.NewMemory(), func(o *Options) {
+		o.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	})
+	for range 200 {
+		logs.mu.Lock()
+		refused := strings.Contains(logs.all.String(), "certificate signed by unknown authority")
+		logs.mu.Unlock()
+		if refused {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	stop()
+	if !strings.Contains(logs.all.String(), "certificate signed by unknown authority") {
+		t.Errorf("an untrusted certificate was not refused:\n%s", logs.all.String())
+	}
+	if n := len(r.Requests()); n != 0 {
+		t.Fatalf("%d requests reached a collector whose certificate is not trusted", n)
+	}
+	if c, _ := untrusted.ExportCursor(context.Background(), CursorName); c != 0 {
+		t.Fatalf("cursor %d", c)
+	}
+
+	trusted := openTrail(t)
+	ids := appendEvents(t, trusted, 0, 3)
+	run(t, trusted, policy.OTLPExport{Endpoint: r.URL(), CAFile: ca}, keyring.NewMemory(), nil)
+	waitAcked(t, r, len(ids))
+	if got := exporttest.IDs(r.Acked()); !slices.Equal(got, ids) {
+		t.Fatalf("got %v, want %v", got, ids)
+	}
+	waitCursor(t, trusted, int64(len(ids)))
 }

@@ -6,9 +6,17 @@ package exporttest
 
 import (
 	"compress/gzip"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
+	"math/big"
 	"net"
 	"net/http"
 	"sync"
@@ -84,6 +92,7 @@ type Receiver struct {
 	StallFor time.Duration
 
 	mu       sync.Mutex
+	tls      *tls.Config // nil: plaintext
 	addr     string
 	srv      *http.Server
 	mode     Mode
@@ -109,10 +118,53 @@ func Start() (*Receiver, error) {
 	return r, nil
 }
 
-// URL is the receiver's endpoint: http://127.0.0.1:PORT.
-func (r *Receiver) URL() string { return "http://" + r.addr }
+// StartTLS starts a receiver serving https on a free port of 127.0.0.1
+// with a new self-signed certificate for 127.0.0.1, returned as PEM.
+func StartTLS() (*Receiver, []byte, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "exporttest collector"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(24 * time.Hour),
+		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return nil, nil, err
+	}
+	cert := tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+	r := &Receiver{release: make(chan struct{}), changed: make(chan struct{}),
+		tls: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, nil, err
+	}
+	r.addr = l.Addr().String()
+	r.serve(l)
+	return r, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), nil
+}
+
+// URL is the receiver's endpoint: http://127.0.0.1:PORT (https:// for
+// StartTLS).
+func (r *Receiver) URL() string {
+	if r.tls != nil {
+		return "https://" + r.addr
+	}
+	return "http://" + r.addr
+}
 
 func (r *Receiver) serve(l net.Listener) {
+	if r.tls != nil {
+		l = tls.NewListener(l, r.tls)
+	}
 	srv := &http.Server{Handler: http.HandlerFunc(r.handle)}
 	r.mu.Lock()
 	r.srv = srv
