@@ -70,8 +70,9 @@ type Sender interface {
 type Options struct {
 	Source Source
 	// Dial builds the OTLP exporter (Dial in otlp.go): called when there
-	// are events to send, and again after a failure to build it (a locked
-	// keychain, say).
+	// are events to send, again after a failure to build it (a locked
+	// keychain, say), and after every request that failed, so that the
+	// header credentials are read afresh (a rotated token).
 	Dial func(ctx context.Context) (Sender, error)
 	// Encoder turns events into records; nil builds one with Resource("").
 	Encoder *Encoder
@@ -130,13 +131,17 @@ func New(opts Options) (*Exporter, error) {
 // logged and retried, never returned: the cursor keeps what is unsent.
 func (e *Exporter) Serve(ctx context.Context) error {
 	var exp Sender
-	defer func() {
+	// drop shuts the exporter down; the next batch dials again, reading
+	// the header credentials afresh (a rotated token is picked up).
+	drop := func() {
 		if exp != nil {
 			sctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			defer cancel()
 			exp.Shutdown(sctx)
+			exp = nil
 		}
-	}()
+	}
+	defer drop()
 	failures := 0
 	// fail logs a failure and waits before the next attempt; it reports
 	// false when ctx ended meanwhile.
@@ -190,6 +195,7 @@ func (e *Exporter) Serve(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return nil // unanswered: the cursor keeps the batch
 			}
+			drop()
 			if !fail("the collector did not accept the batch", err, "events", len(batch), "first_row", batch[0].Seq) {
 				return nil
 			}

@@ -491,3 +491,27 @@ func TestExportTLS(t *testing.T) {
 	}
 	waitCursor(t, trusted, int64(len(ids)))
 }
+
+// A rejected token (401) is retried like any failure, and a token rotated
+// in the keychain meanwhile is read at the next attempt.
+func TestExportTokenRotated(t *testing.T) {
+	t.Parallel()
+	src := openTrail(t)
+	ids := appendEvents(t, src, 0, 5)
+	r := startReceiver(t)
+	r.RequireHeader("Authorization", "Bearer new-token")
+	keys := keyring.NewMemory()
+	keys.Set("otel_token", "old-token")
+	run(t, src, policy.OTLPExport{Endpoint: r.URL(), Headers: policy.OTLPHeaders{"authorization": "Bearer ${credential:otel_token}"}}, keys, nil)
+	if err := r.WaitFor(10*time.Second, func(r *exporttest.Receiver) bool { return len(r.Requests()) >= 3 }); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(r.Acked()); n != 0 {
+		t.Fatalf("%d acknowledged with the old token", n)
+	}
+	keys.Set("otel_token", "new-token")
+	waitAcked(t, r, len(ids))
+	if got := exporttest.IDs(r.Acked()); !slices.Equal(got, ids) {
+		t.Fatalf("got %v, want %v", got, ids)
+	}
+}

@@ -8,7 +8,7 @@ package policy
 //	protocol                  http/protobuf | grpc
 //	headers                   NAME → text; values may hold ${credential:ID}
 //	                          references, read from the keychain when the
-//	                          exporter starts
+//	                          exporter connects
 //	ca_file                   PEM roots for an https endpoint ("" = system)
 //	batch_size                events per request
 //	timeout_seconds           one request's deadline

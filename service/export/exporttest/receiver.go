@@ -44,6 +44,9 @@ const (
 	// PartialReject answers 200 with a partial success rejecting one
 	// record.
 	PartialReject
+	// Unauthorized is how a request without the header RequireHeader
+	// names was answered (401).
+	Unauthorized
 )
 
 // A Record is one log record a Receiver decoded, with its resource and
@@ -104,6 +107,8 @@ type Receiver struct {
 	// accepted.
 	holdAfter int
 	accepted  int
+	// want, when set, is a header every request must carry (else 401).
+	wantName, wantValue string
 }
 
 // Start starts a receiver on a free port of 127.0.0.1.
@@ -212,6 +217,14 @@ func (r *Receiver) SetMode(m Mode) {
 	r.mu.Unlock()
 }
 
+// RequireHeader answers 401 to a request without header name set to
+// value, as a collector checking its token does.
+func (r *Receiver) RequireHeader(name, value string) {
+	r.mu.Lock()
+	r.wantName, r.wantValue = name, value
+	r.mu.Unlock()
+}
+
 // HoldAfter accepts the next n requests, then holds every later one.
 func (r *Receiver) HoldAfter(n int) {
 	r.mu.Lock()
@@ -307,6 +320,12 @@ func (r *Receiver) handle(w http.ResponseWriter, req *http.Request) {
 	}
 	recs := Records(&msg)
 	r.mu.Lock()
+	if r.wantName != "" && req.Header.Get(r.wantName) != r.wantValue {
+		r.requests = append(r.requests, Request{Header: req.Header.Clone(), Body: b, Records: recs, Mode: Unauthorized})
+		r.mu.Unlock()
+		http.Error(w, "bad token", http.StatusUnauthorized)
+		return
+	}
 	if r.holdAfter > 0 && r.accepted >= r.holdAfter {
 		r.mode = Hold
 	}
@@ -391,6 +410,8 @@ func (m Mode) String() string {
 		return "hold"
 	case PartialReject:
 		return "partial-reject"
+	case Unauthorized:
+		return "unauthorized"
 	}
 	return fmt.Sprintf("mode(%d)", int(m))
 }
