@@ -28,6 +28,7 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -163,7 +164,7 @@ func (m OTLPHeaders) Credentials() []string {
 // trail and its headers in the clear.
 func EndpointProblem(endpoint, protocol string) string {
 	u, err := url.Parse(endpoint)
-	if err != nil || u.Host == "" || u.Opaque != "" {
+	if err != nil || u.Hostname() == "" || u.Opaque != "" {
 		return fmt.Sprintf("%q is not a URL; want one like https://otel.example.com:4318", endpoint)
 	}
 	switch {
@@ -179,7 +180,7 @@ func EndpointProblem(endpoint, protocol string) string {
 		return fmt.Sprintf("%q has a path; a grpc endpoint is scheme, host and port only", endpoint)
 	}
 	if p := u.Port(); p != "" {
-		if n, err := parsePort(p); err != nil || n == 0 {
+		if n, err := strconv.ParseUint(p, 10, 16); err != nil || n == 0 {
 			return fmt.Sprintf("%q: %q is not a port; want 1 to 65535", endpoint, p)
 		}
 	}
@@ -204,20 +205,6 @@ func loopbackHost(host string) bool {
 	return err == nil && a.Unmap().IsLoopback()
 }
 
-func parsePort(s string) (int, error) {
-	n := 0
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return 0, fmt.Errorf("not a number")
-		}
-		n = n*10 + int(c-'0')
-		if n > 65535 {
-			return 0, fmt.Errorf("too large")
-		}
-	}
-	return n, nil
-}
-
 // validateExport checks one field of the export section.
 func (v *validator) validateExport(p string, val any) {
 	switch p {
@@ -230,7 +217,7 @@ func (v *validator) validateExport(p string, val any) {
 			}
 		}
 	case exportPrefix + "otlp.protocol":
-		if s := val.(string); !containsFold(exportProtocols, s) || s != strings.ToLower(s) {
+		if s := val.(string); !slices.Contains(exportProtocols, s) {
 			v.failf(p, "%q is not one of %s", s, strings.Join(exportProtocols, ", "))
 		}
 	case exportPrefix + "otlp.headers":
