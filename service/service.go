@@ -42,8 +42,14 @@ type Options struct {
 	// the socket, so no other service runs, and before it admits anything.
 	// It returns a line per execution it closed, for the log.
 	Reconcile func(ctx context.Context) ([]string, error)
-	Version   string
-	Logger    *slog.Logger
+	// Export, when set, runs the export of the audit trail that cfg's
+	// exec.audit.export describes (service/export) until ctx ends. Run
+	// starts it once it holds the socket, after Reconcile, when the
+	// configuration turns an export on; a reload that changes the section
+	// restarts it. An error it returns is logged.
+	Export  func(ctx context.Context, cfg *policy.Config) error
+	Version string
+	Logger  *slog.Logger
 
 	// ReadTimeout bounds the reading of one request, headers and body
 	// (default 30 s); IdleTimeout closes a kept-alive connection with no
@@ -120,6 +126,9 @@ type Service struct {
 	running int
 	closing bool
 	wg      sync.WaitGroup // executions and relay waiters
+
+	exportMu sync.Mutex
+	export   *exportRun // the audit export running, if any
 }
 
 // New loads the configuration and builds the pipeline. An invalid
@@ -216,6 +225,7 @@ func (s *Service) Reload() api.ReloadResponse {
 	// one is replaced.
 	s.startPool(g)
 	old.ex.ClosePool()
+	s.startExport(g)
 	s.reloadErr.Store(nil)
 	s.log.Info("configuration reloaded", "files", g.loaded.Files)
 	return api.ReloadResponse{OK: true, Files: nonNil(g.loaded.Files)}
@@ -248,6 +258,7 @@ func (s *Service) Run(ctx context.Context) error {
 			s.log.Error("audit: reconciling what a previous service left open", "err", err)
 		}
 	}
+	s.startExport(s.gen.Load())
 	// A request must arrive whole within ReadTimeout (the handler lifts
 	// the deadline once the body is in, for streamed answers); no write
 	// timeout, since an execution streams for as long as it runs.
@@ -296,6 +307,7 @@ func (s *Service) shutdown(srv *http.Server) {
 		tickets.Retire(s.opts.RelayDir, name, tickets.GoneExpired)
 	}
 	s.gen.Load().ex.ClosePool()
+	s.stopExport()
 	s.stopRoot() // running executions: SIGTERM, then SIGKILL; recorded killed
 	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()

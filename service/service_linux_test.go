@@ -602,3 +602,69 @@ func bwrapChildren(t *testing.T) []int {
 	slices.Sort(out)
 	return out
 }
+
+// The audit export runs for the configuration in force: started once the
+// service holds its socket, left alone by a reload that does not change
+// it, restarted by one that does, stopped by one that turns it off and by
+// shutdown.
+func TestExportFollowsConfiguration(t *testing.T) {
+	type change struct {
+		started  bool
+		endpoint string
+	}
+	changes := make(chan change, 16)
+	endpoint := func(e string) func(*policy.Config) {
+		return func(c *policy.Config) { c.Exec.Audit.Export.OTLP.Endpoint = e }
+	}
+	f := startWith(t, endpoint("http://127.0.0.1:4318"), func(o *Options) {
+		o.Export = func(ctx context.Context, cfg *policy.Config) error {
+			e := cfg.Exec.Audit.Export.OTLP.Endpoint
+			changes <- change{true, e}
+			<-ctx.Done()
+			changes <- change{false, e}
+			return nil
+		}
+	})
+	next := func(want change) {
+		t.Helper()
+		select {
+		case got := <-changes:
+			if got != want {
+				t.Fatalf("got %+v, want %+v", got, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no change; want %+v", want)
+		}
+	}
+	none := func() {
+		t.Helper()
+		select {
+		case got := <-changes:
+			t.Fatalf("unexpected %+v", got)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	reload := func(m func(*policy.Config)) {
+		t.Helper()
+		f.mutate.Store(&m)
+		if r, err := f.c.Reload(context.Background()); err != nil || !r.OK {
+			t.Fatalf("reload: %+v %v", r, err)
+		}
+	}
+	next(change{true, "http://127.0.0.1:4318"})
+	reload(func(c *policy.Config) {
+		endpoint("http://127.0.0.1:4318")(c)
+		c.Policy.ExecTimeoutSeconds = 60 // another section changed
+	})
+	none()
+	reload(endpoint("http://127.0.0.1:4319"))
+	next(change{false, "http://127.0.0.1:4318"})
+	next(change{true, "http://127.0.0.1:4319"})
+	reload(endpoint(""))
+	next(change{false, "http://127.0.0.1:4319"})
+	none()
+	reload(endpoint("http://[::1]:4318"))
+	next(change{true, "http://[::1]:4318"})
+	f.shutdown()
+	next(change{false, "http://[::1]:4318"})
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/sandbox"
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/audit"
+	"github.com/gatehouse-dev/gatehouse/service/export"
 	"github.com/gatehouse-dev/gatehouse/service/termesc"
 )
 
@@ -29,12 +30,13 @@ var auditCmd = &command{name: "audit",
 const auditUsage = `usage:
   gatehouse audit list [--since DUR] [--status S] [--sandbox-mode M] [--agent A] [--grep TEXT] [--limit N] [--json]
   gatehouse audit show ID [--json]
-  gatehouse audit export [--since DUR] [--status S] [--sandbox-mode M] [--agent A] [--grep TEXT]
+  gatehouse audit export [--format jsonl|otlp-json] [--since DUR] [--status S] [--sandbox-mode M] [--agent A] [--grep TEXT]
   gatehouse audit verify
 
 list prints the newest events first, one line each; show prints one event
 (ID or a unique prefix of it) with its stored output; export writes JSON
-Lines, oldest first, for a SIEM; verify walks the HMAC chain and names the
+Lines, oldest first, for a SIEM (--format otlp-json: one OTLP
+ExportLogsServiceRequest per line, as the fleet export sends them); verify walks the HMAC chain and names the
 first row changed, removed, inserted or reordered.
 
 DUR is a duration (90m, 36h, 7d) or a time (2025-03-01, 2025-03-01T12:00:00Z).`
@@ -235,12 +237,19 @@ func auditJSON(w io.Writer, v any) {
 	w.Write(termesc.JSON(b.Bytes()))
 }
 
+// auditExportBatch is how many events one OTLP JSON line carries.
+const auditExportBatch = 256
+
 func auditExport(fl *flag.FlagSet) runFunc {
 	var ff auditFilterFlags
 	ff.register(fl)
+	format := fl.String("format", "jsonl", "")
 	return func(ctx context.Context, env *Env, args []string) error {
 		if len(args) > 0 {
 			return usagef("audit export: unexpected argument %q", args[0])
+		}
+		if *format != "jsonl" && *format != "otlp-json" {
+			return usagef("audit export: --format: %q is not one of jsonl, otlp-json", *format)
 		}
 		f, err := ff.filter("export", time.Now())
 		if err != nil {
@@ -252,6 +261,9 @@ func auditExport(fl *flag.FlagSet) runFunc {
 			return err
 		}
 		defer s.Close()
+		if *format == "otlp-json" {
+			return auditExportOTLP(ctx, env, s, f)
+		}
 		// Each line decodes to the stored values; terminal controls in them are
 		// \u escapes, so that the export is safe to print too.
 		var line bytes.Buffer
@@ -569,4 +581,40 @@ func auditYesNo(b bool) string {
 		return "yes"
 	}
 	return "no"
+}
+
+// auditExportOTLP writes the events f selects as OTLP JSON: the records
+// the fleet export would send (service/export), one request per line of
+// at most auditExportBatch events. It moves no export cursor.
+func auditExportOTLP(ctx context.Context, env *Env, s *audit.Store, f audit.Filter) error {
+	w, err := export.NewJSONWriter(ctx, termescWriter{env.Stdout}, export.NewEncoder(export.Resource(Version), Version))
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	var batch []audit.Entry
+	err = s.Each(ctx, f, func(e *audit.Entry) error {
+		batch = append(batch, *e)
+		if len(batch) < auditExportBatch {
+			return nil
+		}
+		err := w.Write(ctx, batch)
+		batch = batch[:0]
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return w.Write(ctx, batch)
+}
+
+// termescWriter writes JSON with terminal controls, bidi and invisible
+// characters as \u escapes; each Write must be whole JSON values.
+type termescWriter struct{ w io.Writer }
+
+func (t termescWriter) Write(p []byte) (int, error) {
+	if _, err := t.w.Write(termesc.JSON(p)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }

@@ -46,7 +46,7 @@ func TestScript(t *testing.T) {
 		WorkdirRoot:         sandboxtest.Dir(t),
 		UpdateScripts:       *update,
 		RequireExplicitExec: true,
-		Cmds:                scriptCmds(auditScriptCmds(), serviceScriptCmds(), approvalScriptCmds()), // audit_test.go, service_test.go, approve_test.go
+		Cmds:                scriptCmds(auditScriptCmds(), serviceScriptCmds(), approvalScriptCmds(), exportScriptCmds()), // audit_test.go, service_test.go, approve_test.go, export_test.go
 		Setup: func(e *testscript.Env) error {
 			home := filepath.Join(e.WorkDir, "home")
 			if err := os.MkdirAll(filepath.Join(home, "src"), 0o755); err != nil {

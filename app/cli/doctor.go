@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,6 +19,8 @@ import (
 	"github.com/gatehouse-dev/gatehouse/sandbox/probe"
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/audit"
+	"github.com/gatehouse-dev/gatehouse/service/broker"
+	"github.com/gatehouse-dev/gatehouse/service/export"
 	"github.com/gatehouse-dev/gatehouse/service/pipeline"
 	"github.com/gatehouse-dev/gatehouse/service/policy"
 )
@@ -70,6 +73,27 @@ type auditReport struct {
 	Open        int    `json:"open_executions"`
 	Required    bool   `json:"audit_required"`
 	Error       string `json:"error,omitempty"`
+	// Export is the fleet export (exec.audit.export.otlp), when on.
+	Export *exportReport `json:"export,omitempty"`
+}
+
+// exportReport is the fleet export: where it goes, who set it, and how
+// far it has got.
+type exportReport struct {
+	Endpoint string `json:"endpoint"`
+	Protocol string `json:"protocol"`
+	// Managed says the managed file set the endpoint (the user cannot
+	// turn it off).
+	Managed bool `json:"managed"`
+	// Cursor is the last row the collector acknowledged; Pending the
+	// events after it.
+	Cursor  int64 `json:"cursor_row"`
+	Pending int64 `json:"pending_events"`
+	// MissingCredentials are header credentials not in the keychain.
+	MissingCredentials []string `json:"missing_credentials,omitempty"`
+	// KeychainError says why the header credentials could not be looked
+	// up.
+	KeychainError string `json:"keychain_error,omitempty"`
 }
 
 // initReport is the sandbox init (gatehouse-init): where it was found and
@@ -119,6 +143,15 @@ func runDoctor(fl *flag.FlagSet) runFunc {
 		r.WarmPoolNow = servicePool(ctx, env)
 		r.Audit = doctorAudit(ctx, env, opts.Home)
 		r.Audit.Required = cfg.Policy.AuditRequired
+		if o := cfg.Exec.Audit.Export.OTLP; o.Enabled() {
+			r.Audit.Export = doctorExport(ctx, env, o, loaded.Sources["exec.audit.export.otlp.endpoint"].File == opts.ManagedFile)
+			if e := r.Audit.Export.KeychainError; e != "" {
+				problem("the audit export's headers need credentials from the keychain, which cannot be read (%s): nothing is exported until it can", e)
+			}
+			for _, id := range r.Audit.Export.MissingCredentials {
+				problem("the audit export's headers name credential %q, which is not in the keychain: nothing is exported until 'gatehouse cred set %s'", id, id)
+			}
+		}
 		if r.Audit.Error != "" {
 			if r.Audit.Required {
 				problem("the audit trail cannot be used (%s): every command would be denied audit_unavailable", r.Audit.Error)
@@ -221,6 +254,30 @@ func doctorAudit(ctx context.Context, env *Env, home string) auditReport {
 	return a
 }
 
+// doctorExport reads how far the fleet export has got, and which of its
+// header credentials are missing (by name: no value is read).
+func doctorExport(ctx context.Context, env *Env, o policy.OTLPExport, managed bool) *exportReport {
+	x := &exportReport{Endpoint: o.Endpoint, Protocol: o.Protocol, Managed: managed}
+	if s, err := openAudit(ctx, env); err == nil && s != nil {
+		defer s.Close()
+		x.Cursor, _ = s.ExportCursor(ctx, export.CursorName)
+		x.Pending, _ = s.Backlog(ctx, x.Cursor)
+	}
+	if ids := o.Headers.Credentials(); len(ids) > 0 {
+		have, err := broker.List(keyStore(env))
+		if err != nil {
+			x.KeychainError = err.Error()
+			return x
+		}
+		for _, id := range ids {
+			if !slices.ContainsFunc(have, func(e broker.Entry) bool { return e.ID == id }) {
+				x.MissingCredentials = append(x.MissingCredentials, id)
+			}
+		}
+	}
+	return x
+}
+
 func finishDoctor(env *Env, r *doctorReport, asJSON bool) error {
 	r.OK = len(r.Problems) == 0
 	if asJSON {
@@ -289,6 +346,15 @@ func finishDoctor(env *Env, r *doctorReport, asJSON bool) error {
 				fmt.Fprintf(w, "audit:         %s (no events yet; its key will be kept in %s)\n", a.Path, where)
 			default:
 				fmt.Fprintf(w, "audit:         %s (key: %s %s; %d open executions)\n", a.Path, a.KeySource, a.KeyLocation, a.Open)
+			}
+			if x := a.Export; x != nil {
+				by := "user file"
+				if x.Managed {
+					by = "managed: the user file cannot turn it off"
+				}
+				fmt.Fprintf(w, "audit export:  %s (%s; %s): %d events not yet acknowledged, after row %d\n", x.Endpoint, x.Protocol, by, x.Pending, x.Cursor)
+			} else {
+				fmt.Fprintf(w, "audit export:  off\n")
 			}
 		}
 		if r.OK {

@@ -12,12 +12,14 @@ import (
 	"runtime"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/gatehouse-dev/gatehouse/sandbox/probe"
 	"github.com/gatehouse-dev/gatehouse/service"
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/audit"
 	"github.com/gatehouse-dev/gatehouse/service/daemon"
+	"github.com/gatehouse-dev/gatehouse/service/export"
 	"github.com/gatehouse-dev/gatehouse/service/localapi"
 	"github.com/gatehouse-dev/gatehouse/service/notify"
 	"github.com/gatehouse-dev/gatehouse/service/pipeline"
@@ -117,6 +119,9 @@ func runServe(fl *flag.FlagSet) runFunc {
 			Reconcile: func(ctx context.Context) ([]string, error) {
 				return reconcileAudit(ctx, env, opts.Home)
 			},
+			Export: func(ctx context.Context, cfg *policy.Config) error {
+				return exportAudit(ctx, env, opts.Home, cfg.Exec.Audit.Export.OTLP, logger)
+			},
 		})
 		if err != nil {
 			logger.Error("refusing to start", "err", err)
@@ -184,4 +189,30 @@ func configReload(ctx context.Context, env *Env, args []string) error {
 	}
 	fmt.Fprintf(env.Stdout, "reloaded: %s\n", files)
 	return nil
+}
+
+// exportAudit sends the user's audit trail to the collector cfg names
+// until ctx ends (service/export); its header values come from the
+// keychain.
+func exportAudit(ctx context.Context, env *Env, home string, cfg policy.OTLPExport, logger *slog.Logger) error {
+	s, err := audit.Open(ctx, audit.Options{Path: auditPath(env, home), Keys: keyStore(env)})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	keys := keyStore(env)
+	e, err := export.New(export.Options{
+		Source:     s,
+		Dial:       func(ctx context.Context) (export.Sender, error) { return export.Dial(ctx, cfg, keys) },
+		Encoder:    export.NewEncoder(export.Resource(Version), Version),
+		BatchSize:  cfg.BatchSize,
+		Timeout:    time.Duration(cfg.TimeoutSeconds) * time.Second,
+		MinBackoff: time.Duration(cfg.RetryInitialBackoffMS) * time.Millisecond,
+		MaxBackoff: time.Duration(cfg.RetryMaxBackoffMS) * time.Millisecond,
+		Logger:     logger,
+	})
+	if err != nil {
+		return err
+	}
+	return e.Serve(ctx)
 }

@@ -247,6 +247,12 @@ var migrations = []string{
 	);
 	CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 	CREATE TABLE notices (key TEXT PRIMARY KEY, sent_ns INTEGER NOT NULL);`,
+	// 2: where each export of the trail has got to (export.go).
+	`CREATE TABLE export_cursors (
+		name       TEXT PRIMARY KEY,
+		seq        INTEGER NOT NULL,
+		updated_ns INTEGER NOT NULL
+	);`,
 }
 
 // SchemaVersion is the version this build writes.

@@ -61,6 +61,9 @@ type Audit struct {
 	RetentionEvents int      `yaml:"retention_events" json:"retention_events"`
 	KeepOutput      bool     `yaml:"keep_output" json:"keep_output"`
 	OutputMaxBytes  ByteSize `yaml:"output_max_bytes" json:"output_max_bytes"`
+	// Export sends every event to the fleet's collector as well
+	// (export.go).
+	Export AuditExport `yaml:"export" json:"export"`
 }
 
 // Notify turns the native notifications on or off.

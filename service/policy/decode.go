@@ -91,6 +91,7 @@ var pathFields = map[string]bool{
 	"exec.sandbox.settings_file":     true,
 	"policy.workspace_roots":         true,
 	"policy.script_inspection_roots": true,
+	"exec.audit.export.otlp.ca_file": true,
 }
 
 // A layer is what one file (or the embedded defaults) sets.

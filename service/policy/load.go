@@ -162,7 +162,7 @@ func build(managed, saved, user *layer, home string, errs []error) (*Loaded, err
 		errs = l.applySettings(home)
 	}
 	if len(errs) == 0 {
-		errs = checkRoots(l, home)
+		errs = append(checkRoots(l, home), checkExport(l)...)
 	}
 	if len(errs) > 0 {
 		managedFile := ""
@@ -262,7 +262,8 @@ func (l *Loaded) apply(ly, managed *layer) (errs []error, rejected map[string]bo
 			p == "policy.workspace_roots" && managed.has("exec.default_cwd") ||
 			p == "exec.egress.allowed_ports" && (managed.has("policy.egress_allowlist") || managed.has("policy.egress_allowlist_by_agent")) ||
 			p == "exec.sandbox.read_allow" && managed.has("exec.sandbox.read") ||
-			(p == "exec.sandbox.bwrap_path" || p == "exec.sandbox.init_path") && managedSandboxField(managed) != "")
+			(p == "exec.sandbox.bwrap_path" || p == "exec.sandbox.init_path") && managedSandboxField(managed) != "" ||
+			managedExport(p, managed))
 		if managedSets {
 			if e := narrow(p, ly, managed); len(e) > 0 {
 				errs = append(errs, e...)

@@ -47,6 +47,9 @@ package policy
 //	policy.command_analysis_mode    off < enforce
 //	exec.notify.*                   managed true locks it true
 //	exec.audit.*                    managed value locks it
+//	exec.audit.export.otlp.*        a managed endpoint locks the whole
+//	                                section (export.go): never off, never
+//	                                elsewhere; else a managed value locks it
 //	exec.credentials.env, .files,   every managed entry kept unchanged;
 //	policy.dlp_patterns             the user may add entries
 //	policy.credential_grants        every managed grant kept, to a subset
@@ -95,6 +98,9 @@ var (
 func narrow(p string, user, managed *layer) []error {
 	uv, mv := leafValue(&user.vals, p), leafValue(&managed.vals, p)
 	us, ms := user.source(p), managed.source(p)
+	if strings.HasPrefix(p, exportPrefix) {
+		return narrowExport(p, user, managed)
+	}
 	widens := func(allowed string, args ...any) []error {
 		return []error{errAt(us, p, "%s widens the managed value %s (%s); %s",
 			showValue(uv), showValue(mv), ms, fmt.Sprintf(allowed, args...))}

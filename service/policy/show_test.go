@@ -22,59 +22,67 @@ func TestShow(t *testing.T) {
 	for _, f := range l.Files {
 		got = strings.ReplaceAll(got, f[:strings.LastIndexByte(f, '/')+1], "")
 	}
-	want := `exec.enabled:                     true            # default
-exec.shell:                       /bin/bash       # default
-exec.default_cwd:                 /home/u/src     # default
-exec.sandbox.backend:             auto            # default
-exec.sandbox.seccomp:             required        # default
-exec.sandbox.bwrap_path:          ""              # default
-exec.sandbox.init_path:           ""              # default
-exec.sandbox.allow_ptrace:        false           # default
-exec.sandbox.deny_read:           []              # default
-exec.sandbox.write_deny:          [.envrc, "a b"] # config.yaml:5
-exec.sandbox.cache_max:           5GiB            # default
-exec.sandbox.warm_pool:           2               # default
-exec.sandbox.read:                host            # default
-exec.sandbox.read_allow:          []              # default
-exec.sandbox.settings_file:       ""              # default
-exec.limits.max_timeout_seconds:  3600            # default
-exec.limits.stdin_max_bytes:      1MiB            # default
-exec.limits.output_max_bytes:     1MiB            # default
-exec.limits.memory_max:           4GiB            # default
-exec.limits.pids_max:             1024            # default
-exec.limits.tmpfs_size:           256MiB          # config.yaml:3
-exec.limits.file_size_max:        4GiB            # default
-exec.limits.max_concurrent:       8               # default
-exec.limits.ticket_ttl_seconds:   60              # default
-exec.limits.max_pending_tickets:  256             # default
-exec.env.agent_settable:          []              # default
-exec.egress.allowed_ports:        [443, 80]       # default
-exec.egress.denied_cidrs:         []              # default
-exec.credentials.env:             {}              # default
-exec.credentials.files:           {}              # default
-exec.audit.retention_days:        90              # default
-exec.audit.retention_events:      100000          # default
-exec.audit.keep_output:           true            # default
-exec.audit.output_max_bytes:      64KiB           # default
-exec.notify.sandbox_degraded:     true            # default
-exec.notify.output_redacted:      true            # default
-exec.output.terminal_controls:    escape          # default
-policy.sandbox_required:          true            # default
-policy.audit_required:            true            # default
-policy.exec_timeout_seconds:      300             # managed.yaml:2
-policy.approval_timeout_seconds:  120             # default
-policy.workspace_roots:           [/home/u/src/x] # config.yaml:7
-policy.script_inspection_roots:   []              # default
-policy.builtin_exec_routing:      governed_shell  # default
-policy.command_analysis_mode:     enforce         # default
-policy.egress_allowlist:          []              # default
-policy.egress_allowlist_by_agent: {}              # default
-policy.credential_grants:         {}              # default
-policy.dlp_patterns:              {}              # default
-policy.default_action:            allow           # default
-policy.rules:                     []              # default
-policy.disabled_builtin_rules:    []              # default
-policy.dynamic_action:            ask             # default
+	want := `exec.enabled:                                    true            # default
+exec.shell:                                      /bin/bash       # default
+exec.default_cwd:                                /home/u/src     # default
+exec.sandbox.backend:                            auto            # default
+exec.sandbox.seccomp:                            required        # default
+exec.sandbox.bwrap_path:                         ""              # default
+exec.sandbox.init_path:                          ""              # default
+exec.sandbox.allow_ptrace:                       false           # default
+exec.sandbox.deny_read:                          []              # default
+exec.sandbox.write_deny:                         [.envrc, "a b"] # config.yaml:5
+exec.sandbox.cache_max:                          5GiB            # default
+exec.sandbox.warm_pool:                          2               # default
+exec.sandbox.read:                               host            # default
+exec.sandbox.read_allow:                         []              # default
+exec.sandbox.settings_file:                      ""              # default
+exec.limits.max_timeout_seconds:                 3600            # default
+exec.limits.stdin_max_bytes:                     1MiB            # default
+exec.limits.output_max_bytes:                    1MiB            # default
+exec.limits.memory_max:                          4GiB            # default
+exec.limits.pids_max:                            1024            # default
+exec.limits.tmpfs_size:                          256MiB          # config.yaml:3
+exec.limits.file_size_max:                       4GiB            # default
+exec.limits.max_concurrent:                      8               # default
+exec.limits.ticket_ttl_seconds:                  60              # default
+exec.limits.max_pending_tickets:                 256             # default
+exec.env.agent_settable:                         []              # default
+exec.egress.allowed_ports:                       [443, 80]       # default
+exec.egress.denied_cidrs:                        []              # default
+exec.credentials.env:                            {}              # default
+exec.credentials.files:                          {}              # default
+exec.audit.retention_days:                       90              # default
+exec.audit.retention_events:                     100000          # default
+exec.audit.keep_output:                          true            # default
+exec.audit.output_max_bytes:                     64KiB           # default
+exec.audit.export.otlp.endpoint:                 ""              # default
+exec.audit.export.otlp.protocol:                 http/protobuf   # default
+exec.audit.export.otlp.headers:                  {}              # default
+exec.audit.export.otlp.ca_file:                  ""              # default
+exec.audit.export.otlp.batch_size:               256             # default
+exec.audit.export.otlp.timeout_seconds:          10              # default
+exec.audit.export.otlp.retry_initial_backoff_ms: 1000            # default
+exec.audit.export.otlp.retry_max_backoff_ms:     60000           # default
+exec.notify.sandbox_degraded:                    true            # default
+exec.notify.output_redacted:                     true            # default
+exec.output.terminal_controls:                   escape          # default
+policy.sandbox_required:                         true            # default
+policy.audit_required:                           true            # default
+policy.exec_timeout_seconds:                     300             # managed.yaml:2
+policy.approval_timeout_seconds:                 120             # default
+policy.workspace_roots:                          [/home/u/src/x] # config.yaml:7
+policy.script_inspection_roots:                  []              # default
+policy.builtin_exec_routing:                     governed_shell  # default
+policy.command_analysis_mode:                    enforce         # default
+policy.egress_allowlist:                         []              # default
+policy.egress_allowlist_by_agent:                {}              # default
+policy.credential_grants:                        {}              # default
+policy.dlp_patterns:                             {}              # default
+policy.default_action:                           allow           # default
+policy.rules:                                    []              # default
+policy.disabled_builtin_rules:                   []              # default
+policy.dynamic_action:                           ask             # default
 `
 	if got != want {
 		t.Errorf("got:\n%s\nwant:\n%s", got, want)

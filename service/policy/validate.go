@@ -51,6 +51,11 @@ var numberRules = map[string]numberRule{
 	"exec.audit.retention_days":       {min: 1, max: 36500},
 	"exec.audit.retention_events":     {min: 100},
 	"exec.audit.output_max_bytes":     {min: 0, max: int64(64 * MiB), size: true},
+
+	"exec.audit.export.otlp.batch_size":               {min: 1, max: 10000},
+	"exec.audit.export.otlp.timeout_seconds":          {min: 1, max: 300},
+	"exec.audit.export.otlp.retry_initial_backoff_ms": {min: 10, max: 600000},
+	"exec.audit.export.otlp.retry_max_backoff_ms":     {min: 100, max: 3600000},
 }
 
 // Limits on lists.
@@ -142,6 +147,10 @@ func (v *validator) check(p string, val any) {
 		case n < r.min:
 			v.failf(p, "%s is too small; want at least %s", r.format(n), r.format(r.min))
 		}
+		return
+	}
+	if strings.HasPrefix(p, exportPrefix) {
+		v.validateExport(p, val)
 		return
 	}
 	switch p {
