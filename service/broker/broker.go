@@ -65,6 +65,15 @@ type Config struct {
 	// An id it does not list reaches every agent when Env or Files maps
 	// it, and no agent when neither does.
 	Grants map[string][]string
+	// Masked maps the id of each masked credential to the hosts it is
+	// bound to (egress allowlist entries): wherever the credential
+	// reaches a command — a mapped variable or file, or a reference — the
+	// command gets a placeholder, and the egress proxy swaps in the value
+	// for those hosts only.
+	Masked map[string][]string
+	// RequireMask refuses a reference to a credential that is not masked
+	// (policy.credential_mode: mask).
+	RequireMask bool
 }
 
 // Granted reports whether the credential id may reach agent.

@@ -87,6 +87,7 @@ func joinPath(prefix, name string) string {
 var pathFields = map[string]bool{
 	"exec.default_cwd":               true,
 	"exec.sandbox.deny_read":         true,
+	"exec.egress.upstream_ca_files":  true,
 	"policy.workspace_roots":         true,
 	"policy.script_inspection_roots": true,
 }

@@ -159,6 +159,7 @@ func build(managed, saved, user *layer, home string, errs []error) (*Loaded, err
 	// themselves are sound (resolve.go).
 	if len(errs) == 0 {
 		errs = checkRoots(l, home)
+		errs = append(errs, checkCredentialBindings(&l.Config, l.source)...)
 	}
 	if len(errs) > 0 {
 		managedFile := ""
