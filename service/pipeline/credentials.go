@@ -42,11 +42,12 @@ const CredDirInSandbox = bwrap.RunDir + "/cred"
 // Denials of the credential stage; each names the credential.
 // credential_in_argv is a hard denial no knob relaxes.
 const (
-	DenyCredInArgv      = argvcred.Code
-	DenyCredNotGranted  = broker.CodeNotGranted
-	DenyCredUnknown     = broker.CodeUnknown
-	DenyCredInvalid     = broker.CodeInvalid
-	DenyCredUnavailable = broker.CodeUnavailable
+	DenyCredInArgv       = argvcred.Code
+	DenyCredNotGranted   = broker.CodeNotGranted
+	DenyCredUnknown      = broker.CodeUnknown
+	DenyCredInvalid      = broker.CodeInvalid
+	DenyCredUnavailable  = broker.CodeUnavailable
+	DenyCredMaskRequired = broker.CodeMaskRequired
 )
 
 // rewriteCredentials rewrites the credential references in req's command
@@ -159,6 +160,7 @@ func (e *Executor) leaseCredentials(d *Admitted, spec *sandbox.Spec, backend str
 		}
 	}
 	ev.Credentials = append([]string{}, l.IDs...)
+	ev.CredentialsMasked = l.MaskedIDs()
 	return l, nil
 }
 
