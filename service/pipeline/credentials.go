@@ -33,6 +33,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/broker"
 	"github.com/gatehouse-dev/gatehouse/service/dlp"
+	"github.com/gatehouse-dev/gatehouse/service/policy"
 )
 
 // CredDirInSandbox is where a command finds its credential files under
@@ -103,11 +104,15 @@ func credDenial(err error, ev *api.Event) error {
 // credentialVars returns the variables that carry a credential into a
 // command: every mapped name (whether or not this agent gets it), and the
 // agent's variables that reference one. GATEHOUSE_CRED_* variables carry
-// one by their name.
+// one by their name. A masked mapping's variable carries a placeholder,
+// worthless off its hosts' wire, so it may ride a command line
+// (curl -H "Authorization: Bearer $GITHUB_TOKEN").
 func (e *Executor) credentialVars(req *api.ExecRequest) []string {
 	var out []string
-	for k := range e.cfg.Exec.Credentials.Env {
-		out = append(out, k)
+	for k, m := range e.cfg.Exec.Credentials.Env {
+		if m.EffectiveMode() != policy.ModeMask {
+			out = append(out, k)
+		}
 	}
 	for k, v := range req.Env {
 		if ids, err := broker.Refs(v); err == nil && len(ids) > 0 {
