@@ -372,11 +372,11 @@ func (h *swapHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	bp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(bp)
-	buf := (*bp)[:32<<10]
+	buf := *bp
 	for {
 		n, err := resp.Body.Read(buf)
 		if n > 0 {
-			if _, werr := sw.Write(buf[:n]); werr != nil {
+			if sw.writeOwned(buf[:n]) != nil {
 				return
 			}
 			rc.Flush()
@@ -502,32 +502,46 @@ type unswapWriter struct {
 	held  []byte
 }
 
+// Write copies b (an io.Writer must leave it as it is) and passes it on.
 func (u *unswapWriter) Write(b []byte) (int, error) {
-	buf := b
-	if len(u.held) > 0 {
-		buf = append(u.held, b...)
-		u.held = u.held[:0]
-	} else {
-		buf = append([]byte(nil), b...)
+	if err := u.writeOwned(append([]byte(nil), b...)); err != nil {
+		return 0, err
 	}
+	return len(b), nil
+}
+
+// writeOwned passes b on, replacing values in it in place: the caller
+// gives b up.
+func (u *unswapWriter) writeOwned(b []byte) error {
+	if len(u.held) > 0 {
+		// A value may begin in what was held and end in b. This is rare
+		// (the last read ended with the start of a value): join them.
+		b = append(u.held, b...)
+		u.held = nil
+	}
+	u.replace(b)
+	// Hold back the longest end that may begin a value.
+	keep := u.heldSuffix(b)
+	if _, err := u.w.Write(b[:len(b)-keep]); err != nil {
+		return err
+	}
+	u.held = append(u.held[:0], b[len(b)-keep:]...)
+	return nil
+}
+
+// replace replaces every value in b with its placeholder, in place.
+func (u *unswapWriter) replace(b []byte) {
 	for _, c := range u.creds {
-		v := []byte(c.Value)
+		v := c.Value
 		for i := 0; ; {
-			j := bytes.Index(buf[i:], v)
+			j := bytes.Index(b[i:], []byte(v))
 			if j < 0 {
 				break
 			}
-			copy(buf[i+j:], c.Placeholder)
+			copy(b[i+j:], c.Placeholder)
 			i += j + len(v)
 		}
 	}
-	// Hold back the longest end that may begin a value.
-	keep := u.heldSuffix(buf)
-	if _, err := u.w.Write(buf[:len(buf)-keep]); err != nil {
-		return 0, err
-	}
-	u.held = append(u.held, buf[len(buf)-keep:]...)
-	return len(b), nil
 }
 
 func (u *unswapWriter) maxLen() int {

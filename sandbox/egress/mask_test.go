@@ -92,7 +92,7 @@ func maskEchoServer(t *testing.T, h2 bool) (*httptest.Server, *seen) {
 
 // maskProxy starts a proxy on which maskValue is bound to example.com
 // (the test server's name) on port.
-func maskProxy(t *testing.T, port string, upstream *x509.CertPool) (*testProxy, *x509.CertPool) {
+func maskProxy(t testing.TB, port string, upstream *x509.CertPool) (*testProxy, *x509.CertPool) {
 	ca, key := testCA(t)
 	hosts, err := ParseAllowlist([]string{"example.com:" + port}, nil)
 	if err != nil {
