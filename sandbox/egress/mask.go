@@ -135,13 +135,35 @@ func (p *Proxy) countPlaceholder(id string, bound bool) {
 
 // relay carries a connection the proxy allowed to t: a tunnel, or, for a
 // host a masked credential is bound to, the proxy's own TLS.
+// Only a client that opens with TLS is answered with TLS: anything else
+// (plain http to port 80 of a bound host, a protocol whose server speaks
+// first) is tunnelled, placeholders as written.
 func (p *Proxy) relay(client, up net.Conn, t *target, pending []byte, start time.Time) {
 	if creds := p.bound(t); len(creds) > 0 {
-		p.intercept(client, up, t, creds, pending, start)
-		return
+		if len(pending) == 0 {
+			client.SetReadDeadline(time.Now().Add(p.opts.HandshakeTimeout))
+			b := make([]byte, 1)
+			n, err := client.Read(b)
+			client.SetReadDeadline(time.Time{})
+			var ne net.Error
+			if err != nil && !(errors.As(err, &ne) && ne.Timeout()) {
+				up.Close()
+				p.removeConn(up)
+				return
+			}
+			pending = b[:n]
+		}
+		if len(pending) > 0 && pending[0] == tlsHandshake {
+			p.intercept(client, up, t, creds, pending, start)
+			return
+		}
 	}
 	p.tunnel(client, up, pending, start)
 }
+
+// tlsHandshake is the first byte of a TLS connection (a handshake
+// record).
+const tlsHandshake = 0x16
 
 // seenPlaceholders counts, once per connection, each placeholder found in
 // bytes a client sends to a destination none of them is bound to.
@@ -243,10 +265,11 @@ func (p *Proxy) intercept(client, up net.Conn, t *target, creds []MaskedCredenti
 			}
 			return u, nil
 		},
-		ForceAttemptHTTP2:   true,
-		DisableCompression:  true,
-		MaxIdleConnsPerHost: 8,
-		IdleConnTimeout:     p.opts.IdleTimeout,
+		ForceAttemptHTTP2:     true,
+		DisableCompression:    true,
+		MaxIdleConnsPerHost:   8,
+		IdleConnTimeout:       p.opts.IdleTimeout,
+		ResponseHeaderTimeout: p.opts.IdleTimeout,
 	}
 	defer func() {
 		tr.CloseIdleConnections()

@@ -319,3 +319,31 @@ func TestSwapHeader(t *testing.T) {
 		t.Errorf("headers %v", h)
 	}
 }
+
+// A client that does not open with TLS to a bound host's port is
+// tunnelled: plain http through CONNECT reaches the server as written.
+func TestMaskPlainThroughConnect(t *testing.T) {
+	t.Parallel()
+	var got http.Header
+	plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r.Header.Clone()
+		io.WriteString(w, "plain ok")
+	}))
+	defer plain.Close()
+	port := maskPort(plain)
+	tp, _ := maskProxy(t, port, nil)
+	conn := tp.dial(t)
+	fmt.Fprintf(conn, "CONNECT example.com:%s HTTP/1.1\r\n\r\n", port)
+	buf := make([]byte, 39)
+	if _, err := io.ReadFull(conn, buf); err != nil || !bytes.HasPrefix(buf, []byte("HTTP/1.1 200")) {
+		t.Fatalf("CONNECT: %q %v", buf, err)
+	}
+	fmt.Fprintf(conn, "GET / HTTP/1.1\r\nHost: example.com\r\nAuthorization: Bearer %s\r\nConnection: close\r\n\r\n", maskPlaceholder)
+	out, _ := io.ReadAll(conn)
+	if !strings.HasSuffix(string(out), "plain ok") || got.Get("Authorization") != "Bearer "+maskPlaceholder {
+		t.Errorf("got %q; the server got %v", out, got)
+	}
+	if u := tp.Stats().Placeholders["github_token"]; u.Elsewhere != 1 || u.Bound != 0 {
+		t.Errorf("placeholder counts %+v, want 1 elsewhere", u)
+	}
+}
