@@ -260,12 +260,15 @@ func TestMaskedAuthenticates(t *testing.T) {
 		`export GIT_ASKPASS=` + askpass + ` GIT_TERMINAL_PROMPT=0 GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@t`,
 		`git init -q -b main work && git -C work commit -q --allow-empty -m pushed`,
 		`git -C work push -q https://x-access-token@bound.test:` + m.boundPort + `/repo.git HEAD:refs/heads/main && echo pushed-ok`,
+		// The other route: a header from the environment.
+		`git -C work commit -q --allow-empty -m header`,
+		`GIT_ASKPASS= GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=http.https://bound.test:` + m.boundPort + `/.extraHeader GIT_CONFIG_VALUE_0="Authorization: Basic $(printf 'x-access-token:%s' "$GITHUB_TOKEN" | base64 -w0)" git -C work push -q https://bound.test:` + m.boundPort + `/repo.git HEAD:refs/heads/header && echo header-ok`,
 		`curl -sS https://untrusted.test:` + m.untrustedPort + `/x; echo`,
 	}, " && "))
 	if exitOf(o) != 0 {
 		t.Fatalf("exit %d\nstdout %s\nstderr %s", exitOf(o), o.Result.Stdout, o.Result.Stderr)
 	}
-	for _, want := range []string{"authenticated /bearer\n", "authenticated /basic\n", "second-cert=0\n", "pushed-ok\n",
+	for _, want := range []string{"authenticated /bearer\n", "authenticated /basic\n", "second-cert=0\n", "pushed-ok\n", "header-ok\n",
 		"gatehouse egress: untrusted.test:" + m.untrustedPort + " presented a certificate the proxy does not trust",
 	} {
 		if !strings.Contains(o.Result.Stdout, want) {
@@ -273,8 +276,10 @@ func TestMaskedAuthenticates(t *testing.T) {
 		}
 	}
 	// The git server has the commit.
-	if out, err := exec.Command("git", "--git-dir", m.repo, "log", "--format=%s", "main").Output(); err != nil || strings.TrimSpace(string(out)) != "pushed" {
-		t.Errorf("the bound host's repository: %q, %v", out, err)
+	for ref, want := range map[string]string{"main": "pushed", "header": "header"} {
+		if out, err := exec.Command("git", "--git-dir", m.repo, "log", "-1", "--format=%s", ref).Output(); err != nil || strings.TrimSpace(string(out)) != want {
+			t.Errorf("the bound host's repository, %s: %q, %v", ref, out, err)
+		}
 	}
 	// The server saw the value; the sandbox got the placeholder back.
 	if !strings.Contains(m.bound.String(), "X-Token: "+maskToken) {
@@ -292,8 +297,8 @@ func TestMaskedAuthenticates(t *testing.T) {
 		t.Errorf("the untrusted host got a request:\n%s", m.bound.String())
 	}
 	u := o.Event.Egress.Placeholders["github_token"]
-	if u.Bound < 4 || u.Elsewhere != 0 {
-		t.Errorf("placeholder counts %+v, want at least 4 to the bound host (bearer, basic, echo, git) and none elsewhere", u)
+	if u.Bound < 5 || u.Elsewhere != 0 {
+		t.Errorf("placeholder counts %+v, want at least 5 to the bound host (bearer, basic, echo, git twice) and none elsewhere", u)
 	}
 }
 
