@@ -21,6 +21,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	xproxy "golang.org/x/net/proxy"
 )
 
 const (
@@ -345,5 +347,35 @@ func TestMaskPlainThroughConnect(t *testing.T) {
 	}
 	if u := tp.Stats().Placeholders["github_token"]; u.Elsewhere != 1 || u.Bound != 0 {
 		t.Errorf("placeholder counts %+v, want 1 elsewhere", u)
+	}
+}
+
+// Over SOCKS5 a bound host is terminated the same way.
+func TestMaskSOCKS(t *testing.T) {
+	t.Parallel()
+	srv, got := maskEchoServer(t, false)
+	port := maskPort(srv)
+	tp, roots := maskProxy(t, port, serverRoots(srv))
+	d, err := xproxy.SOCKS5("unix", tp.sock, nil, xproxy.Direct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &http.Client{Transport: &http.Transport{
+		DialContext:     func(_ context.Context, network, addr string) (net.Conn, error) { return d.Dial(network, addr) },
+		TLSClientConfig: &tls.Config{RootCAs: roots},
+	}}
+	req, _ := http.NewRequest("GET", "https://example.com:"+port+"/socks", nil)
+	req.Header.Set("Authorization", "Bearer "+maskPlaceholder)
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if r, _ := got.last(); r == nil || r.Header.Get("Authorization") != "Bearer "+maskValue {
+		t.Errorf("the server did not get the value: %v", r)
+	}
+	if string(body) != "auth=Bearer "+maskPlaceholder+" x= q=\n" {
+		t.Errorf("body %q", body)
 	}
 }

@@ -37,6 +37,11 @@ import (
 // compared as printed (the value itself would be redacted anyway).
 const maskToken = "mask-Value_0123456789abcdefGHIJKLmnopqr"
 
+// bigSize is the size of the bound host's /big, for the benchmark.
+const bigSize = 100 << 20
+
+var bigChunk = []byte(strings.Repeat("0123456789abcdef", 1<<16))
+
 // wireLog keeps everything a server received: heads and bodies.
 type wireLog struct {
 	mu sync.Mutex
@@ -71,7 +76,7 @@ type maskEnv struct {
 	testCA              string // the test CA's file, in the workspace
 }
 
-func newMaskEnv(t *testing.T) *maskEnv {
+func newMaskEnv(t testing.TB) *maskEnv {
 	t.Helper()
 	m := &maskEnv{}
 	quiet := log.New(io.Discard, "", 0)
@@ -105,6 +110,15 @@ func newMaskEnv(t *testing.T) *maskEnv {
 		body, _ := io.ReadAll(r.Body)
 		m.bound.add(r, body)
 		switch {
+		case r.URL.Path == "/big":
+			w.Header().Set("Content-Length", strconv.Itoa(bigSize))
+			for range bigSize / len(bigChunk) {
+				if _, err := w.Write(bigChunk); err != nil {
+					return
+				}
+			}
+		case r.URL.Path == "/small":
+			io.WriteString(w, "ok\n")
 		case r.URL.Path == "/echo":
 			// An API that hands the token back, in a header and the body.
 			tok := r.Header.Get("X-Token")
