@@ -391,8 +391,9 @@ func (h *swapHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Add("Trailer", k)
 	}
 	w.WriteHeader(resp.StatusCode)
-	sw := &unswapWriter{w: w, creds: h.creds}
-	rc := http.NewResponseController(w)
+	fl := &flusher{w: w, rc: http.NewResponseController(w)}
+	defer fl.stop()
+	sw := &unswapWriter{w: fl, creds: h.creds}
 	bp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(bp)
 	buf := *bp
@@ -402,17 +403,92 @@ func (h *swapHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if sw.writeOwned(buf[:n]) != nil {
 				return
 			}
-			rc.Flush()
+			// A full record is most likely followed by more: its bytes go
+			// out with the next ones, or after flushDelay at the latest. A
+			// shorter read (an event of a stream, the end) goes out now.
+			fl.flush(n >= fullRecord)
 		}
 		if err != nil {
 			break
 		}
 	}
 	sw.Close()
+	fl.flush(false)
 	for k, vs := range resp.Trailer {
 		for _, v := range vs {
 			w.Header().Add(k, unswapString(v, h.creds))
 		}
+	}
+}
+
+// fullRecord is the plaintext of a full TLS record or HTTP/2 frame: the
+// most one read of a response body returns.
+const fullRecord = 16 << 10
+
+// flushDelay bounds how long response bytes wait for more before they are
+// flushed to the client.
+const flushDelay = 2 * time.Millisecond
+
+// flusher writes to a ResponseWriter and flushes it, at once or within
+// flushDelay. Its timer and the handler never use the writer at the same
+// time; stop ends the timer before the handler returns.
+type flusher struct {
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	mu      sync.Mutex
+	pending bool // bytes written since the last flush
+	armed   bool // the timer will flush them
+	timer   *time.Timer
+	done    bool
+}
+
+func (f *flusher) Write(b []byte) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.pending = true
+	return f.w.Write(b)
+}
+
+// flush flushes now, or, when later, within flushDelay.
+func (f *flusher) flush(later bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.pending {
+		return
+	}
+	if !later {
+		f.rc.Flush()
+		f.pending = false
+		return
+	}
+	// The flush of a delay armed earlier covers these bytes too.
+	switch {
+	case f.armed:
+	case f.timer == nil:
+		f.timer = time.AfterFunc(flushDelay, f.timed)
+	default:
+		f.timer.Reset(flushDelay)
+	}
+	f.armed = true
+}
+
+func (f *flusher) timed() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.armed = false
+	if f.pending && !f.done {
+		f.rc.Flush()
+		f.pending = false
+	}
+}
+
+// stop ends the timer; the writer is not used after it returns.
+func (f *flusher) stop() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.done = true
+	if f.timer != nil {
+		f.timer.Stop()
 	}
 }
 

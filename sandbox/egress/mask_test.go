@@ -379,3 +379,47 @@ func TestMaskSOCKS(t *testing.T) {
 		t.Errorf("body %q", body)
 	}
 }
+
+// A streamed response reaches the client as it comes, full records
+// included: the server waits for the client to have its first bytes
+// before it sends the rest.
+func TestMaskStreams(t *testing.T) {
+	t.Parallel()
+	got := make(chan struct{})
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write(bytes.Repeat([]byte("a"), 64<<10)) // four full records
+		w.(http.Flusher).Flush()
+		select {
+		case <-got:
+		case <-time.After(5 * time.Second):
+			return // the client never saw them
+		}
+		io.WriteString(w, "end")
+	}))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	defer srv.Close()
+	port := maskPort(srv)
+	tp, roots := maskProxy(t, port, serverRoots(srv))
+	for _, h2 := range []bool{false, true} {
+		c := tp.client(roots)
+		c.Transport.(*http.Transport).ForceAttemptHTTP2 = h2
+		resp, err := c.Get("https://example.com:" + port + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		if _, err := io.ReadFull(resp.Body, make([]byte, 64<<10)); err != nil {
+			t.Fatalf("h2=%v: %v", h2, err)
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("h2=%v: the first bytes took %v", h2, d)
+		}
+		got <- struct{}{}
+		rest, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if string(rest) != "end" {
+			t.Errorf("h2=%v: rest %q", h2, rest)
+		}
+	}
+}
