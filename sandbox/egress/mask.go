@@ -180,25 +180,33 @@ func (p *Proxy) newSeen() *seenPlaceholders {
 	return &seenPlaceholders{p: p, seen: map[string]bool{}}
 }
 
-// scan looks for the placeholders in b, with the end of the previous
-// bytes before it (a placeholder split across reads is found).
+// scan looks for the placeholders in b, and across the end of the
+// previous bytes and the start of b (a placeholder split across reads is
+// found).
 func (s *seenPlaceholders) scan(b []byte) {
 	if s == nil || len(s.seen) == len(s.p.opts.Masking.Credentials) {
 		return
 	}
-	max := 0
-	buf := append(s.tail, b...)
+	keep := 0
 	for _, c := range s.p.opts.Masking.Credentials {
-		max = maxInt(max, len(c.Placeholder))
-		if !s.seen[c.ID] && bytes.Contains(buf, []byte(c.Placeholder)) {
+		keep = maxInt(keep, len(c.Placeholder)-1)
+	}
+	joint := append(s.tail, b[:min(len(b), keep)]...)
+	for _, c := range s.p.opts.Masking.Credentials {
+		ph := []byte(c.Placeholder)
+		if !s.seen[c.ID] && (bytes.Contains(joint, ph) || bytes.Contains(b, ph)) {
 			s.seen[c.ID] = true
 			s.p.countPlaceholder(c.ID, false)
 		}
 	}
-	if keep := max - 1; len(buf) > keep {
-		buf = buf[len(buf)-keep:]
+	if len(b) >= keep {
+		s.tail = append(joint[:0], b[len(b)-keep:]...)
+		return
 	}
-	s.tail = append(s.tail[:0], buf...)
+	if len(joint) > keep {
+		joint = joint[len(joint)-keep:]
+	}
+	s.tail = append(s.tail[:0], joint...)
 }
 
 func maxInt(a, b int) int {

@@ -423,3 +423,29 @@ func TestMaskStreams(t *testing.T) {
 		}
 	}
 }
+
+func TestSeenPlaceholders(t *testing.T) {
+	t.Parallel()
+	p := &Proxy{opts: Options{Masking: &Masking{Credentials: []MaskedCredential{
+		{ID: "a", Placeholder: maskPlaceholder}, {ID: "b", Placeholder: "sk-ZYXWVUTS"},
+	}}}}
+	in := strings.Repeat("x", 100) + maskPlaceholder + strings.Repeat("y", 7) + "sk-ZYXWVUTS" + "z"
+	for size := 1; size <= len(in); size++ {
+		p.stats = Stats{}
+		s := p.newSeen()
+		for i := 0; i < len(in); i += size {
+			s.scan([]byte(in[i:min(i+size, len(in))]))
+		}
+		if got := p.stats.Placeholders; got["a"].Elsewhere != 1 || got["b"].Elsewhere != 1 {
+			t.Fatalf("reads of %d bytes: %+v", size, got)
+		}
+	}
+	// Nothing is counted where there is none.
+	p.stats = Stats{}
+	s := p.newSeen()
+	s.scan([]byte(maskPlaceholder[:20]))
+	s.scan([]byte("different" + maskPlaceholder[20:]))
+	if len(p.stats.Placeholders) != 0 {
+		t.Errorf("counted %+v", p.stats.Placeholders)
+	}
+}
