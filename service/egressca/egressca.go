@@ -7,7 +7,8 @@
 // The CA's private key lives in the OS keychain only, beside its
 // certificate, in one item (Item), so that a reader never pairs a key
 // with another certificate. It is generated on first use: ECDSA P-256,
-// valid for one year, for signing certificates only (no path below it).
+// valid for one year, for signing TLS server certificates only (no CA
+// below it, extended key usage serverAuth).
 // An expired CA, or one within RenewBefore of expiry, is replaced on the
 // next use; Rotate replaces it at once. Nothing here prints or logs the
 // key; errors name the item.
@@ -124,11 +125,14 @@ func generate(now time.Time) (string, error) {
 		name += " (" + host + ")"
 	}
 	tmpl := &x509.Certificate{
-		SerialNumber:          serial,
-		Subject:               pkix.Name{CommonName: name, Organization: []string{"Gatehouse (this machine only)"}},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(Validity),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
+		SerialNumber: serial,
+		Subject:      pkix.Name{CommonName: name, Organization: []string{"Gatehouse (this machine only)"}},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.Add(Validity),
+		KeyUsage:     x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
+		// Server certificates only: a verifier refuses anything else it
+		// would sign (code, mail, client certificates).
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		BasicConstraintsValid: true,
 		IsCA:                  true,
 		MaxPathLenZero:        true,

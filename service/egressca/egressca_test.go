@@ -25,7 +25,7 @@ func TestLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := ca.Cert
-	if !c.IsCA || !c.MaxPathLenZero || c.KeyUsage&x509.KeyUsageCertSign == 0 {
+	if !c.IsCA || !c.MaxPathLenZero || c.KeyUsage&x509.KeyUsageCertSign == 0 || len(c.ExtKeyUsage) != 1 || c.ExtKeyUsage[0] != x509.ExtKeyUsageServerAuth {
 		t.Errorf("not a signing-only CA: IsCA %v MaxPathLenZero %v usage %v", c.IsCA, c.MaxPathLenZero, c.KeyUsage)
 	}
 	pub, ok := c.PublicKey.(*ecdsa.PublicKey)
