@@ -270,6 +270,7 @@ func TestMaskedAuthenticates(t *testing.T) {
 		`curl -sS --fail -H "Authorization: Bearer $GITHUB_TOKEN" ` + base + `/bearer`,
 		`curl -sS --fail --http1.1 -u "x-access-token:$GITHUB_TOKEN" ` + base + `/basic`,
 		`curl -sS --fail -H "X-Token: $GITHUB_TOKEN" -D headers.txt ` + base + `/echo > echo.txt`,
+		`python3 -c 'import os, urllib.request; print(urllib.request.urlopen(urllib.request.Request("` + base + `/python", headers={"Authorization": "Bearer " + os.environ["GITHUB_TOKEN"]})).read().decode(), end="")'`,
 		`curl -sS --fail --cacert testca.pem -o /dev/null -w 'second-cert=%{ssl_verify_result}\n' https://second.test:` + m.secondTLSPort + `/`,
 		`export GIT_ASKPASS=` + askpass + ` GIT_TERMINAL_PROMPT=0 GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@t`,
 		`git init -q -b main work && git -C work commit -q --allow-empty -m pushed`,
@@ -282,7 +283,7 @@ func TestMaskedAuthenticates(t *testing.T) {
 	if exitOf(o) != 0 {
 		t.Fatalf("exit %d\nstdout %s\nstderr %s", exitOf(o), o.Result.Stdout, o.Result.Stderr)
 	}
-	for _, want := range []string{"authenticated /bearer\n", "authenticated /basic\n", "second-cert=0\n", "pushed-ok\n", "header-ok\n",
+	for _, want := range []string{"authenticated /bearer\n", "authenticated /basic\n", "authenticated /python\n", "second-cert=0\n", "pushed-ok\n", "header-ok\n",
 		"gatehouse egress: untrusted.test:" + m.untrustedPort + " presented a certificate the proxy does not trust",
 	} {
 		if !strings.Contains(o.Result.Stdout, want) {
@@ -311,8 +312,8 @@ func TestMaskedAuthenticates(t *testing.T) {
 		t.Errorf("the untrusted host got a request:\n%s", m.bound.String())
 	}
 	u := o.Event.Egress.Placeholders["github_token"]
-	if u.Bound < 5 || u.Elsewhere != 0 {
-		t.Errorf("placeholder counts %+v, want at least 5 to the bound host (bearer, basic, echo, git twice) and none elsewhere", u)
+	if u.Bound < 6 || u.Elsewhere != 0 {
+		t.Errorf("placeholder counts %+v, want at least 6 to the bound host (bearer, basic, echo, python, git twice) and none elsewhere", u)
 	}
 }
 
