@@ -92,6 +92,8 @@ bench: build
 	$(GO) test -run='^$$' -bench=ClaudeSession -benchtime=1x -v ./hook/claude/e2e -args -session.rounds=6
 	$(GO) test -run='^$$' -bench=Decide -count=5 ./service/pipeline
 	$(GO) test -run='^$$' -bench=Redact -benchtime=3x ./service/dlp
+	$(GO) test -run='^$$' -bench=Mask -benchtime=5x -count=3 ./sandbox/egress
+	REQUIRE_SANDBOX=1 $(GO) test -run='^$$' -bench=MaskedCurl -benchtime=10x -count=3 ./service/pipeline
 	$(GO) test -run='^$$' -bench=Analyze -count=5 ./service/analysis
 	$(GO) test -run='^$$' -bench=GoBuildCached -benchtime=20x ./app/cli/workflow -args -gatehouse $(CURDIR)/$(BIN)
 

@@ -22,6 +22,10 @@ test_needs() {
 	command -v git >/dev/null 2>&1 || need+=(git)
 	command -v setsid >/dev/null 2>&1 || need+=(util-linux)
 	command -v curl >/dev/null 2>&1 || need+=(curl)
+	# Masked credentials: the sandbox's CA bundle starts from the system's
+	# roots; the credential tests dump values with xxd.
+	[ -s /etc/ssl/certs/ca-certificates.crt ] || need+=(ca-certificates)
+	command -v xxd >/dev/null 2>&1 || need+=(xxd)
 	# The egress tests run python3 inside the sandbox, whose PATH is the
 	# system's, and git ls-remote over smart http (git-http-backend, in git).
 	[ -x /usr/bin/python3 ] || [ -x /usr/local/bin/python3 ] || need+=(python3)

@@ -455,6 +455,14 @@ func auditCard(w io.Writer, e *audit.Entry, kids []api.Event) {
 		row("pinned script", "%s  sha256 %s  %d bytes  %s", p.Path, p.SHA256, p.Size, p.PinMethod)
 	}
 	row("credentials", "%s", auditNone(strings.Join(ev.Credentials, ", ")))
+	if len(ev.CredentialsMasked) > 0 {
+		var parts []string
+		for _, id := range ev.CredentialsMasked {
+			u := ev.Egress.Placeholders[id]
+			parts = append(parts, fmt.Sprintf("%s (%d to its hosts, %d elsewhere)", id, u.Bound, u.Elsewhere))
+		}
+		row("masked", "%s", strings.Join(parts, ", "))
+	}
 	row("egress", "%d allowed, %d denied", ev.Egress.Allowed, ev.Egress.Denied)
 	if len(ev.Egress.DeniedHosts) > 0 {
 		row("denied hosts", "%s", strings.Join(ev.Egress.DeniedHosts, ", "))

@@ -19,10 +19,11 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/keyring"
 	"github.com/gatehouse-dev/gatehouse/service/broker"
+	"github.com/gatehouse-dev/gatehouse/service/egressca"
 )
 
 var credCmd = &command{name: "cred",
-	summary: "store credentials in the OS keychain for commands (cred set|list|rm)",
+	summary: "store credentials in the OS keychain for commands (cred set|list|rm|rotate-ca)",
 	run:     runCred,
 }
 
@@ -31,18 +32,23 @@ const credUsage = `usage:
                               or read from standard input
   gatehouse cred list [--json]
   gatehouse cred rm ID
+  gatehouse cred rotate-ca    replace the egress CA masked credentials use
 
 An ID is 1 to 64 lower-case letters, digits and underscores. A value must be
 at least 8 bytes. Values live in the OS keychain only (service "gatehouse");
 commands get them as variables or files the configuration maps
-(exec.credentials), or by writing ${credential:ID}. See docs/credentials.md.`
+(exec.credentials), or by writing ${credential:ID}. A credential bound to
+hosts is masked: commands get a placeholder, and the egress proxy, with a
+certificate authority of this machine's own (kept in the keychain, shown by
+'gatehouse doctor'), puts the value in requests to those hosts. See
+docs/credentials.md.`
 
 // credListCommand is 'cred list': -h there is an unknown flag.
 var credListCommand = &command{name: "cred list", flags: credList}
 
 func runCred(ctx context.Context, env *Env, args []string) error {
 	if len(args) == 0 {
-		return usagef("cred: missing subcommand; use set, list or rm")
+		return usagef("cred: missing subcommand; use set, list, rm or rotate-ca")
 	}
 	switch args[0] {
 	case "set":
@@ -51,11 +57,31 @@ func runCred(ctx context.Context, env *Env, args []string) error {
 		return credListCommand.exec(ctx, env, args[1:])
 	case "rm", "remove":
 		return credRemove(env, args[1:])
+	case "rotate-ca":
+		return credRotateCA(env, args[1:])
 	case "help", "-h", "--help":
 		fmt.Fprintln(env.Stdout, credUsage)
 		return nil
 	}
-	return usagef("cred: unknown subcommand %q; use set, list or rm", args[0])
+	return usagef("cred: unknown subcommand %q; use set, list, rm or rotate-ca", args[0])
+}
+
+// credRotateCA replaces the egress CA. Executions that started before
+// keep the one they trust until they end.
+func credRotateCA(env *Env, args []string) error {
+	if len(args) > 0 {
+		return usagef("cred rotate-ca: unexpected argument %q", args[0])
+	}
+	old, _ := egressca.Peek(keyStore(env))
+	ca, err := egressca.Rotate(keyStore(env), time.Now())
+	if err != nil {
+		return keychainError(fmt.Errorf("cred rotate-ca: %w", err))
+	}
+	if old != nil {
+		fmt.Fprintf(env.Stdout, "replaced the egress CA %s\n", old.Fingerprint())
+	}
+	fmt.Fprintf(env.Stdout, "egress CA: SHA-256 %s, expires %s (keychain item %s)\n", ca.Fingerprint(), ca.Cert.NotAfter.Local().Format("2006-01-02"), egressca.Item)
+	return nil
 }
 
 // credID checks the one argument of set and rm.

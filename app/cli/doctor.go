@@ -20,6 +20,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/audit"
 	"github.com/gatehouse-dev/gatehouse/service/broker"
+	"github.com/gatehouse-dev/gatehouse/service/egressca"
 	"github.com/gatehouse-dev/gatehouse/service/export"
 	"github.com/gatehouse-dev/gatehouse/service/pipeline"
 	"github.com/gatehouse-dev/gatehouse/service/policy"
@@ -57,6 +58,7 @@ type doctorReport struct {
 	// WarmPoolNow is the running service's pool, when one answers.
 	WarmPoolNow *api.PoolStatus `json:"warm_pool_now,omitempty"`
 	Audit       auditReport     `json:"audit"`
+	EgressCA    caReport        `json:"egress_ca"`
 	Init        initReport      `json:"init"`
 	Problems    []string        `json:"problems"`
 }
@@ -94,6 +96,31 @@ type exportReport struct {
 	// KeychainError says why the header credentials could not be looked
 	// up.
 	KeychainError string `json:"keychain_error,omitempty"`
+}
+
+// caReport is the egress CA masked credentials use: whether it exists
+// yet, its fingerprint and expiry.
+type caReport struct {
+	Item        string    `json:"keychain_item"`
+	Exists      bool      `json:"exists"`
+	Fingerprint string    `json:"sha256_fingerprint,omitempty"`
+	NotAfter    time.Time `json:"not_after,omitzero"`
+	Masked      int       `json:"masked_mappings"`
+	Error       string    `json:"error,omitempty"`
+}
+
+// doctorCA reads the egress CA without making one.
+func doctorCA(env *Env, cfg *policy.Config) caReport {
+	r := caReport{Item: egressca.Item, Masked: len(cfg.CredentialConfig().Masked)}
+	ca, err := egressca.Peek(keyStore(env))
+	switch {
+	case errors.Is(err, keyring.ErrNotFound):
+	case err != nil:
+		r.Error = err.Error()
+	default:
+		r.Exists, r.Fingerprint, r.NotAfter = true, ca.Fingerprint(), ca.Cert.NotAfter
+	}
+	return r
 }
 
 // initReport is the sandbox init (gatehouse-init): where it was found and
@@ -151,6 +178,10 @@ func runDoctor(fl *flag.FlagSet) runFunc {
 			for _, id := range r.Audit.Export.MissingCredentials {
 				problem("the audit export's headers name credential %q, which is not in the keychain: nothing is exported until 'gatehouse cred set %s'", id, id)
 			}
+		}
+		r.EgressCA = doctorCA(env, cfg)
+		if r.EgressCA.Error != "" && r.EgressCA.Masked > 0 {
+			problem("the egress CA cannot be read (%s): commands holding masked credentials cannot start", r.EgressCA.Error)
 		}
 		if r.Audit.Error != "" {
 			if r.Audit.Required {
@@ -355,6 +386,15 @@ func finishDoctor(env *Env, r *doctorReport, asJSON bool) error {
 				fmt.Fprintf(w, "audit export:  %s (%s; %s): %d events not yet acknowledged, after row %d\n", x.Endpoint, x.Protocol, by, x.Pending, x.Cursor)
 			} else {
 				fmt.Fprintf(w, "audit export:  off\n")
+			}
+			switch ca := r.EgressCA; {
+			case ca.Error != "":
+				fmt.Fprintf(w, "egress CA:     %s\n", ca.Error)
+			case !ca.Exists:
+				fmt.Fprintf(w, "egress CA:     none yet (made in keychain item %s by the first command holding a masked credential; %d masked)\n", ca.Item, ca.Masked)
+			default:
+				fmt.Fprintf(w, "egress CA:     SHA-256 %s, expires %s (keychain item %s; %d masked credentials)\n",
+					ca.Fingerprint, ca.NotAfter.Local().Format("2006-01-02"), ca.Item, ca.Masked)
 			}
 		}
 		if r.OK {

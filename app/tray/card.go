@@ -78,6 +78,9 @@ func Card(ev api.Event, now time.Time) (title, body string) {
 	if len(ev.Credentials) > 0 {
 		line("credentials: %s", Escape(strings.Join(ev.Credentials, ", ")))
 	}
+	if len(ev.CredentialsMasked) > 0 {
+		line("masked credentials: %s", Escape(strings.Join(ev.CredentialsMasked, ", ")))
+	}
 	line("event %s; gatehouse audit show %s", Escape(ev.ID), Escape(ev.ID))
 	return title, strings.TrimRight(b.String(), "\n")
 }

@@ -18,8 +18,8 @@
 // allowlist, then, for names, one resolution on the host whose addresses
 // are checked and are the only ones dialed. A refused request gets HTTP 403
 // with a one-line reason naming the rule, or the SOCKS5 reply "connection
-// not allowed by ruleset" (0x02). Bodies are not inspected and TLS is not
-// terminated.
+// not allowed by ruleset" (0x02). Bodies are not inspected, and TLS is
+// terminated only for the hosts of masked credentials (mask.go).
 //
 // The Proxy counts allowed and refused connections and keeps the first 16
 // distinct refused destinations (Stats) for the execution's audit event.
@@ -33,6 +33,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/netip"
 	"sync"
@@ -84,6 +85,10 @@ type Options struct {
 	// Resolver resolves names; nil means the host's resolver. Only tests
 	// set it.
 	Resolver Resolver
+	// Masking, when set, terminates TLS for the hosts of the masked
+	// credentials the execution holds (mask.go).
+	Masking *Masking
+
 	// TestLoopbackNames are names whose loopback addresses may be dialed.
 	// It exists so that tests can reach the servers they start on
 	// loopback by name; production never sets it.
@@ -96,6 +101,9 @@ type Stats struct {
 	// DeniedHosts are the first MaxDeniedHosts distinct refused
 	// destinations, as host:port, in the order they were refused.
 	DeniedHosts []string
+	// Placeholders counts where each masked credential's placeholder
+	// went, by id (mask.go); nil when none was seen.
+	Placeholders map[string]PlaceholderUse
 }
 
 // MaxDeniedHosts is how many distinct refused destinations Stats keeps.
@@ -139,6 +147,11 @@ func New(opts Options) (*Proxy, error) {
 	}
 	if opts.AllowlistField == "" {
 		opts.AllowlistField = "policy.egress_allowlist"
+	}
+	if opts.Masking != nil {
+		if err := opts.Masking.check(); err != nil {
+			return nil, err
+		}
 	}
 	p := &Proxy{
 		opts:     opts,
@@ -308,6 +321,7 @@ func (p *Proxy) Stats() Stats {
 	defer p.mu.Unlock()
 	s := p.stats
 	s.DeniedHosts = append([]string{}, s.DeniedHosts...)
+	s.Placeholders = maps.Clone(s.Placeholders)
 	return s
 }
 

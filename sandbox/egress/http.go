@@ -196,7 +196,7 @@ func (p *Proxy) serveHTTP(c net.Conn, br *bufio.Reader, start time.Time) {
 			return
 		}
 		c.SetDeadline(time.Time{})
-		p.tunnel(c, up, buffered(br), start)
+		p.relay(c, up, t, buffered(br), start)
 		return
 	}
 

@@ -49,7 +49,7 @@ type testProxy struct {
 
 // startProxy serves a proxy on a unix socket; names in loop may reach
 // loopback.
-func startProxy(t *testing.T, entries []string, mod func(*Options)) *testProxy {
+func startProxy(t testing.TB, entries []string, mod func(*Options)) *testProxy {
 	t.Helper()
 	a, err := ParseAllowlist(entries, nil)
 	if err != nil {

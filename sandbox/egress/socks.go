@@ -93,7 +93,7 @@ func (p *Proxy) serveSOCKS(c net.Conn, br *bufio.Reader, start time.Time) {
 		return
 	}
 	c.SetDeadline(time.Time{})
-	p.tunnel(c, up, buffered(br), start)
+	p.relay(c, up, t, buffered(br), start)
 }
 
 var errAddrType = errors.New("unsupported SOCKS5 address type")

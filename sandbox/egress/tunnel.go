@@ -28,6 +28,8 @@ func (p *Proxy) tunnel(client, upstream net.Conn, pending []byte, start time.Tim
 	}
 	tuneLoopback(client)
 	tuneLoopback(upstream)
+	seen := p.newSeen()
+	seen.scan(pending)
 	if len(pending) > 0 {
 		upstream.SetWriteDeadline(time.Now().Add(p.opts.IdleTimeout))
 		if _, err := upstream.Write(pending); err != nil {
@@ -60,9 +62,9 @@ func (p *Proxy) tunnel(client, upstream net.Conn, pending []byte, start time.Tim
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		pipe(upstream, client, &last, abort)
+		pipe(upstream, client, &last, abort, seen)
 	}()
-	pipe(client, upstream, &last, abort)
+	pipe(client, upstream, &last, abort, nil)
 	wg.Wait()
 	close(done)
 }
@@ -80,8 +82,8 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, bufSize); return &b 
 // failure it aborts both directions. It blocks in reads and writes without
 // deadlines: the watchdog's abort closes both connections, which ends
 // them.
-func pipe(dst, src net.Conn, last *atomic.Int64, abort func()) {
-	if copyBuffered(dst, src, last) == nil {
+func pipe(dst, src net.Conn, last *atomic.Int64, abort func(), seen *seenPlaceholders) {
+	if copyBuffered(dst, src, last, seen) == nil {
 		if cw, ok := dst.(interface{ CloseWrite() error }); ok && cw.CloseWrite() == nil {
 			return
 		}
@@ -90,8 +92,9 @@ func pipe(dst, src net.Conn, last *atomic.Int64, abort func()) {
 }
 
 // copyBuffered copies src to dst through a buffer until src ends (nil) or
-// a read or write fails, and records each read's progress in last.
-func copyBuffered(dst, src net.Conn, last *atomic.Int64) error {
+// a read or write fails, and records each read's progress in last. seen,
+// when not nil, looks for placeholders in what it copies.
+func copyBuffered(dst, src net.Conn, last *atomic.Int64, seen *seenPlaceholders) error {
 	bp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(bp)
 	buf := *bp
@@ -99,6 +102,7 @@ func copyBuffered(dst, src net.Conn, last *atomic.Int64) error {
 		n, err := src.Read(buf)
 		if n > 0 {
 			last.Store(time.Now().UnixNano())
+			seen.scan(buf[:n])
 			if _, werr := dst.Write(buf[:n]); werr != nil {
 				return werr
 			}

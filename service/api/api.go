@@ -79,9 +79,13 @@ type Event struct {
 	Output         Output    `json:"output"`
 	PinnedScripts  []Pin     `json:"pinned_scripts"`
 	Credentials    []string  `json:"credentials_injected"`
-	Egress         Egress    `json:"egress"`
-	Limits         *Limits   `json:"limits_enforced,omitempty"`
-	WriteBlocked   []string  `json:"write_deny_blocked,omitempty"`
+	// CredentialsMasked are the credentials the command got placeholders
+	// of (ids only); the egress proxy put their values on the wire to
+	// their hosts.
+	CredentialsMasked []string `json:"credentials_masked,omitempty"`
+	Egress            Egress   `json:"egress"`
+	Limits            *Limits  `json:"limits_enforced,omitempty"`
+	WriteBlocked      []string `json:"write_deny_blocked,omitempty"`
 	// SandboxStart says whether the command ran in a warm sandbox the
 	// service started ahead of it ("warm") or one started for it
 	// ("fresh"), and SandboxStartReason why fresh.
@@ -144,6 +148,17 @@ type Egress struct {
 	Allowed     int      `json:"allowed"`
 	Denied      int      `json:"denied"`
 	DeniedHosts []string `json:"denied_hosts"`
+	// Placeholders counts, per masked credential, the requests that
+	// carried its placeholder to one of its hosts (swapped for the value)
+	// and the connections that tried to carry it elsewhere (sent as it
+	// was, worthless).
+	Placeholders map[string]PlaceholderUse `json:"placeholders,omitempty"`
+}
+
+// PlaceholderUse counts where one masked credential's placeholder went.
+type PlaceholderUse struct {
+	Bound     int `json:"bound"`
+	Elsewhere int `json:"elsewhere"`
 }
 
 // Limits says which limits held. Pids is true when the process count was

@@ -7,7 +7,9 @@
 // # Rules
 //
 // A value never leaves the keychain except into the command's environment,
-// a 0400 file in the execution's directory, and the output redactor. No
+// a 0400 file in the execution's directory, the output redactor, and —
+// for a masked credential, whose command gets a placeholder instead — the
+// egress proxy that puts it on the wire to the credential's hosts. No
 // error, log line or event of this package holds one: errors name the
 // credential id, the variable or the file, and say what to do.
 package broker
@@ -24,6 +26,7 @@ import (
 	"strings"
 
 	"github.com/gatehouse-dev/gatehouse/keyring"
+	"github.com/gatehouse-dev/gatehouse/service/broker/placeholder"
 	"github.com/gatehouse-dev/gatehouse/service/dlp"
 )
 
@@ -39,6 +42,9 @@ const (
 	CodeInvalid = "credential_invalid"
 	// CodeUnavailable: the keychain could not be read.
 	CodeUnavailable = "credential_unavailable"
+	// CodeMaskRequired: the request references a credential that is not
+	// masked, under policy.credential_mode: mask.
+	CodeMaskRequired = "credential_mask_required"
 )
 
 // An Error is a request the broker refused. Its text is safe to show to
@@ -65,6 +71,15 @@ type Config struct {
 	// An id it does not list reaches every agent when Env or Files maps
 	// it, and no agent when neither does.
 	Grants map[string][]string
+	// Masked maps the id of each masked credential to the hosts it is
+	// bound to (egress allowlist entries): wherever the credential
+	// reaches a command — a mapped variable or file, or a reference — the
+	// command gets a placeholder, and the egress proxy swaps in the value
+	// for those hosts only.
+	Masked map[string][]string
+	// RequireMask refuses a reference to a credential that is not masked
+	// (policy.credential_mode: mask).
+	RequireMask bool
 }
 
 // Granted reports whether the credential id may reach agent.
@@ -112,6 +127,8 @@ type Grant struct {
 	Agent map[string]string
 	// IDs are every credential the execution gets, sorted.
 	IDs []string
+	// Masked maps each masked credential among IDs to its hosts.
+	Masked map[string][]string
 }
 
 // Vars returns the variables that carry a credential, sorted: the mapped
@@ -139,6 +156,11 @@ func (c *Config) Plan(req Request) (*Grant, error) {
 	need := func(id, how string) error {
 		if !c.Granted(id, req.Agent) {
 			return notGranted(id, req.Agent, how)
+		}
+		if _, masked := c.Masked[id]; c.RequireMask && !masked {
+			return &Error{Code: CodeMaskRequired, ID: id,
+				Reason: fmt.Sprintf("credential %q is not bound to hosts, and policy.credential_mode is mask: it may only reach a command masked (%s); nothing ran", id, how),
+				Hint:   fmt.Sprintf("an operator can bind it in exec.credentials: {credential: %s, hosts: [...]}", id)}
 		}
 		if !slices.Contains(ids, id) {
 			ids = append(ids, id)
@@ -186,6 +208,14 @@ func (c *Config) Plan(req Request) (*Grant, error) {
 	}
 	sort.Strings(ids)
 	p.IDs = ids
+	for _, id := range ids {
+		if hosts, ok := c.Masked[id]; ok {
+			if p.Masked == nil {
+				p.Masked = map[string][]string{}
+			}
+			p.Masked[id] = slices.Clone(hosts)
+		}
+	}
 	return p, nil
 }
 
@@ -241,10 +271,36 @@ type Lease struct {
 	// Dir is the host directory holding the files; "" when there are
 	// none.
 	Dir string
-	// Secrets are the values, for the output redactor.
+	// Secrets are the values, for the output redactor: the masked
+	// credentials' too, which the command should never see.
 	Secrets []dlp.Secret
-	// IDs are the credentials injected, sorted.
+	// IDs are the credentials injected (the command got their values),
+	// sorted.
 	IDs []string
+	// Masked are the masked credentials, sorted by id: the command got
+	// their placeholders, and the egress proxy swaps in their values.
+	Masked []Masked
+}
+
+// A Masked credential is what the egress proxy needs to put a value on
+// the wire for its hosts only.
+type Masked struct {
+	ID string
+	// Value is the credential; Placeholder what the command got instead,
+	// fresh for each execution.
+	Value, Placeholder string
+	// Hosts are the destinations the value is for, written as egress
+	// allowlist entries.
+	Hosts []string
+}
+
+// MaskedIDs returns the ids of the masked credentials, sorted.
+func (l *Lease) MaskedIDs() []string {
+	var out []string
+	for _, m := range l.Masked {
+		out = append(out, m.ID)
+	}
+	return out
 }
 
 // Lease reads the values p needs and materialises its files. An *Error
@@ -252,7 +308,7 @@ type Lease struct {
 // that cannot be used, a keychain that cannot be read. Other errors are
 // failures to make the directory.
 func (b *Broker) Lease(p *Grant, opts LeaseOptions) (*Lease, error) {
-	l := &Lease{IDs: append([]string{}, p.IDs...)}
+	l := &Lease{}
 	values := map[string]string{}
 	for _, id := range p.IDs {
 		v, err := b.Store.Get(id)
@@ -264,8 +320,18 @@ func (b *Broker) Lease(p *Grant, opts LeaseOptions) (*Lease, error) {
 				Reason: fmt.Sprintf("credential %q cannot be used: %v; nothing ran", id, err),
 				Hint:   fmt.Sprintf("store it again with 'gatehouse cred set %s'", id)}
 		}
-		values[id] = v
 		l.Secrets = append(l.Secrets, dlp.Secret{ID: id, Value: v})
+		if hosts, ok := p.Masked[id]; ok {
+			ph, err := placeholder.New(v)
+			if err != nil {
+				return nil, fmt.Errorf("making the placeholder of credential %q: %w", id, err)
+			}
+			l.Masked = append(l.Masked, Masked{ID: id, Value: v, Placeholder: ph, Hosts: slices.Clone(hosts)})
+			v = ph
+		} else {
+			l.IDs = append(l.IDs, id)
+		}
+		values[id] = v
 	}
 	env := map[string]string{}
 	for name, id := range p.Env {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -368,5 +369,87 @@ func TestDefaultDir(t *testing.T) {
 	b.Dir = link
 	if _, err := b.Lease(&Grant{Files: map[string]string{"f": "gcp_sa"}, IDs: []string{"gcp_sa"}}, LeaseOptions{ExecID: "e"}); err == nil || !strings.Contains(err.Error(), "is not a directory") {
 		t.Errorf("lease under a symlink: %v", err)
+	}
+}
+
+// A masked credential reaches the command as one placeholder, wherever it
+// goes (a mapped variable, a file, a reference, an agent's variable),
+// and the real value only reaches the redactor and the proxy's list.
+func TestLeaseMasked(t *testing.T) {
+	t.Parallel()
+	m := memStore(t)
+	b := &Broker{Store: m, Dir: filepath.Join(t.TempDir(), "cred")}
+	c := &Config{
+		Env:    map[string]string{"GITHUB_TOKEN": "github_token"},
+		Files:  map[string]string{"gh.txt": "github_token", "gcloud.json": "gcp_sa"},
+		Masked: map[string][]string{"github_token": {"api.github.com", "github.com"}},
+	}
+	p, err := c.Plan(Request{Agent: "cli", Command: "echo $GATEHOUSE_CRED_GITHUB_TOKEN", Env: map[string]string{"AUTH": "Bearer ${credential:github_token}"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string][]string{"github_token": {"api.github.com", "github.com"}}; !reflect.DeepEqual(p.Masked, want) {
+		t.Fatalf("grant masked %v, want %v", p.Masked, want)
+	}
+	l, err := b.Lease(p, LeaseOptions{ExecID: "e1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	if len(l.Masked) != 1 || l.Masked[0].ID != "github_token" || l.Masked[0].Value != ghValue {
+		t.Fatalf("masked %+v", l.Masked)
+	}
+	ph := l.Masked[0].Placeholder
+	if ph == ghValue || len(ph) != len(ghValue) || !strings.HasPrefix(ph, "ghp_") {
+		t.Errorf("placeholder %q for a value of %d bytes", ph, len(ghValue))
+	}
+	if !reflect.DeepEqual(l.IDs, []string{"gcp_sa"}) || !reflect.DeepEqual(l.MaskedIDs(), []string{"github_token"}) {
+		t.Errorf("injected %v, masked %v", l.IDs, l.MaskedIDs())
+	}
+	for _, kv := range l.Env {
+		if strings.Contains(kv, ghValue) {
+			t.Errorf("the value reached the environment: %s", strings.SplitN(kv, "=", 2)[0])
+		}
+	}
+	for _, want := range []string{"AUTH=Bearer " + ph, "GATEHOUSE_CRED_GITHUB_TOKEN=" + ph, "GITHUB_TOKEN=" + ph} {
+		if !slices.Contains(l.Env, want) {
+			t.Errorf("env %q has no %q", l.Env, want)
+		}
+	}
+	if got, _ := os.ReadFile(filepath.Join(l.Dir, "gh.txt")); string(got) != ph {
+		t.Errorf("file holds %q, want the placeholder", got)
+	}
+	if got, _ := os.ReadFile(filepath.Join(l.Dir, "gcloud.json")); string(got) != gcpValue {
+		t.Errorf("the injected file holds %q", got)
+	}
+	if len(l.Secrets) != 2 {
+		t.Errorf("secrets for the redactor: %d, want both values", len(l.Secrets))
+	}
+	// Each execution gets its own placeholder.
+	l2, err := b.Lease(p, LeaseOptions{ExecID: "e2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l2.Release()
+	if l2.Masked[0].Placeholder == ph {
+		t.Error("two executions got the same placeholder")
+	}
+}
+
+func TestPlanRequireMask(t *testing.T) {
+	t.Parallel()
+	c := &Config{
+		Env:         map[string]string{"GITHUB_TOKEN": "github_token"},
+		Masked:      map[string][]string{"github_token": {"github.com"}},
+		RequireMask: true,
+	}
+	if _, err := c.Plan(Request{Agent: "cli", Command: "echo ${GATEHOUSE_CRED_GITHUB_TOKEN}"}); err != nil {
+		t.Errorf("masked reference: %v", err)
+	}
+	c.Grants = map[string][]string{"npm": {"cli"}}
+	_, err := c.Plan(Request{Agent: "cli", Command: "echo $GATEHOUSE_CRED_NPM"})
+	var be *Error
+	if !errors.As(err, &be) || be.Code != CodeMaskRequired || be.ID != "npm" || !strings.Contains(be.Reason, "policy.credential_mode is mask") {
+		t.Errorf("unmasked reference: %v", err)
 	}
 }

@@ -40,8 +40,8 @@ func credFixture(t *testing.T, mutate func(*policy.Config)) (*fixture, *keyring.
 	t.Helper()
 	sandboxtest.RequireBwrap(t)
 	f := newFixture(t, sandboxtest.Dir(t), func(c *policy.Config) {
-		c.Exec.Credentials.Env = policy.CredentialEnv{"T": "${credential:token}"}
-		c.Exec.Credentials.Files = policy.CredentialFiles{"sa.json": "${credential:gcp_sa}"}
+		c.Exec.Credentials.Env = policy.CredentialEnv{"T": policy.Inject("token")}
+		c.Exec.Credentials.Files = policy.CredentialFiles{"sa.json": policy.Inject("gcp_sa")}
 		c.Policy.CredentialGrants = policy.CredentialGrants{"deploy_key": {"claude-code"}}
 		c.Exec.Env.AgentSettable = []string{"AUTH"}
 		if mutate != nil {

@@ -33,6 +33,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/broker"
 	"github.com/gatehouse-dev/gatehouse/service/dlp"
+	"github.com/gatehouse-dev/gatehouse/service/policy"
 )
 
 // CredDirInSandbox is where a command finds its credential files under
@@ -42,11 +43,12 @@ const CredDirInSandbox = bwrap.RunDir + "/cred"
 // Denials of the credential stage; each names the credential.
 // credential_in_argv is a hard denial no knob relaxes.
 const (
-	DenyCredInArgv      = argvcred.Code
-	DenyCredNotGranted  = broker.CodeNotGranted
-	DenyCredUnknown     = broker.CodeUnknown
-	DenyCredInvalid     = broker.CodeInvalid
-	DenyCredUnavailable = broker.CodeUnavailable
+	DenyCredInArgv       = argvcred.Code
+	DenyCredNotGranted   = broker.CodeNotGranted
+	DenyCredUnknown      = broker.CodeUnknown
+	DenyCredInvalid      = broker.CodeInvalid
+	DenyCredUnavailable  = broker.CodeUnavailable
+	DenyCredMaskRequired = broker.CodeMaskRequired
 )
 
 // rewriteCredentials rewrites the credential references in req's command
@@ -102,11 +104,15 @@ func credDenial(err error, ev *api.Event) error {
 // credentialVars returns the variables that carry a credential into a
 // command: every mapped name (whether or not this agent gets it), and the
 // agent's variables that reference one. GATEHOUSE_CRED_* variables carry
-// one by their name.
+// one by their name. A masked mapping's variable carries a placeholder,
+// worthless off its hosts' wire, so it may ride a command line
+// (curl -H "Authorization: Bearer $GITHUB_TOKEN").
 func (e *Executor) credentialVars(req *api.ExecRequest) []string {
 	var out []string
-	for k := range e.cfg.Exec.Credentials.Env {
-		out = append(out, k)
+	for k, m := range e.cfg.Exec.Credentials.Env {
+		if m.EffectiveMode() != policy.ModeMask {
+			out = append(out, k)
+		}
 	}
 	for k, v := range req.Env {
 		if ids, err := broker.Refs(v); err == nil && len(ids) > 0 {
@@ -159,6 +165,7 @@ func (e *Executor) leaseCredentials(d *Admitted, spec *sandbox.Spec, backend str
 		}
 	}
 	ev.Credentials = append([]string{}, l.IDs...)
+	ev.CredentialsMasked = l.MaskedIDs()
 	return l, nil
 }
 

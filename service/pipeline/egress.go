@@ -13,6 +13,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/sandbox/bwrap"
 	"github.com/gatehouse-dev/gatehouse/sandbox/egress"
 	"github.com/gatehouse-dev/gatehouse/service/api"
+	"github.com/gatehouse-dev/gatehouse/service/broker"
 )
 
 // resolvConf is the resolver configuration inside the sandbox: its network
@@ -33,7 +34,7 @@ type egressTestOptions struct {
 // startEgress starts the execution's egress proxy, binds its socket into
 // spec and points the proxy variables at the bridge. The returned stop
 // function ends the proxy and fills ev.Egress; it is safe to call twice.
-func (e *Executor) startEgress(ctx context.Context, req *api.ExecRequest, spec *sandbox.Spec, ev *api.Event, into string) (stop func(), err error) {
+func (e *Executor) startEgress(ctx context.Context, req *api.ExecRequest, spec *sandbox.Spec, ev *api.Event, into string, lease *broker.Lease, backend string) (stop func(), err error) {
 	list, field := e.cfg.Policy.EgressAllowlistFor(req.Agent)
 	allow, err := egress.ParseAllowlist(list, e.cfg.Exec.Egress.AllowedPorts)
 	if err != nil {
@@ -73,11 +74,6 @@ func (e *Executor) startEgress(ctx context.Context, req *api.ExecRequest, spec *
 		t := t.(*egressTestOptions)
 		opts.Resolver, opts.TestLoopbackNames = t.resolver, t.loopbackNames
 	}
-	proxy, err := egress.New(opts)
-	if err != nil {
-		return nil, fmt.Errorf("starting the egress proxy: %w", err)
-	}
-
 	// The socket lives in a fresh 0700 directory: only this user reaches it
 	// on the host, and inside the sandbox only the init does (the seccomp
 	// filter refuses unix sockets to the command).
@@ -88,6 +84,23 @@ func (e *Executor) startEgress(ctx context.Context, req *api.ExecRequest, spec *
 		if dir, err = egressDir(); err != nil {
 			return nil, fmt.Errorf("starting the egress proxy: %w", err)
 		}
+	}
+	if lease != nil && len(lease.Masked) > 0 {
+		m, err := e.masking(lease, spec, ev, dir, backend)
+		if err != nil {
+			if into == "" {
+				os.RemoveAll(dir)
+			}
+			return nil, err
+		}
+		opts.Masking = m
+	}
+	proxy, err := egress.New(opts)
+	if err != nil {
+		if into == "" {
+			os.RemoveAll(dir)
+		}
+		return nil, fmt.Errorf("starting the egress proxy: %w", err)
 	}
 	ln, err := net.Listen("unix", filepath.Join(dir, bwrap.ProxySocketName))
 	if err != nil {
@@ -108,6 +121,12 @@ func (e *Executor) startEgress(ctx context.Context, req *api.ExecRequest, spec *
 			<-served
 			st := proxy.Stats()
 			ev.Egress = api.Egress{Allowed: st.Allowed, Denied: st.Denied, DeniedHosts: st.DeniedHosts}
+			for id, u := range st.Placeholders {
+				if ev.Egress.Placeholders == nil {
+					ev.Egress.Placeholders = map[string]api.PlaceholderUse{}
+				}
+				ev.Egress.Placeholders[id] = api.PlaceholderUse{Bound: u.Bound, Elsewhere: u.Elsewhere}
+			}
 			os.RemoveAll(dir)
 		})
 	}, nil

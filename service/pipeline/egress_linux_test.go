@@ -129,7 +129,7 @@ func startServers(t *testing.T, f *fixture) *servers {
 
 // testCA returns a new CA (PEM) and a certificate it issued for names and
 // 127.0.0.1.
-func testCA(t *testing.T, names []string) ([]byte, tls.Certificate) {
+func testCA(t testing.TB, names []string) ([]byte, tls.Certificate) {
 	t.Helper()
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {

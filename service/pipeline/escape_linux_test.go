@@ -22,7 +22,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/service/policy"
 )
 
-func bwrapFixture(t *testing.T, mutate func(*policy.Config)) *fixture {
+func bwrapFixture(t testing.TB, mutate func(*policy.Config)) *fixture {
 	t.Helper()
 	sandboxtest.RequireBwrap(t)
 	return newFixture(t, sandboxtest.Dir(t), func(c *policy.Config) {

@@ -383,7 +383,7 @@ func (e *Executor) run(ctx context.Context, d *Admitted, out sandbox.Streams, ev
 	var slot *warmSlot
 	if choice.backend == "bubblewrap" {
 		var why string
-		slot, why = e.take(req, spec, len(plan.scripts) > 0, d.creds != nil && len(d.creds.Files) > 0)
+		slot, why = e.take(req, spec, len(plan.scripts) > 0, d.creds != nil && len(d.creds.Files) > 0, d.creds != nil && len(d.creds.Masked) > 0)
 		ev.SandboxStart, ev.SandboxStartReason = StartFresh, why
 		if slot != nil {
 			defer slot.discard() // after its run, what is left of it
@@ -402,7 +402,7 @@ func (e *Executor) run(ctx context.Context, d *Admitted, out sandbox.Streams, ev
 	if slot != nil {
 		egressInto = slot.egressDir
 	}
-	stopEgress, err := e.startEgress(ctx, req, spec, ev, egressInto)
+	stopEgress, err := e.startEgress(ctx, req, spec, ev, egressInto, lease, choice.backend)
 	if err != nil {
 		return nil, err
 	}

@@ -143,7 +143,7 @@ func (p *pool) fill() {
 
 // take returns a warm slot for req, or nil and why the command gets a
 // fresh sandbox. The pool then starts another in the background.
-func (e *Executor) take(req *api.ExecRequest, spec *sandbox.Spec, hasPins, hasCredFiles bool) (*warmSlot, string) {
+func (e *Executor) take(req *api.ExecRequest, spec *sandbox.Spec, hasPins, hasCredFiles, hasMasked bool) (*warmSlot, string) {
 	p := e.pool.Load()
 	switch {
 	case p == nil:
@@ -152,6 +152,8 @@ func (e *Executor) take(req *api.ExecRequest, spec *sandbox.Spec, hasPins, hasCr
 		return nil, "pinned scripts are bound into a fresh sandbox"
 	case hasCredFiles:
 		return nil, "credential files are bound into a fresh sandbox"
+	case hasMasked:
+		return nil, "the CA bundle of masked credentials is bound into a fresh sandbox"
 	case len(spec.Stdin) > 0:
 		return nil, "standard input is given to a fresh sandbox"
 	case spec.ToolCache == nil && e.opts.ToolCacheRoot != "":

@@ -53,6 +53,11 @@ type Egress struct {
 	AllowedPorts []int `yaml:"allowed_ports" json:"allowed_ports"`
 	// DeniedCIDRs are address ranges never dialed, whatever the allowlist.
 	DeniedCIDRs []string `yaml:"denied_cidrs" json:"denied_cidrs"`
+	// UpstreamCAFiles are PEM files of certificate authorities the proxy
+	// trusts, on top of the system roots, when it verifies a host it
+	// terminates TLS for (a masked credential's host): private registries,
+	// tests.
+	UpstreamCAFiles []string `yaml:"upstream_ca_files" json:"upstream_ca_files"`
 }
 
 // Audit says what the local audit trail keeps.
@@ -165,6 +170,9 @@ type Policy struct {
 	// mapped credential it does not list reaches every agent
 	// (credentials.go).
 	CredentialGrants CredentialGrants `yaml:"credential_grants" json:"credential_grants"`
+	// CredentialMode is any (each mapping says how its credential reaches
+	// a command) or mask (a mapping that injects the value is refused).
+	CredentialMode string `yaml:"credential_mode" json:"credential_mode"`
 	// DLPPatterns are redacted from output, on top of the built-in set.
 	DLPPatterns DLPPatterns `yaml:"dlp_patterns" json:"dlp_patterns"`
 	// DefaultAction applies when no rule matches: allow, ask or deny.

@@ -3,8 +3,8 @@ package policy
 // This file holds the map-valued fields of credential brokering and output
 // redaction, which decode, validate and narrow themselves:
 //
-//	exec.credentials.env      NAME → "${credential:ID}"
-//	exec.credentials.files    FILE → "${credential:ID}"
+//	exec.credentials.env      NAME → "${credential:ID}" or a mapping (credmap.go)
+//	exec.credentials.files    FILE → "${credential:ID}" or a mapping
 //	policy.credential_grants  ID → [agent, ...]
 //	policy.dlp_patterns       NAME → regular expression
 //
@@ -28,17 +28,17 @@ import (
 
 // Credentials maps credentials from the OS keychain into commands.
 type Credentials struct {
-	// Env maps a variable name to a reference, "${credential:ID}".
+	// Env maps a variable name to a credential.
 	Env CredentialEnv `yaml:"env" json:"env"`
-	// Files maps a file name under $GATEHOUSE_CRED_DIR to a reference.
+	// Files maps a file name under $GATEHOUSE_CRED_DIR to a credential.
 	Files CredentialFiles `yaml:"files" json:"files"`
 }
 
-// CredentialEnv maps variable names to credential references.
-type CredentialEnv map[string]string
+// CredentialEnv maps variable names to credentials.
+type CredentialEnv map[string]CredentialMapping
 
-// CredentialFiles maps file names to credential references.
-type CredentialFiles map[string]string
+// CredentialFiles maps file names to credentials.
+type CredentialFiles map[string]CredentialMapping
 
 // CredentialGrants maps a credential id to the agents it may reach.
 type CredentialGrants map[string][]string
@@ -59,6 +59,9 @@ const (
 var credentialReservedEnv = []string{
 	"USER", "LOGNAME", "SHELL", "LANG", "TERM", "TMPDIR", "PWD",
 	"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY",
+	// the CA bundle of an execution with masked credentials
+	"SSL_CERT_FILE", "SSL_CERT_DIR", "CURL_CA_BUNDLE", "REQUESTS_CA_BUNDLE",
+	"NODE_EXTRA_CA_CERTS", "GIT_SSL_CAINFO", "PIP_CERT",
 }
 
 var (
@@ -70,48 +73,6 @@ var (
 // A mapProblem is one bad entry of a map field.
 type mapProblem struct {
 	key, msg string
-}
-
-func refProblem(v string) string {
-	if _, ok := broker.ParseRef(v); ok {
-		return ""
-	}
-	return fmt.Sprintf("%q is not a credential reference; want \"${credential:ID}\", where an id is %s", v, broker.IDRule)
-}
-
-func (m CredentialEnv) problems() []mapProblem {
-	var out []mapProblem
-	for _, k := range sortedKeys(m) {
-		switch {
-		case !envName().MatchString(k):
-			out = append(out, mapProblem{k, "not an environment variable name; want letters, digits and _, not starting with a digit"})
-		case isReservedEnv(k) || slices.Contains(credentialReservedEnv, strings.ToUpper(k)):
-			out = append(out, mapProblem{k, "is reserved: Gatehouse sets it, or it changes how the shell starts or programs load"})
-		}
-		if msg := refProblem(m[k]); msg != "" {
-			out = append(out, mapProblem{k, msg})
-		}
-	}
-	if len(m) > maxCredentialEntries {
-		out = append(out, mapProblem{"", fmt.Sprintf("%d entries is too many; want at most %d", len(m), maxCredentialEntries)})
-	}
-	return out
-}
-
-func (m CredentialFiles) problems() []mapProblem {
-	var out []mapProblem
-	for _, k := range sortedKeys(m) {
-		if !fileNameRE().MatchString(k) || k == "." || k == ".." {
-			out = append(out, mapProblem{k, "not a plain file name; want letters, digits, '.', '_' and '-' (no '/'), like gcloud.json"})
-		}
-		if msg := refProblem(m[k]); msg != "" {
-			out = append(out, mapProblem{k, msg})
-		}
-	}
-	if len(m) > maxCredentialEntries {
-		out = append(out, mapProblem{"", fmt.Sprintf("%d entries is too many; want at most %d", len(m), maxCredentialEntries)})
-	}
-	return out
 }
 
 func (m CredentialGrants) problems() []mapProblem {
@@ -154,24 +115,6 @@ func (m DLPPatterns) problems() []mapProblem {
 		out = append(out, mapProblem{"", fmt.Sprintf("%d patterns is too many; want at most %d", len(m), maxDLPPatterns)})
 	}
 	return out
-}
-
-// DecodeNode decodes a mapping of variable names to references.
-func (m *CredentialEnv) DecodeNode(n *yaml.Node, errf func(line int, format string, args ...any)) error {
-	out, err := decodeStringMap(n, errf, "a mapping like {GITHUB_TOKEN: \"${credential:github_token}\"}", func(s map[string]string) []mapProblem { return CredentialEnv(s).problems() })
-	if err == nil {
-		*m = out
-	}
-	return err
-}
-
-// DecodeNode decodes a mapping of file names to references.
-func (m *CredentialFiles) DecodeNode(n *yaml.Node, errf func(line int, format string, args ...any)) error {
-	out, err := decodeStringMap(n, errf, "a mapping like {gcloud.json: \"${credential:gcp_sa}\"}", func(s map[string]string) []mapProblem { return CredentialFiles(s).problems() })
-	if err == nil {
-		*m = out
-	}
-	return err
 }
 
 // DecodeNode decodes a mapping of pattern names to regular expressions.
@@ -316,12 +259,6 @@ func decodeStringMap(n *yaml.Node, errf func(line int, format string, args ...an
 }
 
 // String writes m as a YAML flow mapping, sorted by key.
-func (m CredentialEnv) String() string { return flowMap(m) }
-
-// String writes m as a YAML flow mapping, sorted by key.
-func (m CredentialFiles) String() string { return flowMap(m) }
-
-// String writes m as a YAML flow mapping, sorted by key.
 func (m DLPPatterns) String() string { return flowMap(m) }
 
 // String writes m as a YAML flow mapping, sorted by key.
@@ -398,26 +335,6 @@ func narrowGrants(p string, u, m CredentialGrants, us, ms Source) []error {
 		}
 	}
 	return errs
-}
-
-// Credentials returns the credential configuration as the broker takes
-// it: references resolved to ids.
-func (c *Config) CredentialConfig() *broker.Config {
-	bc := &broker.Config{Env: map[string]string{}, Files: map[string]string{}, Grants: map[string][]string{}}
-	for k, v := range c.Exec.Credentials.Env {
-		if id, ok := broker.ParseRef(v); ok {
-			bc.Env[k] = id
-		}
-	}
-	for k, v := range c.Exec.Credentials.Files {
-		if id, ok := broker.ParseRef(v); ok {
-			bc.Files[k] = id
-		}
-	}
-	for k, v := range c.Policy.CredentialGrants {
-		bc.Grants[k] = append([]string{}, v...)
-	}
-	return bc
 }
 
 // DLP returns the configured output patterns, sorted by name.

@@ -71,7 +71,7 @@ func TestCredentialsInvalid(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ name, user, want string }{
 		{"env not a mapping", "exec:\n  credentials:\n    env: [GITHUB_TOKEN]\n",
-			`config.yaml:3: exec.credentials.env: want a mapping like {GITHUB_TOKEN: "${credential:github_token}"}, got a list`},
+			`config.yaml:3: exec.credentials.env: want a mapping like {GITHUB_TOKEN: {credential: github_token, hosts: [api.github.com]}}, got a list`},
 		{"env value not a reference", "exec:\n  credentials:\n    env:\n      GITHUB_TOKEN: ghp_literal\n",
 			`config.yaml:4: exec.credentials.env: GITHUB_TOKEN: "ghp_literal" is not a credential reference; want "${credential:ID}"`},
 		{"env value a template", "exec:\n  credentials:\n    env:\n      AUTH: \"Bearer ${credential:x}\"\n",
@@ -89,7 +89,7 @@ func TestCredentialsInvalid(t *testing.T) {
 		{"env repeated", "exec:\n  credentials:\n    env:\n      A: \"${credential:x}\"\n      A: \"${credential:y}\"\n",
 			`config.yaml:5: exec.credentials.env: A: repeated key; first set on line 4`},
 		{"env null value", "exec:\n  credentials:\n    env:\n      A:\n",
-			`exec.credentials.env: A: want a string, got nothing`},
+			`config.yaml:4: exec.credentials.env: A: want "${credential:ID}" or a mapping like {credential: ID, hosts: [api.example.com]}, got nothing`},
 		{"file with slash", "exec:\n  credentials:\n    files:\n      a/b.json: \"${credential:x}\"\n",
 			`config.yaml:4: exec.credentials.files: a/b.json: not a plain file name`},
 		{"file dotdot", "exec:\n  credentials:\n    files:\n      ..: \"${credential:x}\"\n",
@@ -177,8 +177,8 @@ policy:
 func TestCredentialsValidate(t *testing.T) {
 	t.Parallel()
 	c := defaultConfig()
-	c.Exec.Credentials.Env = CredentialEnv{"PATH": "${credential:x}"}
-	c.Exec.Credentials.Files = CredentialFiles{"a/b": "${credential:x}"}
+	c.Exec.Credentials.Env = CredentialEnv{"PATH": Inject("x")}
+	c.Exec.Credentials.Files = CredentialFiles{"a/b": Inject("x")}
 	c.Policy.CredentialGrants = CredentialGrants{"x": nil}
 	c.Policy.DLPPatterns = DLPPatterns{"p": "("}
 	err := c.Validate()

@@ -89,6 +89,7 @@ var pathFields = map[string]bool{
 	"exec.sandbox.deny_read":         true,
 	"exec.sandbox.read_allow":        true,
 	"exec.sandbox.settings_file":     true,
+	"exec.egress.upstream_ca_files":  true,
 	"policy.workspace_roots":         true,
 	"policy.script_inspection_roots": true,
 	"exec.audit.export.otlp.ca_file": true,

@@ -163,6 +163,7 @@ func build(managed, saved, user *layer, home string, errs []error) (*Loaded, err
 	}
 	if len(errs) == 0 {
 		errs = append(checkRoots(l, home), checkExport(l)...)
+		errs = append(errs, checkCredentialBindings(&l.Config, l.source)...)
 	}
 	if len(errs) > 0 {
 		managedFile := ""

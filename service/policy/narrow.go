@@ -50,6 +50,8 @@ package policy
 //	exec.audit.export.otlp.*        a managed endpoint locks the whole
 //	                                section (export.go): never off, never
 //	                                elsewhere; else a managed value locks it
+//	policy.credential_mode          any < mask
+//	exec.egress.upstream_ca_files   a subset of the managed list
 //	exec.credentials.env, .files,   every managed entry kept unchanged;
 //	policy.dlp_patterns             the user may add entries
 //	policy.credential_grants        every managed grant kept, to a subset
@@ -84,13 +86,14 @@ import (
 
 // Strictness ranks; a higher rank is narrower.
 var (
-	backendRank = map[string]int{"none": 0, "auto": 1, "bubblewrap": 2, "seatbelt": 2}
-	seccompRank = map[string]int{"off": 0, "preferred": 1, "required": 2}
-	routingRank = map[string]int{"framework": 0, "governed_shell": 1}
-	modeRank    = map[string]int{"off": 0, "enforce": 1}
-	actionRank  = map[string]int{"allow": 0, "ask": 1, "deny": 2}
-	termRank    = map[string]int{"keep": 0, "escape": 1}
-	readRank    = map[string]int{ReadHost: 0, ReadWorkspace: 1}
+	backendRank  = map[string]int{"none": 0, "auto": 1, "bubblewrap": 2, "seatbelt": 2}
+	seccompRank  = map[string]int{"off": 0, "preferred": 1, "required": 2}
+	routingRank  = map[string]int{"framework": 0, "governed_shell": 1}
+	modeRank     = map[string]int{"off": 0, "enforce": 1}
+	actionRank   = map[string]int{"allow": 0, "ask": 1, "deny": 2}
+	termRank     = map[string]int{"keep": 0, "escape": 1}
+	credModeRank = map[string]int{"any": 0, "mask": 1}
+	readRank     = map[string]int{ReadHost: 0, ReadWorkspace: 1}
 )
 
 // narrow checks that the value user sets for the leaf field p narrows the
@@ -117,9 +120,20 @@ func narrow(p string, user, managed *layer) []error {
 	case "policy.disabled_builtin_rules":
 		return narrowDisabledBuiltins(p, user, managed)
 	case "exec.credentials.env":
-		return narrowMap(p, uv.(CredentialEnv), mv.(CredentialEnv), us, ms)
+		return narrowCredMap(p, uv.(CredentialEnv), mv.(CredentialEnv), us, ms)
 	case "exec.credentials.files":
-		return narrowMap(p, uv.(CredentialFiles), mv.(CredentialFiles), us, ms)
+		return narrowCredMap(p, uv.(CredentialFiles), mv.(CredentialFiles), us, ms)
+	case "policy.credential_mode":
+		return rankNarrow(p, uv.(string), mv.(string), us, ms, credModeRank, credentialModes)
+	case "exec.egress.upstream_ca_files":
+		var errs []error
+		for i, u := range uv.([]string) {
+			if !slices.Contains(mv.([]string), u) {
+				errs = append(errs, errAt(user.itemSource(p, i), fmt.Sprintf("%s[%d]", p, i),
+					"%s is not in the managed list %s (%s); the proxy trusts only the authorities IT lists", showPath(u), quoteList(mv.([]string)), ms))
+			}
+		}
+		return errs
 	case "policy.dlp_patterns":
 		return narrowMap(p, uv.(DLPPatterns), mv.(DLPPatterns), us, ms)
 	case "policy.credential_grants":

@@ -50,6 +50,7 @@ exec.limits.max_pending_tickets:                 256             # default
 exec.env.agent_settable:                         []              # default
 exec.egress.allowed_ports:                       [443, 80]       # default
 exec.egress.denied_cidrs:                        []              # default
+exec.egress.upstream_ca_files:                   []              # default
 exec.credentials.env:                            {}              # default
 exec.credentials.files:                          {}              # default
 exec.audit.retention_days:                       90              # default
@@ -78,6 +79,7 @@ policy.command_analysis_mode:                    enforce         # default
 policy.egress_allowlist:                         []              # default
 policy.egress_allowlist_by_agent:                {}              # default
 policy.credential_grants:                        {}              # default
+policy.credential_mode:                          any             # default
 policy.dlp_patterns:                             {}              # default
 policy.default_action:                           allow           # default
 policy.rules:                                    []              # default

@@ -106,6 +106,15 @@ func (c *Config) Validate() error {
 			fe.File = ""
 		}
 	}
+	if len(errs) == 0 {
+		errs = checkCredentialBindings(c, func(string) Source { return Source{} })
+		for _, err := range errs {
+			var fe *FieldError
+			if errors.As(err, &fe) {
+				fe.File, fe.Line = "", 0
+			}
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -236,7 +245,11 @@ func (v *validator) check(p string, val any) {
 		if s := val.(string); s != "" && !path.IsAbs(s) {
 			v.failf(p, `%q is not an absolute path; want a path like /usr/lib/gatehouse/gatehouse-init, or "" to find gatehouse-init next to gatehouse`, s)
 		}
-	case "exec.sandbox.deny_read", "policy.script_inspection_roots":
+	case "policy.credential_mode":
+		if s := val.(string); !slices.Contains(credentialModes, s) {
+			v.failf(p, "%q is not one of %s", s, strings.Join(credentialModes, ", "))
+		}
+	case "exec.sandbox.deny_read", "policy.script_inspection_roots", "exec.egress.upstream_ca_files":
 		for i, s := range val.([]string) {
 			if !path.IsAbs(s) {
 				v.failItemf(p, i, "%s", notAbsolute(s))

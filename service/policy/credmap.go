@@ -1,0 +1,441 @@
+package policy
+
+// This file holds one entry of exec.credentials.env and .files, which is
+// written in one of two forms:
+//
+//	GITHUB_TOKEN: "${credential:github_token}"           injected (as before)
+//	GITHUB_TOKEN: {credential: github_token, hosts: [api.github.com, github.com], mode: mask}
+//
+// The mapping form binds the credential to hosts, written like egress
+// allowlist entries (an optional :port). With hosts the mode defaults to
+// mask: the command gets a placeholder and the egress proxy puts the real
+// value on the wire for those hosts only. mode: inject hands the command
+// the value itself, as the plain form does.
+//
+// Checks across fields, made on the effective configuration once every
+// value is sound in itself (checkCredentialBindings):
+//
+//   - every host of a mapping is allowed by an egress allowlist
+//     (policy.egress_allowlist or one of policy.egress_allowlist_by_agent),
+//     its ports included: the proxy only swaps on a connection it allows;
+//   - under policy.credential_mode: mask, no mapping is injected.
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/gatehouse-dev/gatehouse/sandbox/egress"
+	"github.com/gatehouse-dev/gatehouse/service/broker"
+)
+
+// Credential modes: how a mapped credential reaches a command.
+const (
+	// ModeInject gives the command the value.
+	ModeInject = "inject"
+	// ModeMask gives the command a placeholder; the egress proxy swaps in
+	// the value on the way to the credential's hosts.
+	ModeMask = "mask"
+)
+
+// credentialModes are the accepted values of policy.credential_mode:
+// any lets each mapping choose; mask refuses injected mappings.
+var credentialModes = []string{"any", ModeMask}
+
+// maxCredentialHosts bounds one mapping's hosts.
+const maxCredentialHosts = 32
+
+// A CredentialMapping is one entry of exec.credentials.env or .files.
+type CredentialMapping struct {
+	// Ref is the plain form as written, "${credential:ID}"; "" for the
+	// mapping form.
+	Ref string
+	// Credential is the id, in the mapping form.
+	Credential string
+	// Hosts are the destinations the credential is for, written as egress
+	// allowlist entries; mapping form only.
+	Hosts []string
+	// Mode is mask or inject as written; "" means mask with hosts,
+	// inject without.
+	Mode string
+}
+
+// Inject returns the plain form of a mapping, "${credential:ID}".
+func Inject(id string) CredentialMapping {
+	return CredentialMapping{Ref: "${credential:" + id + "}"}
+}
+
+// ID returns the credential id the mapping names, or "" when it names
+// none validly.
+func (m CredentialMapping) ID() string {
+	if m.Ref != "" {
+		id, _ := broker.ParseRef(m.Ref)
+		return id
+	}
+	if broker.ValidID(m.Credential) {
+		return m.Credential
+	}
+	return ""
+}
+
+// EffectiveMode returns how the credential reaches a command: mask or
+// inject.
+func (m CredentialMapping) EffectiveMode() string {
+	switch {
+	case m.Ref != "":
+		return ModeInject
+	case m.Mode != "":
+		return m.Mode
+	case len(m.Hosts) > 0:
+		return ModeMask
+	}
+	return ModeInject
+}
+
+// String writes m as YAML: the reference as written, or a flow mapping
+// with its mode made explicit.
+func (m CredentialMapping) String() string {
+	if m.Ref != "" || m.Credential == "" && len(m.Hosts) == 0 && m.Mode == "" {
+		return yamlString(m.Ref)
+	}
+	parts := []string{"credential: " + yamlString(m.Credential)}
+	if len(m.Hosts) > 0 {
+		parts = append(parts, "hosts: "+formatValue(m.Hosts))
+	}
+	parts = append(parts, "mode: "+m.EffectiveMode())
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// MarshalJSON writes the plain form as a string and the mapping form as
+// an object, with its mode made explicit.
+func (m CredentialMapping) MarshalJSON() ([]byte, error) {
+	if m.Ref != "" {
+		return json.Marshal(m.Ref)
+	}
+	return json.Marshal(struct {
+		Credential string   `json:"credential"`
+		Hosts      []string `json:"hosts,omitempty"`
+		Mode       string   `json:"mode"`
+	}{m.Credential, m.Hosts, m.EffectiveMode()})
+}
+
+// MarshalYAML writes the plain form as a string and the mapping form as
+// a mapping, with its mode made explicit.
+func (m CredentialMapping) MarshalYAML() (any, error) {
+	if m.Ref != "" {
+		return m.Ref, nil
+	}
+	return struct {
+		Credential string   `yaml:"credential"`
+		Hosts      []string `yaml:"hosts,omitempty"`
+		Mode       string   `yaml:"mode"`
+	}{m.Credential, m.Hosts, m.EffectiveMode()}, nil
+}
+
+// problems returns what is wrong with m on its own, each message
+// starting with what it is about.
+func (m CredentialMapping) problems() []string {
+	if m.Ref != "" || m.Credential == "" && len(m.Hosts) == 0 && m.Mode == "" {
+		if _, ok := broker.ParseRef(m.Ref); ok {
+			return nil
+		}
+		return []string{fmt.Sprintf("%q is not a credential reference; want \"${credential:ID}\", where an id is %s, or a mapping like {credential: github_token, hosts: [api.github.com]}", m.Ref, broker.IDRule)}
+	}
+	var out []string
+	if !broker.ValidID(m.Credential) {
+		out = append(out, fmt.Sprintf("credential: %q is not a credential id; an id is %s", m.Credential, broker.IDRule))
+	}
+	if len(m.Hosts) > maxCredentialHosts {
+		out = append(out, fmt.Sprintf("hosts: %d entries is too many; want at most %d", len(m.Hosts), maxCredentialHosts))
+	}
+	for i, h := range m.Hosts {
+		e, err := egress.ParseEntry(h)
+		switch {
+		case err != nil:
+			out = append(out, fmt.Sprintf("hosts[%d]: %q %v", i, h, err))
+		case e.Any():
+			out = append(out, fmt.Sprintf("hosts[%d]: %q would bind the credential to every host; name the hosts it is for, like api.github.com", i, h))
+		case slices.Contains(m.Hosts[:i], h):
+			out = append(out, fmt.Sprintf("hosts[%d]: %q is listed twice; remove one", i, h))
+		}
+	}
+	switch {
+	case m.Mode != "" && m.Mode != ModeMask && m.Mode != ModeInject:
+		out = append(out, fmt.Sprintf("mode: %q is not one of mask, inject", m.Mode))
+	case m.Mode == ModeMask && len(m.Hosts) == 0:
+		out = append(out, "mode: mask needs hosts: the value is only put on the wire to them; list them in hosts")
+	}
+	return out
+}
+
+// credMapProblems checks the entries of a credential map; keyProblem
+// says what is wrong with a key, or "".
+func credMapProblems(m map[string]CredentialMapping, keyProblem func(string) string) []mapProblem {
+	var out []mapProblem
+	for _, k := range sortedKeys(m) {
+		if msg := keyProblem(k); msg != "" {
+			out = append(out, mapProblem{k, msg})
+		}
+		for _, msg := range m[k].problems() {
+			out = append(out, mapProblem{k, msg})
+		}
+	}
+	if len(m) > maxCredentialEntries {
+		out = append(out, mapProblem{"", fmt.Sprintf("%d entries is too many; want at most %d", len(m), maxCredentialEntries)})
+	}
+	return out
+}
+
+func envKeyProblem(k string) string {
+	switch {
+	case !envName().MatchString(k):
+		return "not an environment variable name; want letters, digits and _, not starting with a digit"
+	case isReservedEnv(k) || slices.Contains(credentialReservedEnv, strings.ToUpper(k)):
+		return "is reserved: Gatehouse sets it, or it changes how the shell starts or programs load"
+	}
+	return ""
+}
+
+func fileKeyProblem(k string) string {
+	if !fileNameRE().MatchString(k) || k == "." || k == ".." {
+		return "not a plain file name; want letters, digits, '.', '_' and '-' (no '/'), like gcloud.json"
+	}
+	return ""
+}
+
+func (m CredentialEnv) problems() []mapProblem   { return credMapProblems(m, envKeyProblem) }
+func (m CredentialFiles) problems() []mapProblem { return credMapProblems(m, fileKeyProblem) }
+
+// DecodeNode decodes a mapping of variable names to credentials.
+func (m *CredentialEnv) DecodeNode(n *yaml.Node, errf func(line int, format string, args ...any)) error {
+	out, err := decodeCredMap(n, errf, `a mapping like {GITHUB_TOKEN: {credential: github_token, hosts: [api.github.com]}}`, envKeyProblem)
+	if err == nil {
+		*m = out
+	}
+	return err
+}
+
+// DecodeNode decodes a mapping of file names to credentials.
+func (m *CredentialFiles) DecodeNode(n *yaml.Node, errf func(line int, format string, args ...any)) error {
+	out, err := decodeCredMap(n, errf, `a mapping like {gcloud.json: "${credential:gcp_sa}"}`, fileKeyProblem)
+	if err == nil {
+		*m = out
+	}
+	return err
+}
+
+// String writes m as a YAML flow mapping, sorted by key.
+func (m CredentialEnv) String() string { return flowCredMap(m) }
+
+// String writes m as a YAML flow mapping, sorted by key.
+func (m CredentialFiles) String() string { return flowCredMap(m) }
+
+func flowCredMap(m map[string]CredentialMapping) string {
+	parts := make([]string, 0, len(m))
+	for _, k := range sortedKeys(m) {
+		parts = append(parts, yamlString(k)+": "+m[k].String())
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// decodeCredMap decodes a mapping of names to credential mappings, then
+// reports the problems of each entry on the line of its key.
+func decodeCredMap(n *yaml.Node, errf func(line int, format string, args ...any), want string, keyProblem func(string) string) (map[string]CredentialMapping, error) {
+	if n.Kind == yaml.ScalarNode && n.ShortTag() == nullTag {
+		return map[string]CredentialMapping{}, nil
+	}
+	if n.Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("want %s, got %s", want, describe(n))
+	}
+	out := map[string]CredentialMapping{}
+	lines := map[string]int{}
+	ok := true
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := resolve(n.Content[i]), resolve(n.Content[i+1])
+		key, isStr := scalarString(k)
+		if !isStr {
+			errf(k.Line, "want a name as key, got %s", describe(k))
+			ok = false
+			continue
+		}
+		if first, dup := lines[key]; dup {
+			errf(k.Line, "%s: repeated key; first set on line %d", key, first)
+			ok = false
+			continue
+		}
+		lines[key] = k.Line
+		cm, err := decodeCredMapping(v)
+		if err != nil {
+			errf(v.Line, "%s: %v", key, err)
+			ok = false
+			continue
+		}
+		out[key] = cm
+	}
+	if ok {
+		for _, pr := range credMapProblems(out, keyProblem) {
+			errf(lineOf(lines, pr.key, n.Line), "%s", pr.String())
+			ok = false
+		}
+	}
+	if !ok {
+		return nil, errSkip
+	}
+	return out, nil
+}
+
+// decodeCredMapping decodes one value: a reference string or a mapping.
+func decodeCredMapping(v *yaml.Node) (CredentialMapping, error) {
+	if s, ok := scalarString(v); ok {
+		return CredentialMapping{Ref: s}, nil
+	}
+	if v.Kind != yaml.MappingNode {
+		return CredentialMapping{}, fmt.Errorf(`want "${credential:ID}" or a mapping like {credential: ID, hosts: [api.example.com]}, got %s`, describe(v))
+	}
+	var cm CredentialMapping
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		k, val := resolve(v.Content[i]), resolve(v.Content[i+1])
+		if seen[k.Value] {
+			return cm, fmt.Errorf("%s: repeated key", k.Value)
+		}
+		seen[k.Value] = true
+		switch k.Value {
+		case "credential", "mode":
+			s, ok := scalarString(val)
+			if !ok {
+				return cm, fmt.Errorf("%s: want a string, got %s", k.Value, describe(val))
+			}
+			if k.Value == "credential" {
+				cm.Credential = s
+			} else {
+				cm.Mode = s
+			}
+		case "hosts":
+			hosts, err := stringOrList(val)
+			if err != nil {
+				return cm, fmt.Errorf("hosts: %v", err)
+			}
+			cm.Hosts = hosts
+		default:
+			return cm, fmt.Errorf("%s: unknown key; want credential, hosts or mode", k.Value)
+		}
+	}
+	if !seen["credential"] {
+		return cm, errors.New("credential: missing; name the credential id, as in {credential: github_token, hosts: [api.github.com]}")
+	}
+	return cm, nil
+}
+
+// narrowCredMap checks that the user's map keeps every entry of the
+// managed one, meaning the same (the user may add entries).
+func narrowCredMap(p string, u, m map[string]CredentialMapping, us, ms Source) []error {
+	var errs []error
+	for _, k := range sortedKeys(m) {
+		uv, ok := u[k]
+		switch {
+		case !ok:
+			errs = append(errs, errAt(us, p, "%s: the managed entry %s: %s (%s) is missing; keep it", k, yamlString(k), m[k], ms))
+		case uv.String() != m[k].String():
+			errs = append(errs, errAt(us, p, "%s: %s differs from the managed value %s (%s); only %s is allowed", k, uv, m[k], ms, m[k]))
+		}
+	}
+	return errs
+}
+
+// checkCredentialBindings makes the checks across fields of the head of
+// this file on the effective configuration c; src says where a field was
+// set.
+func checkCredentialBindings(c *Config, src func(p string) Source) []error {
+	var errs []error
+	ports := c.Exec.Egress.AllowedPorts
+	lists := [][]string{c.Policy.EgressAllowlist}
+	for _, a := range sortedKeys(c.Policy.EgressAllowlistByAgent) {
+		lists = append(lists, c.Policy.EgressAllowlistByAgent[a])
+	}
+	mask := c.Policy.CredentialMode == ModeMask
+	modes := map[string]struct{ mode, where string }{}
+	for _, f := range []struct {
+		p string
+		m map[string]CredentialMapping
+	}{{"exec.credentials.env", c.Exec.Credentials.Env}, {"exec.credentials.files", c.Exec.Credentials.Files}} {
+		for _, k := range sortedKeys(f.m) {
+			cm := f.m[k]
+			at := src(f.p)
+			for i, h := range cm.Hosts {
+				if !slices.ContainsFunc(lists, func(l []string) bool { return egressCovered(h, l, ports, ports) }) {
+					errs = append(errs, errAt(at, f.p, "%s: hosts[%d]: %q is not allowed by policy.egress_allowlist %s; a credential's hosts must be egress destinations too: add it there",
+						k, i, h, quoteList(c.Policy.EgressAllowlist)))
+				}
+			}
+			if id := cm.ID(); id != "" {
+				if prev, ok := modes[id]; ok && prev.mode != cm.EffectiveMode() {
+					errs = append(errs, errAt(at, f.p, "%s: credential %q is %s here but %s by %s; a credential has one mode, give both the same",
+						k, id, modeWord(cm.EffectiveMode()), modeWord(prev.mode), prev.where))
+				} else if !ok {
+					modes[id] = struct{ mode, where string }{cm.EffectiveMode(), f.p + "." + k}
+				}
+			}
+			if mask && cm.EffectiveMode() == ModeInject {
+				ps := src("policy.credential_mode")
+				errs = append(errs, errAt(at, f.p, "%s: %s injects the value, but policy.credential_mode is mask (%s); bind it to its hosts, as in {credential: %s, hosts: [api.example.com]}",
+					k, cm, ps, cmpOr(cm.ID(), "ID")))
+			}
+		}
+	}
+	return errs
+}
+
+func modeWord(mode string) string {
+	if mode == ModeMask {
+		return "masked"
+	}
+	return "injected"
+}
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// CredentialConfig returns the credential configuration as the broker
+// takes it: references resolved to ids, and the masked mappings' hosts.
+func (c *Config) CredentialConfig() *broker.Config {
+	bc := &broker.Config{Env: map[string]string{}, Files: map[string]string{}, Grants: map[string][]string{}}
+	add := func(dst map[string]string, m map[string]CredentialMapping) {
+		for k, v := range m {
+			id := v.ID()
+			if id == "" {
+				continue
+			}
+			dst[k] = id
+			if v.EffectiveMode() != ModeMask {
+				continue
+			}
+			if bc.Masked == nil {
+				bc.Masked = map[string][]string{}
+			}
+			for _, h := range v.Hosts {
+				if !slices.Contains(bc.Masked[id], h) {
+					bc.Masked[id] = append(bc.Masked[id], h)
+				}
+			}
+		}
+	}
+	add(bc.Env, c.Exec.Credentials.Env)
+	add(bc.Files, c.Exec.Credentials.Files)
+	for _, hosts := range bc.Masked {
+		slices.Sort(hosts)
+	}
+	for k, v := range c.Policy.CredentialGrants {
+		bc.Grants[k] = append([]string{}, v...)
+	}
+	bc.RequireMask = c.Policy.CredentialMode == ModeMask
+	return bc
+}

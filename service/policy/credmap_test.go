@@ -1,0 +1,173 @@
+package policy
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/gatehouse-dev/gatehouse/service/broker"
+)
+
+const boundAllow = `policy:
+  egress_allowlist: ["*.github.com", "github.com", "registry.example:8443"]
+`
+
+func TestCredentialMappingLoad(t *testing.T) {
+	t.Parallel()
+	l, errText := loadFiles(t, "", `exec:
+  credentials:
+    env:
+      GITHUB_TOKEN: {credential: github_token, hosts: ["api.github.com", "github.com"]}
+      REG_TOKEN: {credential: reg, hosts: ["registry.example:8443"], mode: inject}
+      NPM_TOKEN: "${credential:npm}"
+    files:
+      gh.json: {credential: github_token, hosts: [api.github.com]}
+`+boundAllow)
+	if errText != "" {
+		t.Fatal(errText)
+	}
+	c := &l.Config
+	want := &broker.Config{
+		Env:    map[string]string{"GITHUB_TOKEN": "github_token", "REG_TOKEN": "reg", "NPM_TOKEN": "npm"},
+		Files:  map[string]string{"gh.json": "github_token"},
+		Grants: map[string][]string{},
+		Masked: map[string][]string{"github_token": {"api.github.com", "github.com"}},
+	}
+	if got := c.CredentialConfig(); !reflect.DeepEqual(got, want) {
+		t.Errorf("CredentialConfig = %+v, want %+v", got, want)
+	}
+	for k, mode := range map[string]string{"GITHUB_TOKEN": ModeMask, "REG_TOKEN": ModeInject, "NPM_TOKEN": ModeInject} {
+		if got := c.Exec.Credentials.Env[k].EffectiveMode(); got != mode {
+			t.Errorf("%s: mode %q, want %q", k, got, mode)
+		}
+	}
+	if err := c.Validate(); err != nil {
+		t.Errorf("Validate: %v", err)
+	}
+	var b strings.Builder
+	l.Show(&b)
+	if line := `{GITHUB_TOKEN: {credential: github_token, hosts: [api.github.com, github.com], mode: mask}, NPM_TOKEN: "${credential:npm}", REG_TOKEN: {credential: reg, hosts: ["registry.example:8443"], mode: inject}}`; !regexpLine(b.String(), "exec.credentials.env:", line) {
+		t.Errorf("Show has no line %q:\n%s", line, b.String())
+	}
+	js, err := json.Marshal(c.Exec.Credentials.Env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(js), `{"GITHUB_TOKEN":{"credential":"github_token","hosts":["api.github.com","github.com"],"mode":"mask"},"NPM_TOKEN":"${credential:npm}","REG_TOKEN":{"credential":"reg","hosts":["registry.example:8443"],"mode":"inject"}}`; got != want {
+		t.Errorf("JSON\n got %s\nwant %s", got, want)
+	}
+}
+
+func TestCredentialMappingInvalid(t *testing.T) {
+	t.Parallel()
+	env := func(v string) string { return "exec:\n  credentials:\n    env:\n      T: " + v + "\n" + boundAllow }
+	for _, tc := range []struct{ name, user, want string }{
+		{"no credential", env("{hosts: [github.com]}"),
+			`config.yaml:4: exec.credentials.env: T: credential: missing`},
+		{"bad id", env("{credential: Bad, hosts: [github.com]}"),
+			`config.yaml:4: exec.credentials.env: T: credential: "Bad" is not a credential id`},
+		{"unknown key", env("{credential: x, host: [github.com]}"),
+			`config.yaml:4: exec.credentials.env: T: host: unknown key; want credential, hosts or mode`},
+		{"bad host", env(`{credential: x, hosts: ["*.com"]}`),
+			`config.yaml:4: exec.credentials.env: T: hosts[0]: "*.com" is too broad`},
+		{"every host", env(`{credential: x, hosts: ["*"]}`),
+			`exec.credentials.env: T: hosts[0]: "*" would bind the credential to every host`},
+		{"bad port", env(`{credential: x, hosts: ["github.com:0"]}`),
+			`exec.credentials.env: T: hosts[0]: "github.com:0"`},
+		{"bad mode", env("{credential: x, hosts: [github.com], mode: swap}"),
+			`exec.credentials.env: T: mode: "swap" is not one of mask, inject`},
+		{"mask without hosts", env("{credential: x, mode: mask}"),
+			`exec.credentials.env: T: mode: mask needs hosts`},
+		{"hosts a number", env("{credential: x, hosts: {a: b}}"),
+			`exec.credentials.env: T: hosts: want a string or a list of strings, got a mapping`},
+		{"host not allowlisted", env("{credential: x, hosts: [api.github.com, gitlab.com]}"),
+			`config.yaml:3: exec.credentials.env: T: hosts[1]: "gitlab.com" is not allowed by policy.egress_allowlist ["*.github.com", "github.com", "registry.example:8443"]; a credential's hosts must be egress destinations too`},
+		{"host port not allowlisted", env("{credential: x, hosts: [\"github.com:8443\"]}"),
+			`exec.credentials.env: T: hosts[0]: "github.com:8443" is not allowed by policy.egress_allowlist`},
+		{"host on another port", env("{credential: x, hosts: [registry.example]}"),
+			`exec.credentials.env: T: hosts[0]: "registry.example" is not allowed by policy.egress_allowlist`},
+		{"no egress", "exec:\n  credentials:\n    files:\n      f.json: {credential: x, hosts: [github.com]}\n",
+			`exec.credentials.files: f.json: hosts[0]: "github.com" is not allowed by policy.egress_allowlist []`},
+		{"two modes", "exec:\n  credentials:\n    env:\n      A: {credential: x, hosts: [github.com]}\n      B: \"${credential:x}\"\n" + boundAllow,
+			`exec.credentials.env: B: credential "x" is injected here but masked by exec.credentials.env.A; a credential has one mode`},
+		{"bad credential_mode", "policy:\n  credential_mode: strict\n",
+			`config.yaml:2: policy.credential_mode: "strict" is not one of any, mask`},
+		{"mask refuses plain", "exec:\n  credentials:\n    env:\n      NPM_TOKEN: \"${credential:npm}\"\npolicy:\n  credential_mode: mask\n",
+			`config.yaml:3: exec.credentials.env: NPM_TOKEN: "${credential:npm}" injects the value, but policy.credential_mode is mask (config.yaml:6); bind it to its hosts, as in {credential: npm, hosts: [api.example.com]}`},
+		{"mask refuses inject mode", "exec:\n  credentials:\n    files:\n      f: {credential: x, hosts: [github.com], mode: inject}\n" + boundAllow + "  credential_mode: mask\n",
+			`exec.credentials.files: f: {credential: x, hosts: [github.com], mode: inject} injects the value, but policy.credential_mode is mask`},
+		{"relative CA file", "exec:\n  egress:\n    upstream_ca_files: [ca.pem]\n",
+			`config.yaml:3: exec.egress.upstream_ca_files[0]: "ca.pem" is not an absolute path`},
+	} {
+		_, got := loadFiles(t, "", tc.user)
+		if !strings.Contains(got, tc.want) {
+			t.Errorf("%s:\n got %q\nwant %q", tc.name, got, tc.want)
+		}
+	}
+	// Per-agent lists count too.
+	if _, got := loadFiles(t, "", "exec:\n  credentials:\n    env:\n      T: {credential: x, hosts: [gitlab.com]}\npolicy:\n  egress_allowlist_by_agent: {cli: [gitlab.com]}\n"); got != "" {
+		t.Errorf("per-agent list: %s", got)
+	}
+	// Masked mappings satisfy credential_mode: mask.
+	if _, got := loadFiles(t, "", "exec:\n  credentials:\n    env:\n      T: {credential: x, hosts: [github.com]}\n"+boundAllow+"  credential_mode: mask\n"); got != "" {
+		t.Errorf("masked under mask: %s", got)
+	}
+}
+
+func TestCredentialModeManaged(t *testing.T) {
+	t.Parallel()
+	const managed = "policy:\n  credential_mode: mask\n  egress_allowlist: [github.com]\nexec:\n  egress:\n    upstream_ca_files: [/etc/gatehouse/ca.pem]\n"
+	for _, tc := range []struct{ name, user, want string }{
+		{"masked mapping", "exec:\n  credentials:\n    env:\n      T: {credential: x, hosts: [github.com]}\n", ""},
+		{"inject mapping refused", "exec:\n  credentials:\n    env:\n      T: {credential: x, hosts: [github.com], mode: inject}\n",
+			`config.yaml:3: exec.credentials.env: T: {credential: x, hosts: [github.com], mode: inject} injects the value, but policy.credential_mode is mask (managed.yaml:2)`},
+		{"plain refused", "exec:\n  credentials:\n    files:\n      f: \"${credential:x}\"\n",
+			`config.yaml:3: exec.credentials.files: f: "${credential:x}" injects the value, but policy.credential_mode is mask (managed.yaml:2)`},
+		{"mode widened", "policy:\n  credential_mode: any\n",
+			`config.yaml:2: policy.credential_mode: "any" widens the managed value "mask" (managed.yaml:2); only mask is allowed`},
+		{"CA kept", "exec:\n  egress:\n    upstream_ca_files: [/etc/gatehouse/ca.pem]\n", ""},
+		{"CA added", "exec:\n  egress:\n    upstream_ca_files: [/etc/gatehouse/ca.pem, /home/u/evil.pem]\n",
+			`config.yaml:3: exec.egress.upstream_ca_files[1]: "/home/u/evil.pem" is not in the managed list ["/etc/gatehouse/ca.pem"] (managed.yaml:6); the proxy trusts only the authorities IT lists`},
+	} {
+		_, got := loadFiles(t, managed, tc.user)
+		if tc.want == "" {
+			if got != "" {
+				t.Errorf("%s: %s", tc.name, got)
+			}
+			continue
+		}
+		if !strings.Contains(got, tc.want) {
+			t.Errorf("%s:\n got %q\nwant %q", tc.name, got, tc.want)
+		}
+	}
+	// A managed masked mapping binds the user file: changing its hosts or
+	// its mode is a change.
+	const m2 = "exec:\n  credentials:\n    env:\n      T: {credential: x, hosts: [github.com]}\npolicy:\n  egress_allowlist: [github.com, gitlab.com]\n"
+	if _, got := loadFiles(t, m2, "exec:\n  credentials:\n    env:\n      T: {credential: x, hosts: [github.com], mode: mask}\n"); got != "" {
+		t.Errorf("same meaning: %s", got)
+	}
+	if _, got := loadFiles(t, m2, "exec:\n  credentials:\n    env:\n      T: {credential: x, hosts: [github.com, gitlab.com]}\n"); !strings.Contains(got,
+		`config.yaml:3: exec.credentials.env: T: {credential: x, hosts: [github.com, gitlab.com], mode: mask} differs from the managed value {credential: x, hosts: [github.com], mode: mask} (managed.yaml:3)`) {
+		t.Errorf("hosts changed: %q", got)
+	}
+}
+
+// A Config built in code gets the checks across fields too.
+func TestCredentialMappingValidate(t *testing.T) {
+	t.Parallel()
+	c := defaultConfig()
+	c.Exec.Credentials.Env = CredentialEnv{"T": {Credential: "x", Hosts: []string{"github.com"}}}
+	err := c.Validate()
+	if want := `exec.credentials.env: T: hosts[0]: "github.com" is not allowed by policy.egress_allowlist []`; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("Validate: %v, want %q", err, want)
+	}
+	c.Policy.EgressAllowlist = []string{"github.com"}
+	if err := c.Validate(); err != nil {
+		t.Errorf("Validate: %v", err)
+	}
+	c.Exec.Credentials.Env["T"] = CredentialMapping{Credential: "x", Mode: "mask"}
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "mode: mask needs hosts") {
+		t.Errorf("Validate: %v", err)
+	}
+}
