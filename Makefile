@@ -19,11 +19,15 @@ all: build
 # are built without cgo: statically linked, they start without the dynamic
 # loader and need no libc inside the sandbox. They carry one build id,
 # computed from the source tree (.ci/build-id.sh): the init refuses to run
-# for a gatehouse of another build.
+# for a gatehouse of another build. The version, commit and build date
+# come from git (.ci/version.sh; 'gatehouse version' prints them).
 build:
-	@id=$$(.ci/build-id.sh) && \
+	@id=$$(.ci/build-id.sh) && set -- $$(.ci/version.sh) && \
 	flags="-X github.com/gatehouse-dev/gatehouse/internal/buildid.id=$$id" && \
-	echo "build id $$id" && \
+	flags="$$flags -X github.com/gatehouse-dev/gatehouse/internal/version.version=$$1" && \
+	flags="$$flags -X github.com/gatehouse-dev/gatehouse/internal/version.commit=$$2" && \
+	flags="$$flags -X github.com/gatehouse-dev/gatehouse/internal/version.date=$$3" && \
+	echo "gatehouse $$1, build id $$id" && \
 	CGO_ENABLED=0 $(GO) build -ldflags "$$flags" -o $(BIN) ./app/gatehouse && \
 	CGO_ENABLED=0 $(GO) build -ldflags "$$flags" -o $(INIT) ./app/gatehouse-init && \
 	CGO_ENABLED=0 $(GO) build -ldflags "$$flags" -o $(dir $(BIN))gatehouse-hook ./app/gatehouse-hook

@@ -23,7 +23,9 @@ import (
 
 var credCmd = &command{name: "cred",
 	summary: "store credentials in the OS keychain for commands (cred set|list|rm)",
+	usage:   credUsage,
 	run:     runCred,
+	subs:    []*command{{name: "cred set"}, credListCommand, {name: "cred rm"}},
 }
 
 const credUsage = `usage:

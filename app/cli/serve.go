@@ -13,6 +13,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/gatehouse-dev/gatehouse/internal/version"
 	"github.com/gatehouse-dev/gatehouse/sandbox/probe"
 	"github.com/gatehouse-dev/gatehouse/service"
 	"github.com/gatehouse-dev/gatehouse/service/api"
@@ -30,8 +31,8 @@ var serveCmd = &command{name: "serve",
 	flags:   runServe,
 }
 
-// Version is the gatehouse version the service reports.
-var Version = "dev"
+// Version is the gatehouse version the service reports (internal/version).
+var Version = version.Get().Version
 
 const serveUsage = `usage: gatehouse serve [--config FILE]
 
