@@ -9,8 +9,9 @@ PKGS      := ./...
 SANDBOX_PKGS := ./sandbox/... ./service ./service/pipeline/... ./app/cli/...
 TEST_USER ?= gatehouse-test
 FUZZTIME  ?= 30s
+PACKAGE_ARCHES ?= amd64 arm64
 
-.PHONY: all build run run-deps test test-root test-user deps lint vet fmt-check cross bench fuzz tidy-check clean
+.PHONY: all build run run-deps test test-root test-user test-package package deps lint vet fmt-check cross bench fuzz tidy-check clean
 
 all: build
 
@@ -44,9 +45,10 @@ run: run-deps build
 	./$(BIN) exec -- 'echo "hello from $$(id -un) in $$PWD"; ls ~/.ssh; touch /etc/gatehouse-demo; exit 0'
 
 # test: install what the tests need when missing, then run every test: the
-# whole suite (with -race) as the invoking user, and the sandbox and escape
-# tests again as an unprivileged user when invoked as root.
-test: deps lint test-root test-user
+# whole suite (with -race) as the invoking user, the sandbox and escape
+# tests again as an unprivileged user when invoked as root, and the
+# packages' test.
+test: deps lint test-root test-user test-package
 
 deps:
 	@.ci/test-deps.sh
@@ -69,6 +71,18 @@ test-root:
 test-user:
 	@.ci/test-as-user.sh $(TEST_USER) $(SANDBOX_PKGS)
 	@GATEHOUSE_TEST_WARM=1 .ci/test-as-user.sh $(TEST_USER) ./service/pipeline
+
+# package: the .deb and .rpm for amd64 and arm64 in dist/ (nfpm, a Go
+# tool dependency; packaging/nfpm.yaml says what goes where).
+package:
+	@.ci/package.sh $(PACKAGE_ARCHES)
+
+# test-package builds the packages and checks their contents against
+# packaging/gatehouse.deb.contents; as root it also installs the .deb on
+# this machine with dpkg -i, checks it works, and removes it with dpkg -r
+# (.ci/package-test.sh). It refuses to run over an installed gatehouse.
+test-package:
+	@.ci/package-test.sh
 
 lint: fmt-check vet
 	$(GO) tool staticcheck $(PKGS)
@@ -110,4 +124,4 @@ tidy-check:
 	$(GO) mod tidy && git diff --exit-code go.mod go.sum
 
 clean:
-	rm -rf bin
+	rm -rf bin dist
