@@ -85,7 +85,8 @@ run the same pipeline in their own process.
 		fmt.Fprintf(w, ".TP\n.B %s\n%s\n", roff(c.name), roff(c.summary))
 		usages := []string{c.usage}
 		for _, s := range c.subs {
-			if s.usage != "" && !strings.Contains(c.usage, s.usage) {
+			// A subcommand's usage, unless the command's already has it.
+			if s.usage != "" && !strings.Contains(c.usage, "gatehouse "+s.name) {
 				usages = append(usages, s.usage)
 			}
 		}
