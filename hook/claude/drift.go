@@ -108,8 +108,10 @@ func Drift(o DriftOptions) []Finding {
 	onlyManaged := managed["allowManagedHooksOnly"] == true || user["disableAllHooks"] == true
 	mHook, mCovers := findHook(managed)
 	uHook, uCovers := findHook(user)
+	// The hook that runs for Bash: the managed one, else the user's when
+	// user hooks run; failing both, the one found, to say what is wrong.
 	hook, file := mHook, o.ManagedPath
-	if hook == "" && !onlyManaged {
+	if (hook == "" || !mCovers) && !onlyManaged && uHook != "" && (uCovers || hook == "") {
 		hook, file = uHook, o.User.Path
 	}
 	switch {
