@@ -56,7 +56,7 @@ type DriftOptions struct {
 // A Finding is one way Claude Code's settings drifted from Gatehouse's
 // policy, with the remedy.
 type Finding struct {
-	// Code is hook_missing, hook_broken, managed_hooks_only_off,
+	// Code is hook_missing, hook_broken, hook_duplicate, managed_hooks_only_off,
 	// claude_sandbox_off, claude_sandbox_escape, user_shadows_managed or
 	// settings_unreadable.
 	Code   string `json:"code"`
@@ -135,6 +135,12 @@ func Drift(o DriftOptions) []Finding {
 		if exe := hookProgram(hook); o.Executable != nil && !o.Executable(exe) {
 			add("hook_broken", file, "install Gatehouse there again, then "+remedyHook,
 				"the hook in %s runs %s, which is not an executable file: Claude Code blocks every call it is for", file, exe)
+		}
+		// Claude Code runs each distinct command once: two different
+		// commands of Gatehouse's hook decide every call twice.
+		if !allOff && !onlyManaged && mHook != "" && uHook != "" && mHook != uHook && mCovers && uCovers {
+			add("hook_duplicate", o.User.Path, "gatehouse uninstall --keep-service (the managed settings carry the hook), or "+remedyManaged,
+				"Gatehouse's hook runs twice for every Bash call, as %s from the managed settings and as %s from %s: each call is decided twice, and one of its two tickets is never redeemed", mHook, uHook, o.User.Path)
 		}
 	}
 
