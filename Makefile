@@ -9,8 +9,9 @@ PKGS      := ./...
 SANDBOX_PKGS := ./sandbox/... ./service ./service/pipeline/... ./app/cli/...
 TEST_USER ?= gatehouse-test
 FUZZTIME  ?= 30s
+PACKAGE_ARCHES ?= amd64 arm64
 
-.PHONY: all build run run-deps test test-root test-user deps lint vet fmt-check cross bench fuzz tidy-check clean
+.PHONY: all build run run-deps test test-root test-user test-package package deps lint vet fmt-check cross bench fuzz tidy-check clean
 
 all: build
 
@@ -19,11 +20,15 @@ all: build
 # are built without cgo: statically linked, they start without the dynamic
 # loader and need no libc inside the sandbox. They carry one build id,
 # computed from the source tree (.ci/build-id.sh): the init refuses to run
-# for a gatehouse of another build.
+# for a gatehouse of another build. The version, commit and build date
+# come from git (.ci/version.sh; 'gatehouse version' prints them).
 build:
-	@id=$$(.ci/build-id.sh) && \
+	@id=$$(.ci/build-id.sh) && set -- $$(.ci/version.sh) && \
 	flags="-X github.com/gatehouse-dev/gatehouse/internal/buildid.id=$$id" && \
-	echo "build id $$id" && \
+	flags="$$flags -X github.com/gatehouse-dev/gatehouse/internal/version.version=$$1" && \
+	flags="$$flags -X github.com/gatehouse-dev/gatehouse/internal/version.commit=$$2" && \
+	flags="$$flags -X github.com/gatehouse-dev/gatehouse/internal/version.date=$$3" && \
+	echo "gatehouse $$1, build id $$id" && \
 	CGO_ENABLED=0 $(GO) build -ldflags "$$flags" -o $(BIN) ./app/gatehouse && \
 	CGO_ENABLED=0 $(GO) build -ldflags "$$flags" -o $(INIT) ./app/gatehouse-init && \
 	CGO_ENABLED=0 $(GO) build -ldflags "$$flags" -o $(dir $(BIN))gatehouse-hook ./app/gatehouse-hook
@@ -40,9 +45,10 @@ run: run-deps build
 	./$(BIN) exec -- 'echo "hello from $$(id -un) in $$PWD"; ls ~/.ssh; touch /etc/gatehouse-demo; exit 0'
 
 # test: install what the tests need when missing, then run every test: the
-# whole suite (with -race) as the invoking user, and the sandbox and escape
-# tests again as an unprivileged user when invoked as root.
-test: deps lint test-root test-user
+# whole suite (with -race) as the invoking user, the sandbox and escape
+# tests again as an unprivileged user when invoked as root, and the
+# packages' test.
+test: deps lint test-root test-user test-package
 
 deps:
 	@.ci/test-deps.sh
@@ -66,6 +72,18 @@ test-root:
 test-user:
 	@.ci/test-as-user.sh $(TEST_USER) $(SANDBOX_PKGS)
 	@GATEHOUSE_TEST_WARM=1 .ci/test-as-user.sh $(TEST_USER) ./service/pipeline
+
+# package: the .deb and .rpm for amd64 and arm64 in dist/ (nfpm, a Go
+# tool dependency; packaging/nfpm.yaml says what goes where).
+package:
+	@.ci/package.sh $(PACKAGE_ARCHES)
+
+# test-package builds the packages and checks their contents against
+# packaging/gatehouse.deb.contents; as root it also installs the .deb on
+# this machine with dpkg -i, checks it works, and removes it with dpkg -r
+# (.ci/package-test.sh). It refuses to run over an installed gatehouse.
+test-package:
+	@.ci/package-test.sh
 
 lint: fmt-check vet
 	$(GO) tool staticcheck $(PKGS)
@@ -110,4 +128,4 @@ tidy-check:
 	$(GO) mod tidy && git diff --exit-code go.mod go.sum
 
 clean:
-	rm -rf bin
+	rm -rf bin dist

@@ -2,18 +2,25 @@
 # go test -exec wrapper: runs one test binary as $GATEHOUSE_TEST_USER. The
 # binary and its package directory (testdata included) are copied to a
 # directory that user owns, since go's build cache and the checkout may not
-# be readable by it.
+# be readable by it: at the same depth below a copy of the module's
+# packaging/ directory, which the tests of the files packaged read.
 set -euo pipefail
 user=${GATEHOUSE_TEST_USER:?}
 bin=$1; shift
 work=$(mktemp -d /var/tmp/gatehouse-test.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-cp -a . "$work/pkg"
+root=$PWD
+while [ "$root" != / ] && [ ! -f "$root/go.mod" ]; do root=$(dirname "$root"); done
+pkg=$work/${PWD#"$root"/}
+[ "$root" != / ] && [ "$root" != "$PWD" ] || pkg=$work/pkg
+mkdir -p "$pkg"
+cp -a . "$pkg"
+[ ! -d "$root/packaging" ] || cp -a "$root/packaging" "$work/packaging"
 cp "$bin" "$work/test.bin"
 chown -R "$user:" "$work"
 chmod 0755 "$work"
 home=$(getent passwd "$user" | cut -d: -f6)
-cd "$work/pkg"
+cd "$pkg"
 runuser -u "$user" -- env -i \
 	HOME="$home" USER="$user" LOGNAME="$user" \
 	PATH=/usr/local/bin:/usr/bin:/bin:/usr/local/go/bin \

@@ -40,6 +40,15 @@ test_needs() {
 	/usr/bin/python3 -c 'import pytest' >/dev/null 2>&1 || need+=(python3-pytest)
 	command -v node >/dev/null 2>&1 || need+=(nodejs)
 	command -v npm >/dev/null 2>&1 || need+=(npm)
+	# The packages' test (.ci/package-test.sh): rpm to read the .rpm, file
+	# to check each architecture's programs, man for the manual page, and
+	# the shells whose completions it loads.
+	command -v rpm >/dev/null 2>&1 || need+=(rpm)
+	command -v file >/dev/null 2>&1 || need+=(file)
+	command -v dpkg-deb >/dev/null 2>&1 || need+=(dpkg)
+	command -v man >/dev/null 2>&1 || need+=(man-db)
+	command -v zsh >/dev/null 2>&1 || need+=(zsh)
+	command -v fish >/dev/null 2>&1 || need+=(fish)
 	# Claude Code's own sandbox on Linux (the routing end-to-end test).
 	command -v socat >/dev/null 2>&1 || need+=(socat)
 	# The desktop session of the keychain and notification tests

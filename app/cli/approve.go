@@ -192,7 +192,9 @@ func runningService(env *Env) (*localapi.Client, error) {
 
 var rulesCmd = &command{name: "rules",
 	summary: "list the rules in force, or remove one an approval saved (rules list|rm)",
+	usage:   rulesUsage,
 	run:     runRules,
+	subs:    []*command{rulesListCommand, rulesRmCommand},
 }
 
 const rulesUsage = `usage:

@@ -24,7 +24,9 @@ import (
 
 var auditCmd = &command{name: "audit",
 	summary: "read and verify the audit trail (audit list|show|export|verify)",
+	usage:   auditUsage,
 	run:     runAudit,
+	subs:    []*command{auditCommands["list"], auditCommands["show"], auditCommands["export"], auditCommands["verify"]},
 }
 
 const auditUsage = `usage:

@@ -43,6 +43,7 @@ Type=Application
 Name=Gatehouse
 Comment=Gatehouse in the menu bar: the sandbox at a glance, approvals, recent executions
 Exec=` + desktopExecArg(exe) + ` tray
+Icon=gatehouse
 Terminal=false
 Categories=Utility;
 X-GNOME-Autostart-enabled=true

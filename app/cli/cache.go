@@ -20,7 +20,9 @@ import (
 
 var cacheCmd = &command{name: "cache",
 	summary: "show or clean the agents' tool caches (cache list|clean)",
+	usage:   cacheUsage,
 	run:     runCache,
+	subs:    []*command{cacheListCommand, cacheCleanCmd},
 }
 
 const cacheUsage = `usage:

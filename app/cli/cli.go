@@ -89,10 +89,16 @@ type runFunc func(ctx context.Context, env *Env, args []string) error
 // A command is one subcommand, or one subcommand of a subcommand ("audit
 // list"): how it is called, its flags and what it does.
 type command struct {
-	name    string // as it is typed: "exec", "audit list"
-	usage   string // printed on -h; empty when -h is an unknown flag
+	name string // as it is typed: "exec", "audit list"
+	// usage is printed on -h (by a command with flags; one without
+	// prints its own) and in the manual page; empty when -h is an unknown
+	// flag.
+	usage   string
 	summary string // its line in 'gatehouse help'
 	hidden  bool
+	// subs are the subcommands ("audit list"), for the shell completions
+	// and the manual page; the command's run dispatches to them itself.
+	subs []*command
 	// interspersed lets flags follow positional arguments.
 	interspersed bool
 	// flags defines the command's flags on fl and returns the run that
@@ -140,11 +146,18 @@ func parseFlags(fl *flag.FlagSet, args []string, interspersed bool) ([]string, e
 
 // commands are gatehouse's subcommands by name: one table. The sandbox's
 // own stages are another program, gatehouse-init (app/gatehouse-init).
-var commands = byName([]*command{
-	execCmd, explainCmd, auditCmd, statusCmd, doctorCmd, configCmd, credCmd, cacheCmd,
-	installCmd, uninstallCmd, serviceCmd, serveCmd, hookCmd, relayCmd, managedSettingsCmd,
-	approvalsCmd, approveCmd, denyCmd, rulesCmd, workspaceCmd, trayCmd, mcpCmd,
-})
+// It is filled in init, because the completion and manual commands read
+// it.
+var commands map[string]*command
+
+func init() {
+	commands = byName([]*command{
+		execCmd, explainCmd, auditCmd, statusCmd, doctorCmd, configCmd, credCmd, cacheCmd,
+		installCmd, uninstallCmd, serviceCmd, serveCmd, hookCmd, relayCmd, managedSettingsCmd,
+		approvalsCmd, approveCmd, denyCmd, rulesCmd, workspaceCmd, trayCmd, mcpCmd,
+		versionCmd, completionCmd, manCmd,
+	})
+}
 
 // byName indexes cs by name.
 func byName(cs []*command) map[string]*command {

@@ -15,8 +15,19 @@ import (
 
 var configCmd = &command{name: "config",
 	summary: "check, show or reload the configuration (config check [--managed FILE] [FILE], config show [--json], config reload)",
+	usage:   configUsage,
 	run:     runConfig,
+	subs:    []*command{configCommands["check"], configCommands["show"], {name: "config reload"}},
 }
+
+const configUsage = `usage:
+  gatehouse config check [--managed FILE] [FILE]   validate without running anything
+  gatehouse config show [--json] [--config FILE]   the effective configuration and where each value came from
+  gatehouse config reload                          make the running service load it again
+
+--managed checks against a managed file about to be rolled out in place of
+the installed one (/etc/gatehouse/managed.yaml, macOS /Library/Application
+Support/Gatehouse/managed.yaml).`
 
 var configCommands = map[string]*command{
 	"check": {name: "config check", usage: "usage: gatehouse config check [--managed FILE] [FILE]", flags: configCheck},
@@ -32,6 +43,9 @@ func runConfig(ctx context.Context, env *Env, args []string) error {
 		return configCommands[args[0]].exec(ctx, env, args[1:])
 	case "reload":
 		return configReload(ctx, env, args[1:]) // serve.go
+	case "help", "-h", "--help":
+		fmt.Fprintln(env.Stdout, configUsage)
+		return nil
 	}
 	return usagef("config: unknown subcommand %q; use check, show or reload", args[0])
 }

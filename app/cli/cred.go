@@ -24,7 +24,9 @@ import (
 
 var credCmd = &command{name: "cred",
 	summary: "store credentials in the OS keychain for commands (cred set|list|rm|rotate-ca)",
+	usage:   credUsage,
 	run:     runCred,
+	subs:    []*command{{name: "cred set"}, credListCommand, {name: "cred rm"}, {name: "cred rotate-ca"}},
 }
 
 const credUsage = `usage:

@@ -5,13 +5,17 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/dustin/go-humanize"
+	"github.com/gatehouse-dev/gatehouse/hook/claude"
 	"github.com/gatehouse-dev/gatehouse/internal/buildid"
 	"github.com/gatehouse-dev/gatehouse/keyring"
 	"github.com/gatehouse-dev/gatehouse/sandbox"
@@ -28,8 +32,17 @@ import (
 
 var doctorCmd = &command{name: "doctor",
 	summary: "check that this host can run the governed shell, and say how to fix it",
-	usage:   "usage: gatehouse doctor [--json] [--config FILE]",
-	flags:   runDoctor,
+	usage: `usage: gatehouse doctor [--json] [--config FILE] [--managed-settings FILE]
+
+Checks that this host can run the governed shell (exit status 1 when it
+cannot) and says how to fix what it cannot. It also reports where Claude
+Code's settings drifted from Gatehouse's policy: its hook missing from Claude
+Code's effective settings, allowManagedHooksOnly off, Claude Code's own
+sandbox off or with its escape hatch, a user settings.json deciding what the
+managed settings leave open; each with its remedy, none changing the exit
+status. --managed-settings checks against that file (and the
+managed-settings.d beside it) in place of Claude Code's installed one.`,
+	flags: runDoctor,
 }
 
 // doctorReport is the JSON form of gatehouse doctor.
@@ -60,7 +73,16 @@ type doctorReport struct {
 	Audit       auditReport     `json:"audit"`
 	EgressCA    caReport        `json:"egress_ca"`
 	Init        initReport      `json:"init"`
+	ClaudeCode  claudeReport    `json:"claude_code"`
 	Problems    []string        `json:"problems"`
+}
+
+// claudeReport is Claude Code's settings as doctor read them, and how they
+// drifted from Gatehouse's policy (hook/claude Drift).
+type claudeReport struct {
+	ManagedFiles []string         `json:"managed_files"`
+	UserFile     string           `json:"user_file"`
+	Drift        []claude.Finding `json:"drift"`
 }
 
 // auditReport is the audit trail's state: where its key is kept, and the
@@ -145,8 +167,10 @@ type cgroupReport struct {
 func runDoctor(fl *flag.FlagSet) runFunc {
 	asJSON := fl.Bool("json", false, "")
 	configFile := fl.String("config", "", "")
+	managedSettings := fl.String("managed-settings", "", "")
 	return func(ctx context.Context, env *Env, args []string) error {
 		r := doctorReport{Checks: []probe.Check{}, Problems: []string{}}
+		r.ClaudeCode = doctorClaude(env, *managedSettings)
 		problem := func(format string, a ...any) { r.Problems = append(r.Problems, fmt.Sprintf(format, a...)) }
 
 		loaded, opts, err := loadConfig(env, *configFile)
@@ -397,6 +421,7 @@ func finishDoctor(env *Env, r *doctorReport, asJSON bool) error {
 					ca.Fingerprint, ca.NotAfter.Local().Format("2006-01-02"), ca.Item, ca.Masked)
 			}
 		}
+		printClaude(w, r.ClaudeCode)
 		if r.OK {
 			fmt.Fprintln(w, "ok: the governed shell can serve")
 		}
@@ -427,4 +452,74 @@ func servicePool(ctx context.Context, env *Env) *api.PoolStatus {
 		return nil
 	}
 	return &st.WarmPool
+}
+
+// doctorClaude reads Claude Code's managed settings (managed, or where
+// Claude Code reads them, with the drop-ins beside) and the user's, and
+// says how they drifted from Gatehouse's policy.
+func doctorClaude(env *Env, managed string) claudeReport {
+	if managed == "" {
+		managed = claude.ManagedPath(runtime.GOOS)
+	}
+	r := claudeReport{ManagedFiles: []string{}, Drift: []claude.Finding{}}
+	o := claude.DriftOptions{ManagedPath: managed, Executable: isExecutable}
+	var unreadable []claude.Finding
+	read := func(file string) ([]byte, bool) {
+		b, err := os.ReadFile(file)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return nil, false
+		case err != nil:
+			unreadable = append(unreadable, claude.Finding{Code: "settings_unreadable", File: file,
+				Detail: fmt.Sprintf("%s cannot be read: %v", file, errors.Unwrap(err)),
+				Remedy: "make it readable by every user (root-owned, mode 0644)"})
+			return nil, false
+		}
+		return b, true
+	}
+	files := []string{managed}
+	dir := filepath.Join(filepath.Dir(managed), "managed-settings.d")
+	if ents, err := os.ReadDir(dir); err == nil {
+		for _, e := range ents { // in name order
+			if n := e.Name(); strings.HasSuffix(n, ".json") && !strings.HasPrefix(n, ".") && !e.IsDir() {
+				files = append(files, filepath.Join(dir, n))
+			}
+		}
+	}
+	for _, f := range files {
+		if b, ok := read(f); ok {
+			o.Managed = append(o.Managed, claude.SettingsFile{Path: f, Data: b})
+			r.ManagedFiles = append(r.ManagedFiles, f)
+		}
+	}
+	if user, err := claudeSettingsPath(env); err == nil {
+		r.UserFile = user
+		o.User.Path = user
+		o.User.Data, _ = read(user)
+	}
+	r.Drift = append(unreadable, claude.Drift(o)...)
+	if r.Drift == nil {
+		r.Drift = []claude.Finding{}
+	}
+	return r
+}
+
+func isExecutable(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
+}
+
+func printClaude(w io.Writer, c claudeReport) {
+	managed := "no managed settings"
+	if len(c.ManagedFiles) > 0 {
+		managed = "managed " + strings.Join(c.ManagedFiles, ", ")
+	}
+	fmt.Fprintf(w, "claude code:   %s; user %s\n", managed, c.UserFile)
+	if len(c.Drift) == 0 {
+		fmt.Fprintln(w, "  ok   its settings hold Gatehouse's policy")
+	}
+	for _, d := range c.Drift {
+		fmt.Fprintf(w, "  drift %s: %s\n", d.Code, d.Detail)
+		fmt.Fprintf(w, "       fix: %s\n", d.Remedy)
+	}
 }

@@ -11,7 +11,9 @@ import (
 
 var hookCmd = &command{name: "hook",
 	summary: "Claude Code's PreToolUse hook: 'gatehouse hook claude' (installed by 'gatehouse install')",
+	usage:   hookUsage,
 	run:     runHook,
+	subs:    []*command{hookClaudeCommand},
 }
 
 const hookUsage = `usage: gatehouse hook claude [--routing governed_shell|framework]

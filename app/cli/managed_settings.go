@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/gatehouse-dev/gatehouse/hook/claude"
 	"github.com/gatehouse-dev/gatehouse/service/api"
@@ -25,7 +27,7 @@ var managedSettingsCmd = &command{name: "managed-settings",
 	flags:   runManagedSettings,
 }
 
-const managedUsage = `usage: gatehouse managed-settings [--routing governed_shell|framework] [--install] [--path FILE]
+const managedUsage = `usage: gatehouse managed-settings [--routing governed_shell|framework] [--hook FILE] [--install [--path FILE] [--drop-in auto|yes|no]]
 
 Prints the managed-settings.json that makes Claude Code use Gatehouse: its own
 sandbox on, with no unsandboxed escape and no start without it, Gatehouse's
@@ -35,20 +37,39 @@ deny-read set and Gatehouse's own directories (paths under the home directory
 are written ~/…, so one file serves every user). --routing
 governed_shell (the default) makes the hook route every allowed Bash call
 through Gatehouse whatever the user's policy says; framework leaves routing to
-policy.builtin_exec_routing. --install writes the file where Claude Code reads
-it (or to --path), which needs administrator rights.`
+policy.builtin_exec_routing. --hook names the hook program the settings run
+(an absolute path; by default gatehouse-hook beside this binary, else this
+binary), for rendering on one machine what others install. --install writes
+the file where Claude Code reads it (or to --path), which needs
+administrator rights, and also the drop-in
+managed-settings.d/90-gatehouse.json beside it when the Claude Code in
+PATH reads drop-ins (2.1.83 and later; --drop-in yes or no decides instead):
+merged last, it keeps Gatehouse's settings in force if another tool
+replaces managed-settings.json.`
 
 func runManagedSettings(fl *flag.FlagSet) runFunc {
 	routing := fl.String("routing", api.RoutingGovernedShell, "")
 	install := fl.Bool("install", false, "")
 	path := fl.String("path", "", "")
+	hookFlag := fl.String("hook", "", "")
+	dropIn := fl.String("drop-in", "auto", "")
 	return func(ctx context.Context, env *Env, args []string) error {
 		if *routing != api.RoutingGovernedShell && *routing != api.RoutingFramework {
 			return usagef("managed-settings: --routing %q: want governed_shell or framework", *routing)
 		}
+		if *dropIn != "auto" && *dropIn != "yes" && *dropIn != "no" {
+			return usagef("managed-settings: --drop-in %q: want auto, yes or no", *dropIn)
+		}
+		if *hookFlag != "" && !filepath.IsAbs(*hookFlag) {
+			return usagef("managed-settings: --hook %q: want an absolute path, like /usr/bin/gatehouse-hook", *hookFlag)
+		}
 		exe, err := selfPath()
 		if err != nil {
 			return err
+		}
+		hook := hookExe(exe)
+		if *hookFlag != "" {
+			hook = *hookFlag
 		}
 		hookRouting := ""
 		if *routing == api.RoutingGovernedShell {
@@ -59,7 +80,7 @@ func runManagedSettings(fl *flag.FlagSet) runFunc {
 			return err
 		}
 		deny, readable := fileDenyPaths(env, home)
-		data := claude.RenderManaged(claude.ManagedOptions{Exe: hookExe(exe), Routing: hookRouting, Home: home, DenyPaths: deny, Readable: readable})
+		data := claude.RenderManaged(claude.ManagedOptions{Exe: hook, Routing: hookRouting, Home: home, DenyPaths: deny, Readable: readable})
 		target := *path
 		if target == "" {
 			target = claude.ManagedPath(runtime.GOOS)
@@ -70,31 +91,75 @@ func runManagedSettings(fl *flag.FlagSet) runFunc {
 				target, filepath.Join(filepath.Dir(target), "managed-settings.d"))
 			return nil
 		}
-		old, err := readOptional(target)
-		if err != nil {
+		if err := writeManaged(env, target, data); err != nil {
 			return err
 		}
-		if bytes.Equal(old, data) {
-			fmt.Fprintf(env.Stdout, "%s: already up to date\n", target)
+		write, why := wantDropIn(ctx, *dropIn)
+		if !write {
+			fmt.Fprintf(env.Stdout, "%s: not written: %s\n", claude.DropInPath(target), why)
 			return nil
 		}
-		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-			return managedWriteErr(target, err)
-		}
-		if old != nil {
-			if err := os.WriteFile(target+".gatehouse-backup", old, 0o644); err != nil {
-				return managedWriteErr(target, err)
-			}
-		}
-		if err := os.WriteFile(target, data, 0o644); err != nil {
-			return managedWriteErr(target, err)
-		}
-		if err := os.Chmod(target, 0o644); err != nil {
-			return managedWriteErr(target, err)
-		}
-		fmt.Fprintf(env.Stdout, "%s: written\n", target)
+		return writeManaged(env, claude.DropInPath(target), data)
+	}
+}
+
+// writeManaged writes a managed settings file, root-owned and readable by
+// all, after a backup of a different one.
+func writeManaged(env *Env, target string, data []byte) error {
+	old, err := readOptional(target)
+	if err != nil {
+		return err
+	}
+	if bytes.Equal(old, data) {
+		fmt.Fprintf(env.Stdout, "%s: already up to date\n", target)
 		return nil
 	}
+	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+		return managedWriteErr(target, err)
+	}
+	if old != nil {
+		if err := os.WriteFile(target+".gatehouse-backup", old, 0o644); err != nil {
+			return managedWriteErr(target, err)
+		}
+	}
+	if err := os.WriteFile(target, data, 0o644); err != nil {
+		return managedWriteErr(target, err)
+	}
+	if err := os.Chmod(target, 0o644); err != nil {
+		return managedWriteErr(target, err)
+	}
+	fmt.Fprintf(env.Stdout, "%s: written\n", target)
+	return nil
+}
+
+// wantDropIn decides whether --install writes the drop-in: as mode says,
+// or under "auto" when the claude in PATH reads drop-ins. It returns why
+// not when not.
+func wantDropIn(ctx context.Context, mode string) (bool, string) {
+	switch mode {
+	case "yes":
+		return true, ""
+	case "no":
+		return false, "--drop-in no"
+	}
+	bin, err := exec.LookPath("claude")
+	if err != nil {
+		return false, "Claude Code (claude) is not in PATH to say whether it reads drop-ins (" + claude.DropInMinVersion + " and later do); --drop-in yes writes it"
+	}
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bin, "--version").Output()
+	if err != nil {
+		return false, fmt.Sprintf("%s --version failed (%v); --drop-in yes writes it", bin, err)
+	}
+	v, err := claude.ParseVersion(string(out))
+	if err != nil {
+		return false, fmt.Sprintf("%s --version: %v; --drop-in yes writes it", bin, err)
+	}
+	if !claude.ReadsDropIns(v) {
+		return false, fmt.Sprintf("Claude Code %s reads no managed-settings.d (%s and later do)", strings.Fields(string(out))[0], claude.DropInMinVersion)
+	}
+	return true, ""
 }
 
 func managedWriteErr(target string, err error) error {

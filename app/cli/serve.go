@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/internal/version"
 	"github.com/gatehouse-dev/gatehouse/sandbox/probe"
 	"github.com/gatehouse-dev/gatehouse/service"
 	"github.com/gatehouse-dev/gatehouse/service/api"
@@ -32,8 +33,8 @@ var serveCmd = &command{name: "serve",
 	flags:   runServe,
 }
 
-// Version is the gatehouse version the service reports.
-var Version = "dev"
+// Version is the gatehouse version the service reports (internal/version).
+var Version = version.Get().Version
 
 const serveUsage = `usage: gatehouse serve [--config FILE]
 

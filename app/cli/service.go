@@ -10,7 +10,10 @@ import (
 
 var serviceCmd = &command{name: "service",
 	summary: "manage the user service: service install|uninstall|start|stop|status",
+	usage:   serviceUsage,
 	run:     runService,
+	subs: []*command{{name: "service install"}, {name: "service uninstall"}, {name: "service start"},
+		{name: "service stop"}, {name: "service status"}},
 }
 
 const serviceUsage = `usage: gatehouse service install|uninstall|start|stop|status

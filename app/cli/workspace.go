@@ -27,7 +27,9 @@ import (
 
 var workspaceCmd = &command{name: "workspace",
 	summary: "trust, list or forget workspace roots (workspace add|list|rm)",
+	usage:   workspaceUsage,
 	run:     runWorkspace,
+	subs:    []*command{workspaceAddCmd, workspaceListCmd, workspaceRmCmd},
 }
 
 const workspaceUsage = `usage:

@@ -521,6 +521,35 @@ func TestManagedSettingsRoute(t *testing.T) {
 	}
 }
 
+// Gatehouse's hook named twice — as gatehouse managed-settings --install
+// leaves it, in managed-settings.json and in the managed-settings.d drop-in
+// — runs once: Claude Code de-duplicates the hooks a call matches by their
+// command. Here the two copies are in two sources Claude Code merges the
+// same way (the --settings file and the user's settings.json), since the
+// system-wide managed directory is not the test's to write. One call makes
+// one decision and one execution. (With the two commands differing, as
+// gatehouse install's and the managed settings' do, Claude Code runs both
+// and the call is decided twice: doctor's hook_duplicate.)
+func TestHookNamedTwiceRunsOnce(t *testing.T) {
+	w := newWorld(t)
+	w.startService()
+	settings := w.sandboxSettings(true)
+	b, err := os.ReadFile(settings)
+	must(t, err)
+	must(t, os.MkdirAll(filepath.Join(w.home, ".claude"), 0o700))
+	must(t, os.WriteFile(filepath.Join(w.home, ".claude", "settings.json"), b, 0o600))
+	res, _ := w.runClaude(w.workspace, settings, map[string]any{
+		"command": "echo once-$GATEHOUSE_EXECUTION_ID", "description": "e2e",
+	})
+	if !strings.Contains(res.Content, "once-") || strings.TrimSpace(res.Content) == "once-" {
+		t.Errorf("tool_result %q: want the command's output from Gatehouse's sandbox", res.Content)
+	}
+	evs := w.events()
+	if len(evs) != 2 || evs[1].Status != "completed" {
+		t.Errorf("want one decision and one execution, got %d events: %+v", len(evs), evs)
+	}
+}
+
 // The credential-redaction case of the issue ("a command printing a
 // credential returns it redacted") needs the credentials broker, which has
 // not landed; it is not tested here.
