@@ -157,7 +157,7 @@ func runDoctor(fl *flag.FlagSet) runFunc {
 			}
 		}
 		backend, why, res, err := ex.ProbeSandbox(ctx)
-		r.Backend, r.BackendWhy = backend, why
+		r.Backend, r.BackendWhy = string(backend), why
 		switch {
 		case err != nil:
 			r.BackendWhy = err.Error()
@@ -171,7 +171,7 @@ func runDoctor(fl *flag.FlagSet) runFunc {
 			problem("the probe sandbox did not start: %s", res.Error)
 		default:
 			r.SandboxMode = string(res.Mode)
-			if backend == "none" && cfg.Policy.SandboxRequired {
+			if !backend.Isolates() && cfg.Policy.SandboxRequired {
 				r.SandboxMode = string(sandbox.ModeUnavailableDenied)
 				problem("no sandbox backend (%s) and policy.sandbox_required is true: every command would be denied", why)
 			}

@@ -26,11 +26,7 @@ import (
 func Run(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams) *sandbox.Result {
 	start := time.Now()
 	res := &sandbox.Result{Mode: sandbox.ModeNone}
-	argv := []string{spec.Shell, "--noprofile", "--norc", "-c", spec.Command}
-	if strings.HasSuffix(spec.Shell, "/sh") {
-		argv = []string{spec.Shell, "-c", spec.Command}
-	}
-	plan := &sandboxinit.Stage1Spec{Shell: spec.Shell, Argv: argv, Seccomp: "off", FileSizeMax: spec.FileSizeMax}
+	plan := &sandboxinit.Stage1Spec{Shell: spec.Shell, Argv: sandbox.ShellArgv(spec.Shell, spec.Command), Seccomp: "off", FileSizeMax: spec.FileSizeMax}
 	// RLIMIT_NPROC counts every task of the user here, so the budget is
 	// over what the user already runs (sandboxinit/nproc.go).
 	nproc := spec.PidsMax > 0 && sandboxinit.NProcEnforced(false)

@@ -230,7 +230,7 @@ func TestSelect(t *testing.T) {
 		name    string
 		backend string
 		facts   Facts
-		chosen  string
+		chosen  sandbox.Backend
 		why     string
 		err     string // exact error text; empty means no error
 		unavail bool   // the error wraps sandbox.ErrUnavailable

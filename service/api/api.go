@@ -78,10 +78,15 @@ type Event struct {
 	TimeoutSeconds int       `json:"timeout_seconds"`
 	Output         Output    `json:"output"`
 	PinnedScripts  []Pin     `json:"pinned_scripts"`
-	Credentials    []string  `json:"credentials_injected"`
-	Egress         Egress    `json:"egress"`
-	Limits         *Limits   `json:"limits_enforced,omitempty"`
-	WriteBlocked   []string  `json:"write_deny_blocked,omitempty"`
+	// PinCoverage says, when scripts were pinned, how much of what ran
+	// is the judged bytes: full (bound over their paths), partial (the
+	// command line rewritten to the copies; a script another script
+	// runs is not covered) or none (checked before the start only).
+	PinCoverage  string   `json:"pin_coverage,omitempty"`
+	Credentials  []string `json:"credentials_injected"`
+	Egress       Egress   `json:"egress"`
+	Limits       *Limits  `json:"limits_enforced,omitempty"`
+	WriteBlocked []string `json:"write_deny_blocked,omitempty"`
 	// SandboxStart says whether the command ran in a warm sandbox the
 	// service started ahead of it ("warm") or one started for it
 	// ("fresh"), and SandboxStartReason why fresh.

@@ -11,7 +11,7 @@ import (
 // configured shell running "exit 0", and reports what came up: the mode
 // (which says whether the seccomp stage installed), or why nothing started.
 // It runs no agent command and binds no workspace.
-func (e *Executor) ProbeSandbox(ctx context.Context) (backend, why string, res *sandbox.Result, err error) {
+func (e *Executor) ProbeSandbox(ctx context.Context) (backend sandbox.Backend, why string, res *sandbox.Result, err error) {
 	c := e.chooseBackend()
 	if c.err != nil {
 		return c.backend, c.why, nil, c.err
@@ -30,5 +30,6 @@ func (e *Executor) ProbeSandbox(ctx context.Context) (backend, why string, res *
 		InitPath:    c.initPath,
 		BwrapPath:   c.bwrapPath,
 	}
-	return c.backend, c.why, c.run(ctx, spec, sandbox.Streams{}, NewID()), nil
+	spec.ID = NewID()
+	return c.backend, c.why, runFresh(ctx, c, spec, sandbox.Streams{}), nil
 }
