@@ -79,17 +79,21 @@ type Spec struct {
 	// ExtraBinds too; one that does not lets the command read it where it
 	// is, though its parent is in DenyRead.
 	CredDir string
-	// ToolCache, when set, is the agent's writable tool cache: Dir bound
-	// writable, the rest of Root (other agents' caches) hidden.
+	// ToolCache, when set, is the agent's writable tool cache: Dir
+	// writable, the rest of Root (other agents' caches) hidden (bound
+	// under bubblewrap, in the profile under Seatbelt; mode none has the
+	// host's view).
 	ToolCache *ToolCache
 	// RuntimeDir, when set, is created empty and private in the sandbox
 	// (XDG_RUNTIME_DIR): tools that keep sockets or state there find it.
 	RuntimeDir string
 	// Egress, when set, connects the sandbox to the execution's egress
-	// proxy: its socket is bound in, the init's bridge forwards to it from
-	// 127.0.0.1 inside the sandbox, the command's proxy variables point at
-	// the bridge, and the resolver configuration resolves nothing. Backends
-	// without a network namespace of their own ignore it.
+	// proxy. With a network of its own (bubblewrap) the proxy's socket is
+	// bound in, the init's bridge forwards to it from 127.0.0.1 inside the
+	// sandbox, the command's proxy variables point at the bridge, and the
+	// resolver configuration resolves nothing. Seatbelt lets the command
+	// reach Addr alone and points the variables there; mode none ignores
+	// it.
 	Egress *Egress
 
 	Seccomp     SeccompLevel

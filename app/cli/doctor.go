@@ -132,9 +132,7 @@ func runDoctor(fl *flag.FlagSet) runFunc {
 		}
 
 		facts := probe.Gather(cfg.Exec.Sandbox.BwrapPath)
-		if runtime.GOOS == "linux" {
-			_, r.Checks = probe.Bubblewrap(facts)
-		}
+		r.Checks = probe.Checks(facts)
 		d := limits.Detect()
 		r.Cgroup = cgroupReport{Memory: d.Memory, Pids: d.Pids, Path: d.Path, Reason: d.Reason}
 

@@ -11,6 +11,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/sandbox/bwrap"
 	"github.com/gatehouse-dev/gatehouse/sandbox/direct"
 	"github.com/gatehouse-dev/gatehouse/sandbox/probe"
+	"github.com/gatehouse-dev/gatehouse/sandbox/seatbelt"
 )
 
 // Runner returns the runner of backend b (as Select chose it) on a host
@@ -24,11 +25,7 @@ func Runner(b sandbox.Backend, f probe.Facts, logger *slog.Logger) sandbox.Runne
 	case sandbox.BackendNone:
 		return direct.Runner{}
 	case sandbox.BackendSeatbelt:
-		return sandbox.Refusal{Result: sandbox.Result{
-			Mode: sandbox.ModeUnavailableDenied, Status: sandbox.StatusFailedToStart,
-			StatusReason: "sandbox_unavailable",
-			Error:        "the seatbelt backend is not implemented yet; set exec.sandbox.backend: none with policy.sandbox_required: false to run without isolation",
-		}}
+		return seatbelt.Runner{}
 	}
 	return sandbox.Refusal{Result: sandbox.Result{
 		Mode: sandbox.ModeUnavailableDenied, Status: sandbox.StatusFailedToStart,

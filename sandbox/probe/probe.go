@@ -222,6 +222,35 @@ func usernsChecks(f Facts) []Check {
 	return append(checks, c)
 }
 
+// remedySeatbelt is the remedy for a macOS without sandbox-exec.
+const remedySeatbelt = "restore /usr/bin/sandbox-exec, which is part of macOS, " +
+	"or set exec.sandbox.backend: none with policy.sandbox_required: false to run without isolation"
+
+// Seatbelt judges whether Seatbelt can run Gatehouse's sandbox on a host
+// with facts f, with the same shape of answer as Bubblewrap.
+func Seatbelt(f Facts) (ok bool, checks []Check) {
+	if f.GOOS != "darwin" {
+		return false, []Check{{Name: "sandbox-exec", Detail: fmt.Sprintf("Seatbelt is macOS-only (this is %s)", f.GOOS)}}
+	}
+	if !f.SandboxExecFound {
+		return false, []Check{{Name: "sandbox-exec", Detail: "sandbox-exec not found at /usr/bin/sandbox-exec", Remedy: remedySeatbelt}}
+	}
+	return true, []Check{{Name: "sandbox-exec", OK: true, Detail: "found at /usr/bin/sandbox-exec (Seatbelt: no memory or process limit; a setsid daemon outlives its command)"}}
+}
+
+// Checks are the checks of the backend auto looks for on f's system:
+// bubblewrap's on Linux, Seatbelt's on macOS, none elsewhere.
+func Checks(f Facts) []Check {
+	var checks []Check
+	switch f.GOOS {
+	case "linux":
+		_, checks = Bubblewrap(f)
+	case "darwin":
+		_, checks = Seatbelt(f)
+	}
+	return checks
+}
+
 // Select chooses the backend for the configured name backend ("auto",
 // "bubblewrap", "seatbelt", "none"; empty means auto) on a host with facts
 // f. why is one line for logs and doctor.
@@ -242,10 +271,11 @@ func Select(backend string, f Facts) (chosen sandbox.Backend, why string, err er
 			}
 			return sandbox.BackendNone, "bubblewrap unusable: " + cause(checks), nil
 		case "darwin":
-			if f.SandboxExecFound {
+			ok, checks := Seatbelt(f)
+			if ok {
 				return sandbox.BackendSeatbelt, "sandbox-exec found at /usr/bin/sandbox-exec", nil
 			}
-			return sandbox.BackendNone, "sandbox-exec not found at /usr/bin/sandbox-exec", nil
+			return sandbox.BackendNone, "Seatbelt unusable: " + cause(checks), nil
 		default:
 			return sandbox.BackendNone, fmt.Sprintf("no sandbox backend on %s", f.GOOS), nil
 		}
@@ -261,8 +291,8 @@ func Select(backend string, f Facts) (chosen sandbox.Backend, why string, err er
 		if f.GOOS != "darwin" {
 			return "", "", fmt.Errorf("%w: seatbelt is macOS-only (this is %s)", sandbox.ErrUnavailable, f.GOOS)
 		}
-		if !f.SandboxExecFound {
-			return "", "", fmt.Errorf("%w: sandbox-exec not found at /usr/bin/sandbox-exec", sandbox.ErrUnavailable)
+		if ok, checks := Seatbelt(f); !ok {
+			return "", "", fmt.Errorf("%w: %s", sandbox.ErrUnavailable, cause(checks))
 		}
 		return sandbox.BackendSeatbelt, "sandbox-exec found at /usr/bin/sandbox-exec", nil
 

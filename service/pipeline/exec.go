@@ -701,7 +701,7 @@ func (e *Executor) spec(req *api.ExecRequest, dir string, roots []string, id str
 		BwrapPath:      c.bwrapPath,
 		RuntimeDir:     runtimeDir,
 	}
-	if tc != nil && c.backend.BindsPaths() {
+	if tc != nil {
 		s.ToolCache = &sandbox.ToolCache{Root: tc.Root, Dir: tc.Dir}
 	}
 	return s

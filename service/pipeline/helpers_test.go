@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/gatehouse-dev/gatehouse/sandbox"
-	"github.com/gatehouse-dev/gatehouse/sandbox/bwrap"
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/policy"
 )
@@ -92,10 +91,16 @@ func (f *fixture) try(command string, mod ...func(*api.ExecRequest)) (*Outcome, 
 	// Forced warm, a command goes fresh only for what a warm sandbox
 	// cannot take.
 	if p := f.ex.pool.Load(); p != nil && p.force && o != nil && o.Event.Status != string(sandbox.StatusFailedToStart) && o.Event.SandboxMode == "bubblewrap" && o.Event.SandboxStart != StartWarm &&
-		(strings.HasPrefix(o.Event.SandboxStartReason, "no warm sandbox") || o.Event.SandboxStartReason == bwrap.ErrPlanChanged.Error()) {
+		(strings.HasPrefix(o.Event.SandboxStartReason, "no warm sandbox") || o.Event.SandboxStartReason == sandbox.ErrPlanChanged.Error()) {
 		f.t.Errorf("%q ran fresh under GATEHOUSE_TEST_WARM=1: %s", command, o.Event.SandboxStartReason)
 	}
 	return o, err
+}
+
+// hooks installs pinning hooks for f's workspace.
+func (f *fixture) hooks(h *pinHooks) {
+	testOnlyPinHooks.Store(f.ws, h)
+	f.t.Cleanup(func() { testOnlyPinHooks.Delete(f.ws) })
 }
 
 func (f *fixture) write(rel, content string) string {
