@@ -12,10 +12,3 @@ type Runner struct {
 	// Logger reports limits that could not be applied; nil discards.
 	Logger *slog.Logger
 }
-
-func (r *Runner) logger() *slog.Logger {
-	if r.Logger == nil {
-		return slog.New(slog.DiscardHandler)
-	}
-	return r.Logger
-}

@@ -63,3 +63,11 @@ func (Runner) Run(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams) 
 	}
 	return res
 }
+
+// blockedSuffix names the files an execution's sweep moves aside.
+func blockedSuffix(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}

@@ -77,11 +77,3 @@ func setEnv(env []string, key, value string) []string {
 	}
 	return append(out, key+"="+value)
 }
-
-// blockedSuffix names the files an execution's sweep moves aside.
-func blockedSuffix(id string) string {
-	if len(id) > 8 {
-		return id[:8]
-	}
-	return id
-}

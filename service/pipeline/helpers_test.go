@@ -3,7 +3,6 @@ package pipeline
 import (
 	"bytes"
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -120,23 +119,6 @@ func exitOf(o *Outcome) int {
 		return -1
 	}
 	return *o.Result.ExitCode
-}
-
-func denial(err error) *Denial {
-	var d *Denial
-	if errors.As(err, &d) {
-		return d
-	}
-	return nil
-}
-
-func mustRead(t *testing.T, path string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
 
 var _ = bytes.Contains
