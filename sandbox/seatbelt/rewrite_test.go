@@ -131,3 +131,35 @@ func TestPrepare(t *testing.T) {
 		t.Error("Prepare changed the spec it was given")
 	}
 }
+
+// A profile names paths as they are on disk: a credential directory under
+// a symlinked temporary directory (/var -> /private/var on macOS) is
+// allowed where it really is, and its hidden parent denied both ways.
+func TestResolved(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	real := filepath.Join(dir, "private", "var")
+	if err := os.MkdirAll(filepath.Join(real, "cred", "exec-1"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "var")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	spec := &sandbox.Spec{
+		DenyRead:  []string{filepath.Join(link, "cred"), "/absent/.ssh"},
+		CredDir:   filepath.Join(link, "cred", "exec-1"),
+		ToolCache: &sandbox.ToolCache{Root: link, Dir: filepath.Join(link, "cred")},
+	}
+	got := resolved(spec, filepath.EvalSymlinks)
+	want := []string{filepath.Join(link, "cred"), filepath.Join(real, "cred"), "/absent/.ssh"}
+	if !slices.Equal(got.DenyRead, want) {
+		t.Errorf("deny-read %q, want %q", got.DenyRead, want)
+	}
+	if got.CredDir != filepath.Join(real, "cred", "exec-1") || got.ToolCache.Root != real || got.ToolCache.Dir != filepath.Join(real, "cred") {
+		t.Errorf("cred dir %q, tool cache %+v: want them resolved", got.CredDir, got.ToolCache)
+	}
+	if spec.CredDir != filepath.Join(link, "cred", "exec-1") || len(spec.DenyRead) != 2 {
+		t.Error("resolved changed the spec it was given")
+	}
+}

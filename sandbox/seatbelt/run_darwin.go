@@ -43,7 +43,7 @@ func (Runner) Run(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams) 
 		return fail("spawn_error", "preparing the write-deny set: "+err.Error())
 	}
 	protect := append(append(append([]string{}, survey.Mounts.ProtectDirs...), survey.Mounts.ProtectFiles...), survey.Watch...)
-	p, err := Prepare(spec, tmp, protect)
+	p, err := Prepare(resolved(spec, filepath.EvalSymlinks), tmp, protect)
 	if err != nil {
 		return fail("spawn_error", err.Error())
 	}

@@ -77,3 +77,33 @@ func setEnv(env []string, key, value string) []string {
 	}
 	return append(out, key+"="+value)
 }
+
+// resolved returns spec with the paths Seatbelt matches as they are on
+// disk: a profile names resolved paths (/private/var, not /var), and a
+// rule on a path through a symlink would match nothing. The deny-read set
+// keeps each path as given and adds where it leads; the credential
+// directory and the tool cache are replaced by where they lead. The
+// pipeline resolves the workspace roots itself.
+func resolved(spec *sandbox.Spec, eval func(string) (string, error)) *sandbox.Spec {
+	s := *spec
+	real := func(p string) string {
+		if r, err := eval(p); err == nil {
+			return r
+		}
+		return p
+	}
+	s.DenyRead = nil
+	for _, p := range spec.DenyRead {
+		s.DenyRead = append(s.DenyRead, p)
+		if r := real(p); r != p && !slices.Contains(spec.DenyRead, r) {
+			s.DenyRead = append(s.DenyRead, r)
+		}
+	}
+	if s.CredDir != "" {
+		s.CredDir = real(s.CredDir)
+	}
+	if tc := spec.ToolCache; tc != nil {
+		s.ToolCache = &sandbox.ToolCache{Root: real(tc.Root), Dir: real(tc.Dir)}
+	}
+	return &s
+}
