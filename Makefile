@@ -68,6 +68,7 @@ test-root:
 	$(GO) test -count=1 -run='^$$' -fuzz=FuzzSettingsFile -fuzztime=10s ./service/policy
 	$(GO) test -count=1 -run='^$$' -fuzz=FuzzAnalyze -fuzztime=15s ./service/analysis
 	$(GO) test -count=1 -run='^$$' -fuzz=FuzzMCPArgs -fuzztime=10s ./app/cli
+	$(GO) test -count=1 -run='^$$' -fuzz=FuzzProfilePath -fuzztime=10s ./sandbox/seatbelt
 
 test-user:
 	@.ci/test-as-user.sh $(TEST_USER) $(SANDBOX_PKGS)
@@ -123,6 +124,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzCredentialInArgv -fuzztime=$(FUZZTIME) ./service/analysis
 	$(GO) test -run='^$$' -fuzz=FuzzAnalyze -fuzztime=$(FUZZTIME) ./service/analysis
 	$(GO) test -run='^$$' -fuzz=FuzzMCPArgs -fuzztime=$(FUZZTIME) ./app/cli
+	$(GO) test -run='^$$' -fuzz=FuzzProfilePath -fuzztime=$(FUZZTIME) ./sandbox/seatbelt
 
 tidy-check:
 	$(GO) mod tidy && git diff --exit-code go.mod go.sum

@@ -45,6 +45,9 @@ var ErrUnavailable = errors.New("sandbox unavailable")
 // Spec is the complete plan of one execution. All paths are absolute and
 // already resolved (symlinks followed) by the caller.
 type Spec struct {
+	// ID is the execution's id: it names the execution's cgroup and the
+	// files the write-deny sweep moves aside.
+	ID string
 	// Shell is the absolute path of bash or sh.
 	Shell string
 	// Command is the judged text, passed to the shell unchanged as the
@@ -82,17 +85,26 @@ type Spec struct {
 	// ExtraBinds are further binds (Source → Target), used by later
 	// stages for the credential directory.
 	ExtraBinds []Bind
-	// ToolCache, when set, is the agent's writable tool cache: Dir bound
-	// writable, the rest of Root (other agents' caches) hidden.
+	// CredDir is the execution's credential directory on the host (0700,
+	// its files 0400), or "". A backend that binds paths gets it in
+	// ExtraBinds too; one that does not lets the command read it where it
+	// is, though its parent is in DenyRead.
+	CredDir string
+	// ToolCache, when set, is the agent's writable tool cache: Dir
+	// writable, the rest of Root (other agents' caches) hidden (bound
+	// under bubblewrap, in the profile under Seatbelt; mode none has the
+	// host's view).
 	ToolCache *ToolCache
 	// RuntimeDir, when set, is created empty and private in the sandbox
 	// (XDG_RUNTIME_DIR): tools that keep sockets or state there find it.
 	RuntimeDir string
 	// Egress, when set, connects the sandbox to the execution's egress
-	// proxy: its socket is bound in, the init's bridge forwards to it from
-	// 127.0.0.1 inside the sandbox, the command's proxy variables point at
-	// the bridge, and the resolver configuration resolves nothing. Backends
-	// without a network namespace of their own ignore it.
+	// proxy. With a network of its own (bubblewrap) the proxy's socket is
+	// bound in, the init's bridge forwards to it from 127.0.0.1 inside the
+	// sandbox, the command's proxy variables point at the bridge, and the
+	// resolver configuration resolves nothing. Seatbelt lets the command
+	// reach Addr alone and points the variables there; mode none ignores
+	// it.
 	Egress *Egress
 
 	Seccomp     SeccompLevel
@@ -140,8 +152,14 @@ type Pin struct {
 
 // Egress is the host's side of the egress proxy, as a sandbox needs it.
 type Egress struct {
-	// Socket is the proxy's unix socket.
+	// Socket is the proxy's unix socket (a backend with a network of its
+	// own reaches it through the init's bridge).
 	Socket string
+	// Addr is the proxy's loopback TCP address (127.0.0.1:PORT) when it
+	// listens on one, for a backend that shares the host's network: the
+	// command's proxy variables point at it, and it may connect to
+	// nothing else.
+	Addr string
 	// ResolvConf is a resolver configuration that reaches nothing; it is
 	// bound read-only at ResolvConfTarget, the host's /etc/resolv.conf
 	// with symlinks resolved. Either empty: no bind.

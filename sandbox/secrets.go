@@ -120,12 +120,6 @@ func DenyRead(home string, extra []string) []string {
 	return out
 }
 
-// Within reports whether the clean absolute path p is dir or inside it.
-// "/app_backup" is not within "/app".
-func Within(p, dir string) bool {
-	return p == dir || dir == "/" || strings.HasPrefix(p, dir+string(filepath.Separator))
-}
-
 // linkTargets returns the resolved targets of the symlinks below the
 // directory dir, within the walk's bounds. A dangling link yields nothing.
 func linkTargets(dir string) []string {

@@ -374,7 +374,7 @@ func (s *Service) probeSandbox(ctx context.Context, g *generation) api.SandboxSt
 		return p.st
 	}
 	backend, why, res, err := g.ex.ProbeSandbox(ctx)
-	st := api.SandboxStatus{Backend: backend, Why: why}
+	st := api.SandboxStatus{Backend: string(backend), Why: why}
 	switch {
 	case err != nil:
 		st.Error = err.Error()

@@ -226,9 +226,7 @@ func runDoctor(fl *flag.FlagSet) runFunc {
 		}
 
 		facts := probe.Gather(cfg.Exec.Sandbox.BwrapPath)
-		if runtime.GOOS == "linux" {
-			_, r.Checks = probe.Bubblewrap(facts)
-		}
+		r.Checks = probe.Checks(facts)
 		d := limits.Detect()
 		r.Cgroup = cgroupReport{Memory: d.Memory, Pids: d.Pids, Path: d.Path, Reason: d.Reason}
 
@@ -251,7 +249,7 @@ func runDoctor(fl *flag.FlagSet) runFunc {
 			}
 		}
 		backend, why, res, err := ex.ProbeSandbox(ctx)
-		r.Backend, r.BackendWhy = backend, why
+		r.Backend, r.BackendWhy = string(backend), why
 		switch {
 		case err != nil:
 			r.BackendWhy = err.Error()
@@ -265,7 +263,7 @@ func runDoctor(fl *flag.FlagSet) runFunc {
 			problem("the probe sandbox did not start: %s", res.Error)
 		default:
 			r.SandboxMode = string(res.Mode)
-			if backend == "none" && cfg.Policy.SandboxRequired {
+			if !backend.Isolates() && cfg.Policy.SandboxRequired {
 				r.SandboxMode = string(sandbox.ModeUnavailableDenied)
 				problem("no sandbox backend (%s) and policy.sandbox_required is true: every command would be denied", why)
 			}

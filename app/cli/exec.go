@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/gatehouse-dev/gatehouse/sandbox"
+	"github.com/gatehouse-dev/gatehouse/sandbox/bwrap"
 	"github.com/gatehouse-dev/gatehouse/sandbox/probe"
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/pipeline"
@@ -93,7 +94,7 @@ func runExec(fl *flag.FlagSet) runFunc {
 		}
 
 		if *printArgs {
-			a, err := ex.BwrapArgs(req)
+			a, err := bwrapArgs(ex, cfg.Exec.Sandbox.BwrapPath, req)
 			if err != nil {
 				return err
 			}
@@ -251,4 +252,19 @@ func writeJSON(w io.Writer, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.Encode(v)
+}
+
+// bwrapArgs returns the bubblewrap arguments req would run with, without
+// running anything (exec --print-args, for benchmarks and debugging).
+func bwrapArgs(ex *pipeline.Executor, bwrapPath string, req api.ExecRequest) ([]string, error) {
+	spec, err := ex.PlanSpec(req)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := bwrap.Discover(spec.WorkspaceRoots, spec.DenyRead, spec.WriteDeny)
+	if err != nil {
+		return nil, err
+	}
+	a := bwrap.Args(spec, &plan.Mounts, bwrap.Options{DisableUserns: probe.BwrapAtLeast(probe.Gather(bwrapPath), 0, 8, 0)})
+	return append(a, bwrap.InitCommand...), nil
 }

@@ -18,15 +18,15 @@ import (
 // the sandbox, so nothing of the host's /run (the user's bus and service
 // sockets among it) is visible there.
 const (
-	RunDir   = "/run/gatehouse"
-	InitPath = RunDir + "/init"
+	RunDir   = sandbox.RunDir
+	InitPath = sandbox.InitInSandbox
 	// EgressDir is where the directory of the egress proxy's socket is
 	// bound: a warm sandbox binds it before the proxy listens there.
-	EgressDir = RunDir + "/egress"
+	EgressDir = sandbox.EgressDirInSandbox
 	// ProxySocket is the egress proxy's socket, named ProxySocketName in
 	// its directory.
 	ProxySocket     = EgressDir + "/" + ProxySocketName
-	ProxySocketName = "proxy.sock"
+	ProxySocketName = sandbox.ProxySocketName
 	// BridgeAddr is where the init's network bridge listens, in the
 	// sandbox's own network namespace; the proxy variables point at it.
 	BridgeAddr = "127.0.0.1:3128"
@@ -139,7 +139,7 @@ func Args(spec *sandbox.Spec, m *Mounts, opt Options) []string {
 	shown := func(p string) bool {
 		return !workspace || !withinAny(p, hide) ||
 			withinAny(p, spec.WorkspaceRoots) || withinAny(p, spec.ReadAllow) ||
-			spec.ToolCache != nil && Within(p, spec.ToolCache.Dir)
+			spec.ToolCache != nil && sandbox.Within(p, spec.ToolCache.Dir)
 	}
 	for _, d := range m.HideDirs {
 		if shown(d) {
@@ -207,10 +207,10 @@ func PinAnchors(pins []sandbox.Pin, roots []string) []string {
 		path := filepath.Clean(p.Path)
 		for _, root := range roots {
 			root = filepath.Clean(root)
-			if path == root || !Within(path, root) {
+			if path == root || !sandbox.Within(path, root) {
 				continue
 			}
-			for d := filepath.Dir(path); d != root && Within(d, root); d = filepath.Dir(d) {
+			for d := filepath.Dir(path); d != root && sandbox.Within(d, root); d = filepath.Dir(d) {
 				out = append(out, d)
 			}
 		}
@@ -232,9 +232,3 @@ func anchors(lists ...[]string) []string {
 // InitCommand is the command bwrap runs: Gatehouse's init, bound in at
 // InitPath.
 var InitCommand = []string{"--", InitPath, "sandbox-init"}
-
-// Within reports whether path is root or lies below it: sandbox.Within
-// of the cleaned absolute paths.
-func Within(path, root string) bool {
-	return sandbox.Within(filepath.Clean(path), filepath.Clean(root))
-}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gatehouse-dev/gatehouse/sandbox"
 )
 
 func TestExecKeys(t *testing.T) {
@@ -70,7 +72,7 @@ func TestSweepGit(t *testing.T) {
 		"old/.git/modules/sub/hooks/keep": "#!/bin/sh\n",
 	})
 	roots := []string{ws}
-	plan, err := Discover(roots, nil, DefaultWriteDeny)
+	plan, err := Discover(roots, nil, sandbox.DefaultWriteDeny)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,11 +167,11 @@ func BenchmarkDiscoverSweep(b *testing.B) {
 	}
 	b.Run("discover", func(b *testing.B) {
 		for b.Loop() {
-			Discover([]string{ws}, nil, DefaultWriteDeny)
+			Discover([]string{ws}, nil, sandbox.DefaultWriteDeny)
 		}
 	})
 	b.Run("sweep", func(b *testing.B) {
-		plan, _ := Discover([]string{ws}, nil, DefaultWriteDeny)
+		plan, _ := Discover([]string{ws}, nil, sandbox.DefaultWriteDeny)
 		for b.Loop() {
 			plan.Sweep("bench")
 		}

@@ -43,7 +43,7 @@ func runIn(t *testing.T, ws, command string) (*sandbox.Result, string) {
 		Dir:            ws,
 		Env:            []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + ws, "LC_ALL=C"},
 		WorkspaceRoots: []string{ws},
-		WriteDeny:      DefaultWriteDeny,
+		WriteDeny:      sandbox.DefaultWriteDeny,
 		Seccomp:        sandbox.SeccompPreferred,
 		Timeout:        30 * time.Second,
 		OutputMax:      1 << 20,

@@ -10,32 +10,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-)
 
-// DefaultWriteDeny are the names, relative to each workspace root and each
-// repository found in one, that commands may not write: places where a write
-// becomes code that runs later outside any sandbox. A trailing slash marks a
-// directory. Names under ".git/" apply only where .git is a directory.
-var DefaultWriteDeny = []string{
-	".git/hooks/",
-	".git/config",
-	".vscode/",
-	".idea/",
-	".claude/",
-	".git/config.worktree",
-	".git/info/attributes",
-	".mcp.json",
-	".envrc",
-	".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
-	".zshrc", ".zshenv", ".zprofile", ".zlogin",
-	// Git obeys these through its configuration: filter and diff drivers,
-	// submodules, hooks under core.hooksPath.
-	".gitattributes", ".gitmodules", ".gitconfig", ".husky/",
-	// Editors, agents and loaders that run what they find on the host.
-	".cursor/", ".zed/", ".devcontainer/", ".devcontainer.json", ".gemini/",
-	".pre-commit-config.yaml", "lefthook.yml", ".lefthook.yml",
-	".mise.toml", "mise.toml", ".yarnrc.yml", ".yarnrc", ".npmrc", ".pnpmfile.cjs",
-}
+	"github.com/gatehouse-dev/gatehouse/sandbox"
+)
 
 // repoSearchDepth bounds how far below a workspace root repositories are
 // looked for; repoSearchEntries bounds how many directory entries are read.
@@ -90,7 +67,7 @@ func Discover(roots, denyRead, writeDeny []string) (*HostSurvey, error) {
 	// mounted over: the empty tmpfs has no entry to mount on.
 	dirs := slices.Clone(p.Mounts.HideDirs)
 	under := func(x string) bool {
-		return slices.ContainsFunc(dirs, func(d string) bool { return x != d && Within(x, d) })
+		return slices.ContainsFunc(dirs, func(d string) bool { return x != d && sandbox.Within(x, d) })
 	}
 	p.Mounts.HideDirs = slices.DeleteFunc(p.Mounts.HideDirs, under)
 	p.Mounts.HideFiles = slices.DeleteFunc(p.Mounts.HideFiles, under)
@@ -264,7 +241,7 @@ func findRepos(root string) []string {
 
 func withinAny(path string, roots []string) bool {
 	for _, r := range roots {
-		if Within(path, r) {
+		if sandbox.Within(path, r) {
 			return true
 		}
 	}

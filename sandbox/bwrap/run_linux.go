@@ -194,7 +194,7 @@ func (s *started) run(ctx context.Context, spec *sandbox.Spec, survey *HostSurve
 	guard, _ := startGuard(survey.Watch, opt.BlockedSuffix)
 	p := sandboxinit.Stage1Spec{
 		Shell:       spec.Shell,
-		Argv:        []string{spec.Shell, "--noprofile", "--norc", "-c", spec.Command},
+		Argv:        sandbox.ShellArgv(spec.Shell, spec.Command),
 		Env:         append([]string{}, spec.Env...),
 		Dir:         spec.Dir,
 		Seccomp:     string(spec.Seccomp),
@@ -205,9 +205,6 @@ func (s *started) run(ctx context.Context, spec *sandbox.Spec, survey *HostSurve
 	// The process count holds without a cgroup too (sandboxinit/nproc.go).
 	if spec.PidsMax > 0 {
 		p.NProc, p.NProcBase = spec.PidsMax, sandboxinit.NProcBase(true)
-	}
-	if strings.HasSuffix(spec.Shell, "/sh") {
-		p.Argv = []string{spec.Shell, "-c", spec.Command}
 	}
 	// The plan goes first: a "term" or "kill" sent while it is being
 	// written (the execution ended as it started) waits for it, and init

@@ -1,11 +1,9 @@
 package bwrap
 
-import "errors"
+import "github.com/gatehouse-dev/gatehouse/sandbox"
 
-// ErrPlanChanged says a warm sandbox was started for another mount plan
-// than the command's (a repository appeared, a deny-read path changed):
-// nothing ran, and the sandbox is discarded.
-var ErrPlanChanged = errors.New("the mount plan changed since the warm sandbox started")
-
-// ErrWarmGone says a warm sandbox's bwrap ended before its command came.
-var ErrWarmGone = errors.New("the warm sandbox ended before its command came")
+// ErrPlanChanged and ErrWarmGone are sandbox's: a warm sandbox's refusals.
+var (
+	ErrPlanChanged = sandbox.ErrPlanChanged
+	ErrWarmGone    = sandbox.ErrWarmGone
+)

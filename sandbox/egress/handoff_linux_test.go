@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"strings"
 	"syscall"
@@ -115,4 +116,13 @@ func TestHandoffOnlyTCP(t *testing.T) {
 	if st := tp.Stats(); st.Allowed+st.Denied != 0 {
 		t.Errorf("stats %+v: a pipe was served", st)
 	}
+}
+
+func mustURL(t *testing.T, s string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
 }

@@ -141,15 +141,6 @@ func echoServer(t *testing.T) (*httptest.Server, string) {
 	return s, s.Listener.Addr().(*net.TCPAddr).AddrPort().String()
 }
 
-func mustURL(t *testing.T, s string) *url.URL {
-	t.Helper()
-	u, err := url.Parse(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return u
-}
-
 func portOf(t *testing.T, addr string) string {
 	t.Helper()
 	_, p, err := net.SplitHostPort(addr)

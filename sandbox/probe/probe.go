@@ -14,14 +14,6 @@ import (
 	"github.com/gatehouse-dev/gatehouse/sandbox"
 )
 
-// Backend names, as written in exec.sandbox.backend.
-const (
-	BackendAuto       = "auto"
-	BackendBubblewrap = "bubblewrap"
-	BackendSeatbelt   = "seatbelt"
-	BackendNone       = "none"
-)
-
 // MinBwrapVersion is the oldest bubblewrap Gatehouse runs. 0.5.0 added
 // --clearenv, which the command's constructed environment relies on.
 const MinBwrapVersion = "0.5.0"
@@ -230,6 +222,35 @@ func usernsChecks(f Facts) []Check {
 	return append(checks, c)
 }
 
+// remedySeatbelt is the remedy for a macOS without sandbox-exec.
+const remedySeatbelt = "restore /usr/bin/sandbox-exec, which is part of macOS, " +
+	"or set exec.sandbox.backend: none with policy.sandbox_required: false to run without isolation"
+
+// Seatbelt judges whether Seatbelt can run Gatehouse's sandbox on a host
+// with facts f, with the same shape of answer as Bubblewrap.
+func Seatbelt(f Facts) (ok bool, checks []Check) {
+	if f.GOOS != "darwin" {
+		return false, []Check{{Name: "sandbox-exec", Detail: fmt.Sprintf("Seatbelt is macOS-only (this is %s)", f.GOOS)}}
+	}
+	if !f.SandboxExecFound {
+		return false, []Check{{Name: "sandbox-exec", Detail: "sandbox-exec not found at /usr/bin/sandbox-exec", Remedy: remedySeatbelt}}
+	}
+	return true, []Check{{Name: "sandbox-exec", OK: true, Detail: "found at /usr/bin/sandbox-exec (Seatbelt: no memory or process limit; a setsid daemon outlives its command)"}}
+}
+
+// Checks are the checks of the backend auto looks for on f's system:
+// bubblewrap's on Linux, Seatbelt's on macOS, none elsewhere.
+func Checks(f Facts) []Check {
+	var checks []Check
+	switch f.GOOS {
+	case "linux":
+		_, checks = Bubblewrap(f)
+	case "darwin":
+		_, checks = Seatbelt(f)
+	}
+	return checks
+}
+
 // Select chooses the backend for the configured name backend ("auto",
 // "bubblewrap", "seatbelt", "none"; empty means auto) on a host with facts
 // f. why is one line for logs and doctor.
@@ -239,43 +260,44 @@ func usernsChecks(f Facts) []Check {
 // caller's decision. An explicitly named backend that cannot run returns an
 // error wrapping sandbox.ErrUnavailable with the cause, e.g.
 // "sandbox unavailable: bwrap not found in PATH; install bubblewrap (…)".
-func Select(backend string, f Facts) (chosen, why string, err error) {
-	switch backend {
-	case "", BackendAuto:
+func Select(backend string, f Facts) (chosen sandbox.Backend, why string, err error) {
+	switch sandbox.Backend(backend) {
+	case "", sandbox.BackendAuto:
 		switch f.GOOS {
 		case "linux":
 			ok, checks := Bubblewrap(f)
 			if ok {
-				return BackendBubblewrap, bubblewrapWhy(f), nil
+				return sandbox.BackendBubblewrap, bubblewrapWhy(f), nil
 			}
-			return BackendNone, "bubblewrap unusable: " + cause(checks), nil
+			return sandbox.BackendNone, "bubblewrap unusable: " + cause(checks), nil
 		case "darwin":
-			if f.SandboxExecFound {
-				return BackendSeatbelt, "sandbox-exec found at /usr/bin/sandbox-exec", nil
+			ok, checks := Seatbelt(f)
+			if ok {
+				return sandbox.BackendSeatbelt, "sandbox-exec found at /usr/bin/sandbox-exec", nil
 			}
-			return BackendNone, "sandbox-exec not found at /usr/bin/sandbox-exec", nil
+			return sandbox.BackendNone, "Seatbelt unusable: " + cause(checks), nil
 		default:
-			return BackendNone, fmt.Sprintf("no sandbox backend on %s", f.GOOS), nil
+			return sandbox.BackendNone, fmt.Sprintf("no sandbox backend on %s", f.GOOS), nil
 		}
 
-	case BackendBubblewrap:
+	case sandbox.BackendBubblewrap:
 		ok, checks := Bubblewrap(f)
 		if !ok {
 			return "", "", fmt.Errorf("%w: %s", sandbox.ErrUnavailable, cause(checks))
 		}
-		return BackendBubblewrap, bubblewrapWhy(f), nil
+		return sandbox.BackendBubblewrap, bubblewrapWhy(f), nil
 
-	case BackendSeatbelt:
+	case sandbox.BackendSeatbelt:
 		if f.GOOS != "darwin" {
 			return "", "", fmt.Errorf("%w: seatbelt is macOS-only (this is %s)", sandbox.ErrUnavailable, f.GOOS)
 		}
-		if !f.SandboxExecFound {
-			return "", "", fmt.Errorf("%w: sandbox-exec not found at /usr/bin/sandbox-exec", sandbox.ErrUnavailable)
+		if ok, checks := Seatbelt(f); !ok {
+			return "", "", fmt.Errorf("%w: %s", sandbox.ErrUnavailable, cause(checks))
 		}
-		return BackendSeatbelt, "sandbox-exec found at /usr/bin/sandbox-exec", nil
+		return sandbox.BackendSeatbelt, "sandbox-exec found at /usr/bin/sandbox-exec", nil
 
-	case BackendNone:
-		return BackendNone, "backend none configured: no kernel isolation", nil
+	case sandbox.BackendNone:
+		return sandbox.BackendNone, "backend none configured: no kernel isolation", nil
 	}
 	return "", "", fmt.Errorf("unknown sandbox backend %q; want auto, bubblewrap, seatbelt or none", backend)
 }
@@ -360,4 +382,20 @@ func parseVersion(s string) (version, error) {
 		v[i] = n
 	}
 	return v, nil
+}
+
+// Expected is the backend the configured name backend selects on a host
+// of goos where that backend works: what an execution decided now will
+// most likely run under (the run probes again).
+func Expected(backend, goos string) sandbox.Backend {
+	if b := sandbox.Backend(backend); b != "" && b != sandbox.BackendAuto {
+		return b
+	}
+	switch goos {
+	case "linux":
+		return sandbox.BackendBubblewrap
+	case "darwin":
+		return sandbox.BackendSeatbelt
+	}
+	return sandbox.BackendNone
 }

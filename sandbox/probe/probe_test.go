@@ -230,7 +230,7 @@ func TestSelect(t *testing.T) {
 		name    string
 		backend string
 		facts   Facts
-		chosen  string
+		chosen  sandbox.Backend
 		why     string
 		err     string // exact error text; empty means no error
 		unavail bool   // the error wraps sandbox.ErrUnavailable
@@ -257,7 +257,7 @@ func TestSelect(t *testing.T) {
 		},
 		{
 			name: "auto darwin without sandbox-exec", backend: "auto", facts: Facts{GOOS: "darwin"},
-			chosen: "none", why: "sandbox-exec not found at /usr/bin/sandbox-exec",
+			chosen: "none", why: "Seatbelt unusable: sandbox-exec not found at /usr/bin/sandbox-exec; restore /usr/bin/sandbox-exec, which is part of macOS, or set exec.sandbox.backend: none with policy.sandbox_required: false to run without isolation",
 		},
 		{
 			name: "auto windows", backend: "auto", facts: Facts{GOOS: "windows"},
@@ -318,7 +318,7 @@ func TestSelect(t *testing.T) {
 		},
 		{
 			name: "seatbelt without sandbox-exec", backend: "seatbelt", facts: Facts{GOOS: "darwin"},
-			err: "sandbox unavailable: sandbox-exec not found at /usr/bin/sandbox-exec", unavail: true,
+			err: "sandbox unavailable: sandbox-exec not found at /usr/bin/sandbox-exec; restore /usr/bin/sandbox-exec, which is part of macOS, or set exec.sandbox.backend: none with policy.sandbox_required: false to run without isolation", unavail: true,
 		},
 		{
 			name: "seatbelt", backend: "seatbelt", facts: Facts{GOOS: "darwin", SandboxExecFound: true},
@@ -470,6 +470,42 @@ func TestBwrapAtLeast(t *testing.T) {
 		got := BwrapAtLeast(Facts{BwrapVersion: tt.version}, tt.major, tt.minor, tt.patch)
 		if got != tt.want {
 			t.Errorf("BwrapAtLeast(%q, %d.%d.%d) = %v, want %v", tt.version, tt.major, tt.minor, tt.patch, got, tt.want)
+		}
+	}
+}
+
+func TestSeatbeltChecks(t *testing.T) {
+	t.Parallel()
+	ok, checks := Seatbelt(Facts{GOOS: "darwin", SandboxExecFound: true})
+	if !ok || len(checks) != 1 || !checks[0].OK {
+		t.Errorf("with sandbox-exec: ok %v, checks %+v", ok, checks)
+	}
+	ok, checks = Seatbelt(Facts{GOOS: "darwin"})
+	if ok || len(checks) != 1 || checks[0].OK || !strings.Contains(checks[0].Remedy, "exec.sandbox.backend: none") {
+		t.Errorf("without sandbox-exec: ok %v, checks %+v; want a failed check with a remedy", ok, checks)
+	}
+	if ok, _ := Seatbelt(Facts{GOOS: "linux", SandboxExecFound: true}); ok {
+		t.Error("Seatbelt passed on linux")
+	}
+	if c := Checks(Facts{GOOS: "darwin"}); len(c) != 1 || c[0].Name != "sandbox-exec" {
+		t.Errorf("Checks on darwin = %+v, want Seatbelt's", c)
+	}
+	if c := Checks(goodLinux()); len(c) == 0 || c[0].Name != "bwrap" {
+		t.Errorf("Checks on linux = %+v, want bubblewrap's", c)
+	}
+	if c := Checks(Facts{GOOS: "windows"}); len(c) != 0 {
+		t.Errorf("Checks on windows = %+v, want none", c)
+	}
+}
+
+func TestExpected(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ backend, goos, want string }{
+		{"auto", "linux", "bubblewrap"}, {"", "darwin", "seatbelt"}, {"auto", "windows", "none"},
+		{"none", "linux", "none"}, {"bubblewrap", "darwin", "bubblewrap"},
+	} {
+		if got := Expected(tc.backend, tc.goos); string(got) != tc.want {
+			t.Errorf("Expected(%q, %q) = %q, want %q", tc.backend, tc.goos, got, tc.want)
 		}
 	}
 }

@@ -16,7 +16,8 @@ import (
 
 // Exec is stage 2: "sandbox-exec --build-id ID --seccomp LEVEL --fsize N
 // [--allow-ptrace] [--nproc N --nproc-base B] -- SHELL ARGS...". It never
-// returns on success. Its report pipe is fd 3 when present. It refuses to
+// returns on success. Its report pipe is fd 3 when present: "ready" just
+// before the exec of the shell, "error REASON" when it fails. It refuses to
 // run for a host of another build (ID is the host's).
 func Exec(args []string) int {
 	report := os.NewFile(3, "report")
@@ -84,6 +85,11 @@ func Exec(args []string) int {
 		}
 	default:
 		return fail("bad --seccomp %q", *level)
+	}
+	if report != nil {
+		// Whoever started this stage (through sandbox-exec, say) learns
+		// that it ran; an exec that fails says so after it.
+		fmt.Fprintf(report, "ready\n")
 	}
 	err := syscall.Exec(argv[0], argv, os.Environ())
 	return fail("starting %s: %v", argv[0], err)

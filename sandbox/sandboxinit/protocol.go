@@ -38,9 +38,12 @@
 // another in the same way. "build-id" prints the init's own build id (for
 // gatehouse doctor).
 //
-// sandbox-exec to its parent (its fd 3, close-on-exec): nothing when the
-// exec succeeded with the filter installed, "nofilter REASON" before an
-// exec without it, or "error REASON" when it could not exec.
+// sandbox-exec to its parent (its fd 3, close-on-exec): "nofilter REASON"
+// before an exec without the filter, "ready" just before the exec of the
+// shell, and "error REASON" when it could not exec (after "ready" when the
+// exec itself failed). A parent that started it through another program
+// (sandbox-exec on macOS) tells from a missing "ready" that this stage
+// never ran.
 package sandboxinit
 
 import (

@@ -7,8 +7,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/gatehouse-dev/gatehouse/sandbox"
 )
 
 // Stage runs the sandbox stage named by os.Args[1] when the test binary was
@@ -44,6 +47,44 @@ func RequireBwrap(t testing.TB) string {
 		t.Fatalf("REQUIRE_SANDBOX=1 but bubblewrap does not run: %v", err)
 	}
 	t.Skipf("bubblewrap does not run here: %v", err)
+	return ""
+}
+
+// RequireSeatbelt skips t when sandbox-exec cannot confine a command here
+// (it is not macOS, or /usr/bin/sandbox-exec does not run), or fails it
+// under REQUIRE_SANDBOX=1.
+func RequireSeatbelt(t testing.TB) {
+	t.Helper()
+	const exe = "/usr/bin/sandbox-exec"
+	out, err := exec.Command(exe, "-p", "(version 1)(allow default)", "/usr/bin/true").CombinedOutput()
+	if err == nil {
+		return
+	}
+	err = &exec.Error{Name: exe, Err: errorString(strings.TrimSpace(string(out) + " " + err.Error()))}
+	if Required() {
+		t.Fatalf("REQUIRE_SANDBOX=1 but Seatbelt does not run: %v", err)
+	}
+	t.Skipf("Seatbelt does not run here: %v", err)
+}
+
+// RequireBackend returns the isolating backend of this system, bubblewrap
+// on Linux and Seatbelt on macOS, when it runs here; it skips t otherwise,
+// or fails it under REQUIRE_SANDBOX=1. A suite written against it runs
+// unchanged on both.
+func RequireBackend(t testing.TB) sandbox.Backend {
+	t.Helper()
+	switch runtime.GOOS {
+	case "linux":
+		RequireBwrap(t)
+		return sandbox.BackendBubblewrap
+	case "darwin":
+		RequireSeatbelt(t)
+		return sandbox.BackendSeatbelt
+	}
+	if Required() {
+		t.Fatalf("REQUIRE_SANDBOX=1 but %s has no sandbox backend", runtime.GOOS)
+	}
+	t.Skipf("%s has no sandbox backend", runtime.GOOS)
 	return ""
 }
 

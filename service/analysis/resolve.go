@@ -4,6 +4,7 @@ package analysis
 // aliases, builtins, then PATH, following changes to PATH as it goes.
 
 import (
+	"github.com/gatehouse-dev/gatehouse/internal/fspath"
 	"os"
 	"path"
 	"strings"
@@ -162,23 +163,15 @@ func (a *analyzer) exists(dir, name string) bool {
 // writable reports whether the command can write dir: inside a workspace
 // root or the sandbox's private /tmp.
 func (a *analyzer) writable(dir string) bool {
-	if within(dir, "/tmp") || within(dir, "/var/tmp") || within(dir, "/dev/shm") {
+	if fspath.Within(dir, "/tmp") || fspath.Within(dir, "/var/tmp") || fspath.Within(dir, "/dev/shm") {
 		return true
 	}
 	for _, w := range a.opts.Writable {
-		if within(dir, w) {
+		if fspath.Within(dir, w) {
 			return true
 		}
 	}
 	return false
-}
-
-// within reports whether the clean absolute path p is root or below it.
-func within(p, root string) bool {
-	if root == "" {
-		return false
-	}
-	return p == root || root == "/" || strings.HasPrefix(p, strings.TrimSuffix(root, "/")+"/")
 }
 
 // underRoots reports whether p lies in a script inspection root.
@@ -187,7 +180,7 @@ func (a *analyzer) underRoots(p string) bool {
 		return false
 	}
 	for _, r := range a.opts.ScriptRoots {
-		if within(p, r) {
+		if fspath.Within(p, r) {
 			return true
 		}
 	}

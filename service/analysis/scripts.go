@@ -10,6 +10,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"github.com/gatehouse-dev/gatehouse/internal/fspath"
 	"io"
 	"io/fs"
 	"os"
@@ -130,7 +131,7 @@ func errText(err error) string {
 
 func (a *analyzer) inDenyRead(p string) bool {
 	for _, d := range a.opts.DenyRead {
-		if within(p, d) {
+		if fspath.Within(p, d) {
 			return true
 		}
 	}
@@ -229,12 +230,12 @@ func (a *analyzer) scriptAt(n *Node, p string, written Arg, lang, how string, pr
 		return
 	case p == initPath:
 		return
-	case (within(p, "/tmp") || within(p, "/dev/shm")) && !a.inWorkspace(p) && !a.underRoots(p):
+	case (fspath.Within(p, "/tmp") || fspath.Within(p, "/dev/shm")) && !a.inWorkspace(p) && !a.underRoots(p):
 		if !linked {
 			a.flag(n.ID, FlagDynamic, "%s is in the sandbox's private /tmp, which starts empty: the command creates it, with contents only known at run time", p)
 		}
 		return
-	case (within(p, "/proc") || within(p, "/dev") || within(p, "/run") || within(p, "/sys")) && !a.inWorkspace(p) && !a.underRoots(p):
+	case (fspath.Within(p, "/proc") || fspath.Within(p, "/dev") || fspath.Within(p, "/run") || fspath.Within(p, "/sys")) && !a.inWorkspace(p) && !a.underRoots(p):
 		a.flag(n.ID, FlagScriptUnreadable, "%s is not a file analysis reads", p)
 		return
 	}
@@ -437,7 +438,7 @@ func (a *analyzer) linkWrites(n *Node, p, lang, how string, pr params, sc *scope
 // binds in, even inside its private /tmp).
 func (a *analyzer) inWorkspace(p string) bool {
 	for _, w := range a.opts.Writable {
-		if within(p, w) {
+		if fspath.Within(p, w) {
 			return true
 		}
 	}

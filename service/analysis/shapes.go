@@ -5,6 +5,7 @@ package analysis
 // names the shape it denies.
 
 import (
+	"github.com/gatehouse-dev/gatehouse/internal/fspath"
 	"path"
 	"slices"
 	"strings"
@@ -499,7 +500,7 @@ func forcePush(t *Tree, n *Node) bool {
 func (t *Tree) secret(p string) bool {
 	p = path.Clean(p)
 	for _, d := range t.opts.DenyRead {
-		if within(p, d) {
+		if fspath.Within(p, d) {
 			return true
 		}
 	}

@@ -78,7 +78,12 @@ type Event struct {
 	TimeoutSeconds int       `json:"timeout_seconds"`
 	Output         Output    `json:"output"`
 	PinnedScripts  []Pin     `json:"pinned_scripts"`
-	Credentials    []string  `json:"credentials_injected"`
+	// PinCoverage says, when scripts were pinned, how much of what ran
+	// is the judged bytes: full (bound over their paths), partial (the
+	// command line rewritten to the copies; a script another script
+	// runs is not covered) or none (checked before the start only).
+	PinCoverage string   `json:"pin_coverage,omitempty"`
+	Credentials []string `json:"credentials_injected"`
 	// CredentialsMasked are the credentials the command got placeholders
 	// of (ids only); the egress proxy put their values on the wire to
 	// their hosts.

@@ -14,14 +14,16 @@ package pipeline
 //     modified_outside_governance; then a private copy of the judged bytes
 //     (0400, 0500 when the command runs it by path) is written to a fresh
 //     directory outside the workspace, and read back and hashed once more.
-//  3. bubblewrap binds each copy read-only over its path (sandbox.Spec.Pins)
-//     and binds every directory between the workspace root and the script
-//     over itself, so that neither the script nor a directory above it can
-//     be renamed away and replaced (EBUSY). The copies are removed after
-//     the run.
+//  3. A backend that binds paths (bubblewrap) binds each copy read-only
+//     over its path (sandbox.Spec.Pins) and binds every directory between
+//     the workspace root and the script over itself, so that neither the
+//     script nor a directory above it can be renamed away and replaced
+//     (EBUSY). Seatbelt rewrites the command line to run the copies
+//     (pin_method "copy", pin_coverage "partial"). The copies are removed
+//     after the run.
 //
-// Without bubblewrap (backend none) nothing can be bound: the path is
-// checked right before the start and the event says pin_method "checked".
+// With backend none nothing is copied: the path is checked right before
+// the start and the event says pin_method "checked".
 
 import (
 	"context"
@@ -36,7 +38,7 @@ import (
 	"sync"
 
 	"github.com/gatehouse-dev/gatehouse/sandbox"
-	"github.com/gatehouse-dev/gatehouse/sandbox/bwrap"
+	"github.com/gatehouse-dev/gatehouse/sandbox/probe"
 	"github.com/gatehouse-dev/gatehouse/service/analysis"
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/policy"
@@ -55,13 +57,11 @@ const (
 	DenyPinFailed = "pin_failed"
 )
 
-// Pin methods on the event.
+// Pin methods on the event (sandbox.Backend.PinMethod).
 const (
-	// PinBindMount: the judged copy is bound read-only over the path.
-	PinBindMount = "bind_mount"
-	// PinChecked: no bind mounts (backend none); the path was re-hashed
-	// right before the start, but nothing stops a later change.
-	PinChecked = "checked"
+	PinBindMount = sandbox.PinBindMount
+	PinCopy      = sandbox.PinCopy
+	PinChecked   = sandbox.PinChecked
 )
 
 // StatusReasonPinMismatch is the status_reason of an execution refused
@@ -216,21 +216,25 @@ func (e *Executor) analyze(ctx context.Context, req *api.ExecRequest, dir string
 		return nil, deny(ev, dec.Code, dec.Reason)
 	}
 	plan := &execPlan{scripts: tree.Scripts, analysed: tree}
-	method := PinBindMount
-	if runtime.GOOS != "linux" || e.cfg.Exec.Sandbox.Backend == "none" {
-		method = PinChecked
-	}
-	ev.PinnedScripts = pinsOf(plan.scripts, method)
+	// The backend is probed at the run; until then, the one this
+	// configuration expects here.
+	b := probe.Expected(e.cfg.Exec.Sandbox.Backend, runtime.GOOS)
+	ev.PinnedScripts, ev.PinCoverage = pinsOf(plan.scripts, b)
 	runPinHook(dir, func(h *pinHooks) func() { return h.afterDecision })
 	return plan, nil
 }
 
-func pinsOf(scripts []*analysis.Script, method string) []api.Pin {
+// pinsOf is the event's pinned_scripts and pin_coverage for scripts run
+// under backend b.
+func pinsOf(scripts []*analysis.Script, b sandbox.Backend) ([]api.Pin, string) {
 	out := []api.Pin{}
 	for _, s := range scripts {
-		out = append(out, api.Pin{Path: s.Path, SHA256: s.SHA256, Size: s.Size, PinMethod: method})
+		out = append(out, api.Pin{Path: s.Path, SHA256: s.SHA256, Size: s.Size, PinMethod: b.PinMethod()})
 	}
-	return out
+	if len(out) == 0 {
+		return out, ""
+	}
+	return out, b.PinCoverage()
 }
 
 // A pinMismatch is a script whose bytes are not the judged ones.
@@ -244,9 +248,9 @@ func (m *pinMismatch) Error() string {
 
 // recheckPins verifies, immediately before the start, that every pinned
 // script still has the bytes that were judged: it takes the pins (private
-// copies of the judged bytes, for bubblewrap to bind over their paths),
-// sets them on spec and checks them once more.
-func (e *Executor) recheckPins(plan *execPlan, spec *sandbox.Spec, backend string, ev *api.Event) error {
+// copies of the judged bytes, which the backend binds over their paths or
+// runs instead of them), sets them on spec and checks them once more.
+func (e *Executor) recheckPins(plan *execPlan, spec *sandbox.Spec, backend sandbox.Backend, ev *api.Event) error {
 	if plan == nil || len(plan.scripts) == 0 {
 		return nil
 	}
@@ -257,9 +261,7 @@ func (e *Executor) recheckPins(plan *execPlan, spec *sandbox.Spec, backend strin
 			return denyNeverRan(ev, DenyModified, err.Error(), StatusReasonPinMismatch)
 		}
 	}
-	method := PinChecked
-	if backend == "bubblewrap" {
-		method = PinBindMount
+	if backend.PinMethod() != PinChecked {
 		pins, err := plan.take(spec.WorkspaceRoots)
 		if err != nil {
 			var m *pinMismatch
@@ -270,7 +272,7 @@ func (e *Executor) recheckPins(plan *execPlan, spec *sandbox.Spec, backend strin
 		}
 		spec.Pins = pins
 	}
-	ev.PinnedScripts = pinsOf(plan.scripts, method)
+	ev.PinnedScripts, ev.PinCoverage = pinsOf(plan.scripts, backend)
 	runPinHook(ev.Cwd, func(h *pinHooks) func() { return h.beforeStart })
 	return nil
 }
@@ -385,11 +387,7 @@ func (e *Executor) Explain(ctx context.Context, req api.ExecRequest) (*Explanati
 	x.Tree, x.Analysis = tree, dec
 	if dec.Action == policy.ActionAllow {
 		x.Decision = "allow"
-		method := PinBindMount
-		if runtime.GOOS != "linux" || e.cfg.Exec.Sandbox.Backend == "none" {
-			method = PinChecked
-		}
-		x.PinnedScripts = pinsOf(tree.Scripts, method)
+		x.PinnedScripts, _ = pinsOf(tree.Scripts, probe.Expected(e.cfg.Exec.Sandbox.Backend, runtime.GOOS))
 		return x, nil
 	}
 	x.BlockedBy, x.Reason = denialOf(dec)
@@ -407,7 +405,7 @@ func pinBase(roots []string) (string, error) {
 		}
 		inside := false
 		for _, r := range roots {
-			if bwrap.Within(real, r) {
+			if sandbox.Within(real, r) {
 				inside = true
 			}
 		}

@@ -2,32 +2,29 @@ package pipeline
 
 import (
 	"context"
-
-	"github.com/gatehouse-dev/gatehouse/service/api"
+	"os"
 
 	"github.com/gatehouse-dev/gatehouse/sandbox"
-	"github.com/gatehouse-dev/gatehouse/sandbox/bwrap"
-	"github.com/gatehouse-dev/gatehouse/sandbox/direct"
+	"github.com/gatehouse-dev/gatehouse/sandbox/backends"
 	"github.com/gatehouse-dev/gatehouse/sandbox/probe"
+	"github.com/gatehouse-dev/gatehouse/service/api"
 )
 
-var defaultWriteDeny = bwrap.DefaultWriteDeny
-
-// backendChoice is the backend picked for one call and how to run it.
+// backendChoice is the backend picked for one call and its runner. The
+// pipeline asks the backend for facts (sandbox.Backend's methods) and
+// never compares its name.
 type backendChoice struct {
-	backend   string // bubblewrap, seatbelt or none
+	backend   sandbox.Backend
 	why       string
 	err       error
 	bwrapPath string
-	initPath  string // the sandbox init, for bubblewrap and none
-	// bwrapOpt are the options of a bubblewrap run (warm sandboxes start
-	// with them).
-	bwrapOpt bwrap.RunOptions
-	run      func(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams, id string) *sandbox.Result
+	initPath  string         // the sandbox init every backend runs
+	runner    sandbox.Runner // nil when err is set
 }
 
 // chooseBackend probes the host (per call: a sandbox that worked at start
-// may have been removed since) and picks the configured backend.
+// may have been removed since) and picks the configured backend and its
+// runner.
 func (e *Executor) chooseBackend() backendChoice {
 	facts := probe.Gather(e.cfg.Exec.Sandbox.BwrapPath)
 	chosen, why, err := probe.Select(e.cfg.Exec.Sandbox.Backend, facts)
@@ -35,49 +32,64 @@ func (e *Executor) chooseBackend() backendChoice {
 	if err != nil {
 		return c
 	}
-	// Both run Gatehouse's init (the none mode its sandbox-exec stage):
-	// a missing one fails the start, and one of another build refuses it
-	// (init.go).
-	var in Init
-	if chosen == "bubblewrap" || chosen == "none" {
-		in = e.FindInit()
-		c.initPath = in.Path
+	// Every backend runs Gatehouse's init (mode none and Seatbelt its
+	// sandbox-exec stage): a missing one fails the start, and one of
+	// another build refuses it (init.go).
+	in := e.FindInit()
+	c.initPath = in.Path
+	if in.Err != nil {
+		c.runner = sandbox.Refusal{Result: *initFailed(chosen.Mode(), in)}
+		return c
 	}
-	switch {
-	case in.Err != nil:
-		mode := sandbox.ModeBubblewrap
-		if chosen == "none" {
-			mode = sandbox.ModeNone
-		}
-		c.run = func(context.Context, *sandbox.Spec, sandbox.Streams, string) *sandbox.Result {
-			return initFailed(mode, in)
-		}
-	case chosen == "bubblewrap":
-		opt := bwrap.RunOptions{CgroupFD: -1}
-		opt.DisableUserns = probe.BwrapAtLeast(facts, 0, 8, 0)
-		c.bwrapOpt = opt
-		c.run = func(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams, id string) *sandbox.Result {
-			res := e.runBwrap(ctx, spec, out, id, opt)
-			explainMismatch(res, spec.InitPath)
-			return res
-		}
-	case chosen == "none":
-		c.run = func(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams, id string) *sandbox.Result {
-			res := direct.Run(ctx, spec, out)
-			explainMismatch(res, spec.InitPath)
-			return res
-		}
-	default:
-		c.run = func(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams, id string) *sandbox.Result {
-			return runSeatbelt(ctx, spec, out)
-		}
-	}
+	c.runner = backends.Runner(chosen, facts, e.opts.Logger)
 	return c
 }
 
-// BwrapArgs returns the bubblewrap arguments req would run with, without
-// running anything. It is for benchmarks and debugging.
-func (e *Executor) BwrapArgs(req api.ExecRequest) ([]string, error) {
+// runFresh runs spec in a fresh sandbox of c's backend.
+func runFresh(ctx context.Context, c backendChoice, spec *sandbox.Spec, out sandbox.Streams) *sandbox.Result {
+	res := c.runner.Run(ctx, spec, out)
+	explainMismatch(res, spec.InitPath)
+	return res
+}
+
+// startSlot starts a warm sandbox for agent's commands under the
+// configuration in force (pool.go), when the backend starts them: the
+// plan of a command of agent, and the directory its egress proxy will
+// listen in.
+func (e *Executor) startSlot(agent string) (*warmSlot, error) {
+	c := e.chooseBackend()
+	ws, ok := c.runner.(sandbox.WarmStarter)
+	if c.err != nil || !ok {
+		return nil, errNoWarm
+	}
+	roots, err := e.workspaceRoots()
+	if err != nil {
+		return nil, err
+	}
+	req := api.ExecRequest{Agent: agent}
+	spec := e.spec(&req, "/", roots, NewID(), 1, c)
+	if spec.ToolCache != nil {
+		if err := e.prepareToolCache(spec.ToolCache.Dir); err != nil {
+			return nil, err
+		}
+	}
+	dir, err := egressDir()
+	if err != nil {
+		return nil, err
+	}
+	spec.Egress = egressSpec(dir)
+	w, err := ws.StartWarm(spec)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return &warmSlot{agent: agent, egressDir: dir, w: w}, nil
+}
+
+// PlanSpec returns the sandbox plan req would run with, without running
+// anything (the tool cache it binds is created). It is for benchmarks and
+// debugging (gatehouse exec --print-args).
+func (e *Executor) PlanSpec(req api.ExecRequest) (*sandbox.Spec, error) {
 	if err := e.checkArgs(&req); err != nil {
 		return nil, err
 	}
@@ -91,16 +103,10 @@ func (e *Executor) BwrapArgs(req api.ExecRequest) ([]string, error) {
 	}
 	c := e.chooseBackend()
 	spec := e.spec(&req, dir, roots, NewID(), e.timeout(req.TimeoutSeconds), c)
-	// The tool cache is bound: it must exist (it is the agent's own).
 	if spec.ToolCache != nil {
 		if err := e.prepareToolCache(spec.ToolCache.Dir); err != nil {
 			return nil, err
 		}
 	}
-	plan, err := bwrap.Discover(spec.WorkspaceRoots, spec.DenyRead, spec.WriteDeny)
-	if err != nil {
-		return nil, err
-	}
-	a := bwrap.Args(spec, &plan.Mounts, bwrap.Options{DisableUserns: probe.BwrapAtLeast(probe.Gather(e.cfg.Exec.Sandbox.BwrapPath), 0, 8, 0)})
-	return append(a, bwrap.InitCommand...), nil
+	return spec, nil
 }

@@ -27,7 +27,6 @@ import (
 	"strings"
 
 	"github.com/gatehouse-dev/gatehouse/sandbox"
-	"github.com/gatehouse-dev/gatehouse/sandbox/bwrap"
 	"github.com/gatehouse-dev/gatehouse/service/analysis"
 	"github.com/gatehouse-dev/gatehouse/service/analysis/argvcred"
 	"github.com/gatehouse-dev/gatehouse/service/api"
@@ -36,9 +35,9 @@ import (
 	"github.com/gatehouse-dev/gatehouse/service/policy"
 )
 
-// CredDirInSandbox is where a command finds its credential files under
-// bubblewrap ($GATEHOUSE_CRED_DIR).
-const CredDirInSandbox = bwrap.RunDir + "/cred"
+// CredDirInSandbox is where a command finds its credential files under a
+// backend that binds paths ($GATEHOUSE_CRED_DIR).
+const CredDirInSandbox = sandbox.CredDirInSandbox
 
 // Denials of the credential stage; each names the credential.
 // credential_in_argv is a hard denial no knob relaxes.
@@ -129,10 +128,10 @@ func (e *Executor) credBroker() *broker.Broker {
 
 // leaseCredentials reads the decision's credentials and puts them into
 // spec: variables, and the files' directory bound read-only at
-// CredDirInSandbox (bubblewrap) or named by its host path (no bind
-// mounts). The caller releases the lease when the run ends. A *Denial
+// CredDirInSandbox (a backend that binds paths) or named by its host path
+// (spec.CredDir). The caller releases the lease when the run ends. A *Denial
 // means nothing may run.
-func (e *Executor) leaseCredentials(d *Admitted, spec *sandbox.Spec, backend string, ev *api.Event) (*broker.Lease, error) {
+func (e *Executor) leaseCredentials(d *Admitted, spec *sandbox.Spec, backend sandbox.Backend, ev *api.Event) (*broker.Lease, error) {
 	p := d.creds
 	if p == nil || len(p.IDs) == 0 {
 		return nil, nil
@@ -141,7 +140,7 @@ func (e *Executor) leaseCredentials(d *Admitted, spec *sandbox.Spec, backend str
 		return nil, denyNeverRan(ev, DenyCredUnavailable, "no keychain is configured for the governed shell; nothing ran", DenyCredUnavailable)
 	}
 	opts := broker.LeaseOptions{ExecID: ev.ID}
-	if backend == "bubblewrap" {
+	if backend.BindsPaths() {
 		opts.DirInSandbox = CredDirInSandbox
 	}
 	l, err := e.credBroker().Lease(p, opts)
@@ -154,13 +153,16 @@ func (e *Executor) leaseCredentials(d *Admitted, spec *sandbox.Spec, backend str
 	}
 	spec.Env = mergeEnv(spec.Env, l.Env)
 	if l.Dir != "" {
-		if backend == "bubblewrap" {
+		spec.CredDir = l.Dir
+		binds := backend.BindsPaths()
+		if binds {
 			spec.ExtraBinds = append(spec.ExtraBinds, sandbox.Bind{Source: l.Dir, Target: CredDirInSandbox})
 		}
 		// Other executions must not see this one's files: the parent is
-		// hidden from them, unless it is on a mount the sandbox replaces
-		// anyway.
-		if parent := filepath.Dir(l.Dir); !bwrap.Within(parent, "/tmp") && !bwrap.Within(parent, "/run") {
+		// hidden from them (the backend lets this one read its own,
+		// spec.CredDir), unless it is on a mount a binding sandbox
+		// replaces anyway.
+		if parent := filepath.Dir(l.Dir); !binds || !sandbox.Within(parent, "/tmp") && !sandbox.Within(parent, "/run") {
 			spec.DenyRead = append(spec.DenyRead, parent)
 		}
 	}

@@ -10,7 +10,6 @@ import (
 	"sync"
 
 	"github.com/gatehouse-dev/gatehouse/sandbox"
-	"github.com/gatehouse-dev/gatehouse/sandbox/bwrap"
 	"github.com/gatehouse-dev/gatehouse/sandbox/egress"
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/broker"
@@ -31,10 +30,13 @@ type egressTestOptions struct {
 	loopbackNames []string
 }
 
-// startEgress starts the execution's egress proxy, binds its socket into
-// spec and points the proxy variables at the bridge. The returned stop
-// function ends the proxy and fills ev.Egress; it is safe to call twice.
-func (e *Executor) startEgress(ctx context.Context, req *api.ExecRequest, spec *sandbox.Spec, ev *api.Event, into string, lease *broker.Lease, backend string) (stop func(), err error) {
+// startEgress starts the execution's egress proxy and puts it into spec:
+// for a backend with a network of its own, its unix socket (bound in, and
+// reached through the init's bridge); for one sharing the host's network,
+// a loopback TCP port. The proxy swaps the placeholders of lease's masked
+// credentials (mask.go). The returned stop function ends the proxy and
+// fills ev.Egress; it is safe to call twice.
+func (e *Executor) startEgress(ctx context.Context, req *api.ExecRequest, spec *sandbox.Spec, backend sandbox.Backend, ev *api.Event, into string, lease *broker.Lease) (stop func(), err error) {
 	list, field := e.cfg.Policy.EgressAllowlistFor(req.Agent)
 	allow, err := egress.ParseAllowlist(list, e.cfg.Exec.Egress.AllowedPorts)
 	if err != nil {
@@ -102,8 +104,18 @@ func (e *Executor) startEgress(ctx context.Context, req *api.ExecRequest, spec *
 		}
 		return nil, fmt.Errorf("starting the egress proxy: %w", err)
 	}
-	ln, err := net.Listen("unix", filepath.Join(dir, bwrap.ProxySocketName))
+	spec.Egress = egressSpec(dir)
+	var ln net.Listener
+	if backend.OwnNetwork() {
+		ln, err = egress.ListenUnix(dir)
+	} else {
+		ln, err = egress.ListenLoopback()
+		if err == nil {
+			spec.Egress = &sandbox.Egress{Addr: ln.Addr().String()}
+		}
+	}
 	if err != nil {
+		proxy.Close()
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("starting the egress proxy: %w", err)
 	}
@@ -112,7 +124,6 @@ func (e *Executor) startEgress(ctx context.Context, req *api.ExecRequest, spec *
 		defer close(served)
 		proxy.Serve(ln)
 	}()
-	spec.Egress = egressSpec(dir)
 
 	var once sync.Once
 	return func() {
@@ -148,7 +159,7 @@ func egressDir() (string, error) {
 
 // egressSpec is the sandbox's side of the proxy whose directory is dir.
 func egressSpec(dir string) *sandbox.Egress {
-	eg := &sandbox.Egress{Socket: filepath.Join(dir, bwrap.ProxySocketName)}
+	eg := &sandbox.Egress{Socket: filepath.Join(dir, sandbox.ProxySocketName)}
 	if target := resolvTarget(); target != "" {
 		eg.ResolvConf, eg.ResolvConfTarget = filepath.Join(dir, "resolv.conf"), target
 	}

@@ -16,7 +16,6 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -26,7 +25,6 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/keyring"
 	"github.com/gatehouse-dev/gatehouse/sandbox"
-	"github.com/gatehouse-dev/gatehouse/sandbox/bwrap"
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/broker"
 	"github.com/gatehouse-dev/gatehouse/service/policy"
@@ -88,9 +86,6 @@ func denyNeverRan(ev *api.Event, code, reason, statusReason string) *Denial {
 	ev.Status, ev.StatusReason = string(sandbox.StatusNeverRan), statusReason
 	return deny(ev, code, reason)
 }
-
-// MandatoryDenyRead are the home-relative paths no command may read.
-var MandatoryDenyRead = policy.MandatoryDenyRead
 
 // Options configure an Executor.
 type Options struct {
@@ -330,13 +325,13 @@ func (e *Executor) run(ctx context.Context, d *Admitted, out sandbox.Streams, ev
 	ev.SetCommand(req.Command)
 
 	choice := e.chooseBackend()
-	if choice.err != nil || choice.backend == "none" && e.cfg.Policy.SandboxRequired {
+	if choice.err != nil || !choice.backend.Isolates() && e.cfg.Policy.SandboxRequired {
 		reason := "no sandbox backend is available"
 		if choice.err != nil {
 			reason = choice.err.Error()
 		}
-		if choice.backend == "none" && choice.err == nil {
-			reason = "sandbox backend is none (" + choice.why + ") and policy.sandbox_required is true"
+		if choice.err == nil {
+			reason = "sandbox backend is " + string(choice.backend) + " (" + choice.why + ") and policy.sandbox_required is true"
 		}
 		ev.SandboxMode = string(sandbox.ModeUnavailableDenied)
 		return nil, denyNeverRan(ev, DenySandboxUnavailable, reason, DenySandboxUnavailable)
@@ -381,7 +376,7 @@ func (e *Executor) run(ctx context.Context, d *Admitted, out sandbox.Streams, ev
 
 	// A warm sandbox (pool.go) when one is ready for this command's plan.
 	var slot *warmSlot
-	if choice.backend == "bubblewrap" {
+	if _, ok := choice.runner.(sandbox.WarmStarter); ok {
 		var why string
 		slot, why = e.take(req, spec, len(plan.scripts) > 0, d.creds != nil && len(d.creds.Files) > 0, d.creds != nil && len(d.creds.Masked) > 0)
 		ev.SandboxStart, ev.SandboxStartReason = StartFresh, why
@@ -402,7 +397,7 @@ func (e *Executor) run(ctx context.Context, d *Admitted, out sandbox.Streams, ev
 	if slot != nil {
 		egressInto = slot.egressDir
 	}
-	stopEgress, err := e.startEgress(ctx, req, spec, ev, egressInto, lease, choice.backend)
+	stopEgress, err := e.startEgress(ctx, req, spec, choice.backend, ev, egressInto, lease)
 	if err != nil {
 		return nil, err
 	}
@@ -561,7 +556,7 @@ func (e *Executor) resolveCwd(cwd string, roots []string) (string, error) {
 		return "", fmt.Errorf("cwd %q is not a directory", cwd)
 	}
 	for _, root := range roots {
-		if bwrap.Within(real, root) {
+		if sandbox.Within(real, root) {
 			return real, nil
 		}
 	}
@@ -612,7 +607,7 @@ func (e *Executor) recheckWorkspace(dir string) ([]string, error) {
 		return nil, &Denial{Code: DenyWorkspaceRoot, Reason: err.Error()}
 	}
 	real, err := filepath.EvalSymlinks(dir)
-	if err != nil || real != dir || !slices.ContainsFunc(roots, func(r string) bool { return bwrap.Within(dir, r) }) {
+	if err != nil || real != dir || !slices.ContainsFunc(roots, func(r string) bool { return sandbox.Within(dir, r) }) {
 		return nil, &Denial{Code: DenyCwdOutside, Reason: fmt.Sprintf("cwd %q no longer resolves to itself inside a workspace root; run the command again", dir)}
 	}
 	return roots, nil
@@ -693,6 +688,7 @@ func (e *Executor) spec(req *api.ExecRequest, dir string, roots []string, id str
 	}
 	tools, runtimeDir := e.toolEnv(tc, c.backend, read, hide, allow)
 	s := &sandbox.Spec{
+		ID:             id,
 		Shell:          e.cfg.Exec.Shell,
 		Command:        req.Command,
 		Dir:            dir,
@@ -716,7 +712,7 @@ func (e *Executor) spec(req *api.ExecRequest, dir string, roots []string, id str
 		BwrapPath:      c.bwrapPath,
 		RuntimeDir:     runtimeDir,
 	}
-	if tc != nil && c.backend == "bubblewrap" {
+	if tc != nil {
 		s.ToolCache = &sandbox.ToolCache{Root: tc.Root, Dir: tc.Dir}
 	}
 	return s
@@ -733,5 +729,3 @@ func NewID() string {
 	rand.Read(b[:])
 	return hex.EncodeToString(b[:])
 }
-
-var _ = runtime.GOOS

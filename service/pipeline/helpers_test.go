@@ -3,14 +3,12 @@ package pipeline
 import (
 	"bytes"
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/gatehouse-dev/gatehouse/sandbox"
-	"github.com/gatehouse-dev/gatehouse/sandbox/bwrap"
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/policy"
 )
@@ -92,10 +90,16 @@ func (f *fixture) try(command string, mod ...func(*api.ExecRequest)) (*Outcome, 
 	// Forced warm, a command goes fresh only for what a warm sandbox
 	// cannot take.
 	if p := f.ex.pool.Load(); p != nil && p.force && o != nil && o.Event.Status != string(sandbox.StatusFailedToStart) && o.Event.SandboxMode == "bubblewrap" && o.Event.SandboxStart != StartWarm &&
-		(strings.HasPrefix(o.Event.SandboxStartReason, "no warm sandbox") || o.Event.SandboxStartReason == bwrap.ErrPlanChanged.Error()) {
+		(strings.HasPrefix(o.Event.SandboxStartReason, "no warm sandbox") || o.Event.SandboxStartReason == sandbox.ErrPlanChanged.Error()) {
 		f.t.Errorf("%q ran fresh under GATEHOUSE_TEST_WARM=1: %s", command, o.Event.SandboxStartReason)
 	}
 	return o, err
+}
+
+// hooks installs pinning hooks for f's workspace.
+func (f *fixture) hooks(h *pinHooks) {
+	testOnlyPinHooks.Store(f.ws, h)
+	f.t.Cleanup(func() { testOnlyPinHooks.Delete(f.ws) })
 }
 
 func (f *fixture) write(rel, content string) string {
@@ -115,23 +119,6 @@ func exitOf(o *Outcome) int {
 		return -1
 	}
 	return *o.Result.ExitCode
-}
-
-func denial(err error) *Denial {
-	var d *Denial
-	if errors.As(err, &d) {
-		return d
-	}
-	return nil
-}
-
-func mustRead(t *testing.T, path string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
 
 var _ = bytes.Contains

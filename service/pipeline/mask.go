@@ -25,7 +25,6 @@ import (
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/sandbox"
-	"github.com/gatehouse-dev/gatehouse/sandbox/bwrap"
 	"github.com/gatehouse-dev/gatehouse/sandbox/egress"
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/broker"
@@ -33,13 +32,13 @@ import (
 )
 
 // CABundleInSandbox is where a command with masked credentials finds the
-// CA bundle it trusts, under bubblewrap.
-const CABundleInSandbox = bwrap.RunDir + "/ca-bundle.pem"
+// CA bundle it trusts, under a backend that binds paths.
+const CABundleInSandbox = sandbox.RunDir + "/ca-bundle.pem"
 
 // masking returns the proxy's masking options for lease, and writes the
 // sandbox's CA bundle into dir, binding it and pointing the variables at
 // it in spec.
-func (e *Executor) masking(lease *broker.Lease, spec *sandbox.Spec, ev *api.Event, dir, backend string) (*egress.Masking, error) {
+func (e *Executor) masking(lease *broker.Lease, spec *sandbox.Spec, ev *api.Event, dir string, backend sandbox.Backend) (*egress.Masking, error) {
 	ca, err := egressca.Load(e.opts.Keyring, time.Now())
 	if err != nil {
 		return nil, denyNeverRan(ev, DenyCredUnavailable,
@@ -59,7 +58,7 @@ func (e *Executor) masking(lease *broker.Lease, spec *sandbox.Spec, ev *api.Even
 		return nil, fmt.Errorf("masked credentials: writing the CA bundle: %w", err)
 	}
 	inSandbox := bundle
-	if backend == "bubblewrap" {
+	if backend.BindsPaths() {
 		inSandbox = CABundleInSandbox
 		spec.ExtraBinds = append(spec.ExtraBinds, sandbox.Bind{Source: bundle, Target: CABundleInSandbox})
 	}

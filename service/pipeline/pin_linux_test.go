@@ -19,12 +19,6 @@ import (
 	"github.com/gatehouse-dev/gatehouse/service/policy"
 )
 
-// hooks installs pinning hooks for f's workspace.
-func (f *fixture) hooks(h *pinHooks) {
-	testOnlyPinHooks.Store(f.ws, h)
-	f.t.Cleanup(func() { testOnlyPinHooks.Delete(f.ws) })
-}
-
 // leftoverPins reports pin directories holding a file with content.
 func leftoverPins(t *testing.T, content string) []string {
 	var out []string

@@ -4,7 +4,8 @@ package pipeline
 // service starts ahead of their commands, bwrap and the init already
 // running and waiting for the plan, so that a command does not wait for
 // them. A warm sandbox serves one command and only one whose mount plan is
-// exactly the one it was started with (bwrap.Warm.Run compares them); it is
+// exactly the one it was started with (the backend's Warm.Run compares
+// them); it is
 // then discarded and another started in the background. Everything of one
 // execution (its environment, working directory, egress proxy, the guard
 // and sweep over the host as it is then) comes at use; nothing of one
@@ -19,7 +20,6 @@ import (
 	"sync"
 
 	"github.com/gatehouse-dev/gatehouse/sandbox"
-	"github.com/gatehouse-dev/gatehouse/sandbox/bwrap"
 	"github.com/gatehouse-dev/gatehouse/service/api"
 )
 
@@ -32,19 +32,10 @@ const (
 // A warmSlot is one warm sandbox and what it was started with.
 type warmSlot struct {
 	agent string
-	// egressDir is bound at bwrap.EgressDir: the execution's proxy
-	// listens there when the command comes.
+	// egressDir is bound at sandbox.EgressDirInSandbox: the execution's
+	// proxy listens there when the command comes.
 	egressDir string
-	w         warmSandbox
-	release   func() // the slot's cgroup, and egressDir when unused
-}
-
-// warmSandbox is the backend's warm sandbox (bwrap.Warm on Linux).
-type warmSandbox interface {
-	Run(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams, id string) (*sandbox.Result, error)
-	Alive() bool
-	Pid() int
-	Close()
+	w         sandbox.Warm
 }
 
 // errNoWarm says why a slot could not be started.
@@ -216,25 +207,24 @@ func (e *Executor) planChanged() {
 // plan, else in a fresh sandbox; the event says which, and why fresh.
 func (e *Executor) runIn(ctx context.Context, slot *warmSlot, choice backendChoice, spec *sandbox.Spec, out sandbox.Streams, ev *api.Event) *sandbox.Result {
 	if slot != nil {
-		res, err := slot.w.Run(ctx, spec, out, ev.ID)
+		res, err := slot.w.Run(ctx, spec, out)
 		if err == nil {
 			ev.SandboxStart, ev.SandboxStartReason = StartWarm, ""
 			explainMismatch(res, spec.InitPath)
 			return res
 		}
 		ev.SandboxStartReason = err.Error()
-		if errors.Is(err, bwrap.ErrPlanChanged) {
+		if errors.Is(err, sandbox.ErrPlanChanged) {
 			e.planChanged()
 		}
 	}
-	return choice.run(ctx, spec, out, ev.ID)
+	return runFresh(ctx, choice, spec, out)
 }
 
 // discard ends the slot's sandbox unless its command ran there, and
 // frees what it held.
 func (s *warmSlot) discard() {
 	s.w.Close()
-	s.release()
 	os.RemoveAll(s.egressDir)
 }
 

@@ -12,8 +12,8 @@ import (
 // (which says whether the seccomp stage installed), or why nothing started.
 // It runs no agent command and binds no workspace; under read: workspace
 // it hides what that posture hides and binds read_allow back, so that a
-// plan bubblewrap cannot make shows here.
-func (e *Executor) ProbeSandbox(ctx context.Context) (backend, why string, res *sandbox.Result, err error) {
+// plan the backend cannot make shows here.
+func (e *Executor) ProbeSandbox(ctx context.Context) (backend sandbox.Backend, why string, res *sandbox.Result, err error) {
 	c := e.chooseBackend()
 	if c.err != nil {
 		return c.backend, c.why, nil, c.err
@@ -33,5 +33,6 @@ func (e *Executor) ProbeSandbox(ctx context.Context) (backend, why string, res *
 		BwrapPath:   c.bwrapPath,
 	}
 	spec.Read, spec.ReadHide, spec.ReadAllow = e.readPlan(nil, nil)
-	return c.backend, c.why, c.run(ctx, spec, sandbox.Streams{}, NewID()), nil
+	spec.ID = NewID()
+	return c.backend, c.why, runFresh(ctx, c, spec, sandbox.Streams{}), nil
 }

@@ -11,7 +11,6 @@ import (
 	"slices"
 
 	"github.com/gatehouse-dev/gatehouse/sandbox"
-	"github.com/gatehouse-dev/gatehouse/sandbox/bwrap"
 	"github.com/gatehouse-dev/gatehouse/service/policy"
 )
 
@@ -45,15 +44,15 @@ func (e *Executor) readPlan(roots, writable []string) (sandbox.ReadPosture, []st
 // posture that hides hide and brings back allow.
 func readable(p string, hide, allow []string) bool {
 	in := func(list []string) bool {
-		return slices.ContainsFunc(list, func(d string) bool { return bwrap.Within(p, d) })
+		return slices.ContainsFunc(list, func(d string) bool { return sandbox.Within(p, d) })
 	}
 	return !in(hide) || in(allow)
 }
 
 // readPostureHeld is the read posture an execution under backend gets:
-// only bubblewrap hides anything.
-func readPostureHeld(spec *sandbox.Spec, backend string) string {
-	if backend == "bubblewrap" && spec.Read == sandbox.ReadWorkspace && len(spec.ReadHide) > 0 {
+// only a backend that binds paths hides anything.
+func readPostureHeld(spec *sandbox.Spec, backend sandbox.Backend) string {
+	if backend.BindsPaths() && spec.Read == sandbox.ReadWorkspace && len(spec.ReadHide) > 0 {
 		return string(sandbox.ReadWorkspace)
 	}
 	return string(sandbox.ReadHost)

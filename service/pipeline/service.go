@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"github.com/gatehouse-dev/gatehouse/sandbox"
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/policy"
 )
@@ -32,5 +33,5 @@ func (e *Executor) WorkspaceRoots() []string { return e.roots() }
 // root (and each repository in it) that commands may not write, a
 // directory's with a final "/".
 func (e *Executor) WriteDeny() []string {
-	return append(append([]string{}, defaultWriteDeny...), e.cfg.Exec.Sandbox.WriteDeny...)
+	return append(append([]string{}, sandbox.DefaultWriteDeny...), e.cfg.Exec.Sandbox.WriteDeny...)
 }

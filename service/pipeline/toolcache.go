@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/sandbox"
-	"github.com/gatehouse-dev/gatehouse/sandbox/bwrap"
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/toolcache"
 )
@@ -27,7 +26,7 @@ func (e *Executor) toolCacheOf(req *api.ExecRequest, denyRead []string) *toolcac
 		return nil
 	}
 	for _, d := range denyRead {
-		if bwrap.Within(root, d) {
+		if sandbox.Within(root, d) {
 			return nil
 		}
 	}
@@ -35,9 +34,9 @@ func (e *Executor) toolCacheOf(req *api.ExecRequest, denyRead []string) *toolcac
 	return &c
 }
 
-// toolEnv is the variables of the tool cache c (none for nil) and, under
-// bubblewrap, the private runtime directory.
-func (e *Executor) toolEnv(c *toolcache.Cache, backend string, read sandbox.ReadPosture, hide, allow []string) (env []string, runtimeDir string) {
+// toolEnv is the variables of the tool cache c (none for nil) and, under a
+// backend that binds paths, the private runtime directory.
+func (e *Executor) toolEnv(c *toolcache.Cache, backend sandbox.Backend, read sandbox.ReadPosture, hide, allow []string) (env []string, runtimeDir string) {
 	if c == nil {
 		return nil, ""
 	}
@@ -54,7 +53,7 @@ func (e *Executor) toolEnv(c *toolcache.Cache, backend string, read sandbox.Read
 		}
 	}
 	env = c.Env(host)
-	if backend == "bubblewrap" {
+	if backend.BindsPaths() {
 		runtimeDir = "/run/user/" + strconv.Itoa(os.Getuid())
 		env = append(env, "XDG_RUNTIME_DIR="+runtimeDir)
 	}

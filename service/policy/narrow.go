@@ -81,6 +81,7 @@ import (
 	"sync"
 
 	"github.com/gatehouse-dev/gatehouse/assets"
+	"github.com/gatehouse-dev/gatehouse/sandbox"
 	"github.com/gatehouse-dev/gatehouse/sandbox/egress"
 )
 
@@ -224,7 +225,7 @@ func narrow(p string, user, managed *layer) []error {
 				continue // validation reports it
 			}
 			ru := Resolve(u)
-			if !slices.ContainsFunc(real, func(r string) bool { return within(ru, r) }) {
+			if !slices.ContainsFunc(real, func(r string) bool { return sandbox.Within(ru, r) }) {
 				errs = append(errs, errAt(user.itemSource(p, i), fmt.Sprintf("%s[%d]", p, i),
 					"%s is outside the managed list %s (%s); %s", showPath(u), quoteList(m), ms, allowed))
 			}
@@ -242,7 +243,7 @@ func narrow(p string, user, managed *layer) []error {
 		return rankNarrow(p, uv.(string), mv.(string), us, ms, seccompRank, []string{"off", "preferred", "required"})
 	case "exec.default_cwd":
 		u, m := uv.(string), mv.(string)
-		if path.IsAbs(u) && path.IsAbs(m) && !within(Resolve(u), Resolve(m)) {
+		if path.IsAbs(u) && path.IsAbs(m) && !sandbox.Within(Resolve(u), Resolve(m)) {
 			return []error{errAt(us, p, "%s is outside the managed value %s (%s); use that directory or one inside it", showPath(u), showPath(m), ms)}
 		}
 	case "policy.workspace_roots", "policy.script_inspection_roots":
@@ -267,7 +268,7 @@ func narrow(p string, user, managed *layer) []error {
 				continue // validation reports it
 			}
 			ru := Resolve(u)
-			if !slices.ContainsFunc(real, func(root string) bool { return within(ru, root) }) {
+			if !slices.ContainsFunc(real, func(root string) bool { return sandbox.Within(ru, root) }) {
 				errs = append(errs, errAt(user.itemSource(p, i), fmt.Sprintf("%s[%d]", p, i),
 					"%s is outside %s (%s); use one of those directories or one inside them", showPath(u), what, ms))
 			}
@@ -341,12 +342,6 @@ func rankNarrow(p, u, m string, us, ms Source, rank map[string]int, order []stri
 		return []error{errAt(us, p, "%q widens the managed value %q (%s); %s", u, m, ms, what)}
 	}
 	return nil
-}
-
-// within reports whether the clean absolute path p is dir or inside it.
-// "/app_backup" is not within "/app".
-func within(p, dir string) bool {
-	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
 }
 
 // showPath quotes the path p, with where it resolves when its symlinks

@@ -266,23 +266,3 @@ func TestNarrow(t *testing.T) {
 		})
 	}
 }
-
-func TestWithin(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		p, dir string
-		want   bool
-	}{
-		{"/app", "/app", true},
-		{"/app/x", "/app", true},
-		{"/app_backup", "/app", false},
-		{"/ap", "/app", false},
-		{"/", "/app", false},
-		{"/anything", "/", true},
-	}
-	for _, tt := range tests {
-		if got := within(tt.p, tt.dir); got != tt.want {
-			t.Errorf("within(%q, %q): got %v, want %v", tt.p, tt.dir, got, tt.want)
-		}
-	}
-}

@@ -123,13 +123,13 @@ func RootProblem(real, home string, denyRead, mandatory []string) string {
 		return "the whole filesystem"
 	case home != "" && real == home:
 		return "the home directory"
-	case home != "" && within(home, real):
+	case home != "" && sandbox.Within(home, real):
 		return "above the home directory"
 	}
-	if i := slices.IndexFunc(denyRead, func(d string) bool { return within(real, d) }); i >= 0 {
+	if i := slices.IndexFunc(denyRead, func(d string) bool { return sandbox.Within(real, d) }); i >= 0 {
 		return fmt.Sprintf("inside the deny-read path %q", denyRead[i])
 	}
-	if i := slices.IndexFunc(mandatory, func(d string) bool { return within(d, real) }); i >= 0 {
+	if i := slices.IndexFunc(mandatory, func(d string) bool { return sandbox.Within(d, real) }); i >= 0 {
 		return fmt.Sprintf("above the deny-read path %q", mandatory[i])
 	}
 	return ""
@@ -181,7 +181,7 @@ func checkRoots(l *Loaded, home string) []error {
 			continue // validation reports it
 		}
 		real := Resolve(a)
-		if j := slices.IndexFunc(deny, func(d string) bool { return within(real, d) }); j >= 0 {
+		if j := slices.IndexFunc(deny, func(d string) bool { return sandbox.Within(real, d) }); j >= 0 {
 			errs = append(errs, errAt(l.itemSource(ra, i), fmt.Sprintf("%s[%d]", ra, i),
 				"%s is inside the deny-read path %q; the deny-read set is never readable", showPath(a), deny[j]))
 		}
@@ -236,7 +236,7 @@ func (c *Config) ResolveWorkspaceRoots(home string, private []string) ([]string,
 		if problem := RootProblem(real, resolvedHome, deny, mandatory); problem != "" {
 			return nil, fmt.Errorf("workspace root %q now resolves to %q, %s; remove the symlink or change policy.workspace_roots", r, real, problem)
 		}
-		if bound != nil && !slices.ContainsFunc(bound, func(b string) bool { return within(real, b) }) {
+		if bound != nil && !slices.ContainsFunc(bound, func(b string) bool { return sandbox.Within(real, b) }) {
 			return nil, fmt.Errorf("workspace root %q now resolves to %q, outside the managed %s %s; remove the symlink or change policy.workspace_roots",
 				r, real, c.Managed.Field, quoteList(c.Managed.WorkspaceRoots))
 		}

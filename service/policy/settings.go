@@ -46,6 +46,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gatehouse-dev/gatehouse/sandbox"
 	"github.com/gatehouse-dev/gatehouse/sandbox/egress"
 )
 
@@ -117,9 +118,9 @@ func (s *Settings) Writable(roots []string) []string {
 		for _, r := range roots {
 			for _, a := range allow {
 				switch {
-				case within(r, a):
+				case sandbox.Within(r, a):
 					out = append(out, r)
-				case within(a, r):
+				case sandbox.Within(a, r):
 					if fi, err := os.Stat(a); err == nil && fi.IsDir() {
 						out = append(out, a)
 					}
@@ -130,14 +131,14 @@ func (s *Settings) Writable(roots []string) []string {
 	deny := ResolveEach(s.DenyWrite)
 	var kept []string
 	for _, w := range out {
-		if slices.Contains(kept, w) || slices.ContainsFunc(deny, func(d string) bool { return within(w, d) }) {
+		if slices.Contains(kept, w) || slices.ContainsFunc(deny, func(d string) bool { return sandbox.Within(w, d) }) {
 			continue
 		}
 		kept = append(kept, w)
 	}
 	// A directory inside another kept one is writable through it.
 	return slices.DeleteFunc(kept, func(w string) bool {
-		return slices.ContainsFunc(kept, func(o string) bool { return o != w && within(w, o) })
+		return slices.ContainsFunc(kept, func(o string) bool { return o != w && sandbox.Within(w, o) })
 	})
 }
 
@@ -527,7 +528,7 @@ func (r *settingsReader) expand(s string) []string {
 // overlapsRoot reports whether abs lies in a workspace root or holds one.
 func (r *settingsReader) overlapsRoot(abs string) bool {
 	ra := Resolve(abs)
-	return slices.ContainsFunc(ResolveEach(r.roots), func(root string) bool { return within(ra, root) || within(root, ra) })
+	return slices.ContainsFunc(ResolveEach(r.roots), func(root string) bool { return sandbox.Within(ra, root) || sandbox.Within(root, ra) })
 }
 
 // apply puts what was read into l.
@@ -541,7 +542,7 @@ func (r *settingsReader) apply(l *Loaded) {
 		}
 		for _, abs := range r.expand(e.value) {
 			ra := Resolve(abs)
-			if i := slices.IndexFunc(ResolveEach(r.roots), func(root string) bool { return within(root, ra) }); i >= 0 {
+			if i := slices.IndexFunc(ResolveEach(r.roots), func(root string) bool { return sandbox.Within(root, ra) }); i >= 0 {
 				r.errf(e.line, e.path, "%q holds the workspace root %q, which commands must read; to hide the rest of the home directory use exec.sandbox.read: workspace", e.value, r.roots[i])
 				continue
 			}

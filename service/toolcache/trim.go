@@ -2,6 +2,7 @@ package toolcache
 
 import (
 	"errors"
+	"github.com/gatehouse-dev/gatehouse/sandbox"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -100,7 +101,7 @@ func survey(root string) ([]unit, int64, error) {
 			}
 			return err
 		}
-		if mod != nil && !within(p, mod.path) {
+		if mod != nil && !sandbox.Within(p, mod.path) {
 			units = append(units, *mod)
 			mod = nil
 		}
@@ -145,10 +146,6 @@ func moduleDir(root, p string) bool {
 	}
 	parts := strings.Split(filepath.ToSlash(rel), "/")
 	return len(parts) >= 3 && parts[1] == "go-mod" && parts[2] != "cache" && strings.Contains(parts[len(parts)-1], "@")
-}
-
-func within(p, dir string) bool {
-	return p == dir || strings.HasPrefix(p, dir+string(filepath.Separator))
 }
 
 // remove deletes a unit. Go makes its extracted modules read-only, so

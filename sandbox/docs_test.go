@@ -1,4 +1,4 @@
-package bwrap
+package sandbox
 
 import (
 	"os"
@@ -7,15 +7,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/gatehouse-dev/gatehouse/sandbox"
 )
 
 // docsList returns the `code` spans of the section of docs/executor.md
 // under heading, up to the next paragraph that is not the list.
 func docsList(t *testing.T, heading string) []string {
 	t.Helper()
-	p := filepath.Join("..", "..", "docs", "executor.md")
+	p := filepath.Join("..", "docs", "executor.md")
 	b, err := os.ReadFile(p)
 	if err != nil {
 		t.Skipf("docs/executor.md is not beside this copy of the package: %v", err)
@@ -43,7 +41,7 @@ func TestDocsListWriteDeny(t *testing.T) {
 }
 
 func TestDocsListSecretStores(t *testing.T) {
-	if got := docsList(t, "### Deny-read set"); !slices.Equal(got, sandbox.SecretStores) {
-		t.Errorf("docs/executor.md lists the credential stores\n%q\nthe code has\n%q", got, sandbox.SecretStores)
+	if got := docsList(t, "### Deny-read set"); !slices.Equal(got, SecretStores) {
+		t.Errorf("docs/executor.md lists the credential stores\n%q\nthe code has\n%q", got, SecretStores)
 	}
 }
