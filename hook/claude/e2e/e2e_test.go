@@ -458,7 +458,7 @@ func TestDeniedCommandNeverRuns(t *testing.T) {
 	res, _ := w.runClaude(elsewhere, w.sandboxSettings(false), map[string]any{
 		"command": "touch ran-marker", "description": "e2e",
 	})
-	contains(t, "tool_result", res.Content, "Gatehouse denied this command (cwd_outside_workspace)", "workspace_roots")
+	contains(t, "tool_result", res.Content, "Gatehouse denied this command (cwd_outside_workspace)", "cannot be trusted as a workspace", "inside a workspace root")
 	if _, err := os.Stat(filepath.Join(elsewhere, "ran-marker")); err == nil {
 		t.Error("a denied command ran")
 	}
