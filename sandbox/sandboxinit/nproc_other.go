@@ -2,12 +2,9 @@
 
 package sandboxinit
 
-import "errors"
-
 // NProcBase is Linux-only; elsewhere no RLIMIT_NPROC is planned.
 func NProcBase(userNS bool) int64 { return 0 }
 
 // NProcEnforced is false where no RLIMIT_NPROC is planned.
 func NProcEnforced(userNS bool) bool { return false }
 
-func setNProc(n, base int64) error { return errors.New("not supported on this platform") }

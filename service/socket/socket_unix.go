@@ -4,10 +4,13 @@ package socket
 
 import (
 	"context"
+	"errors"
 	"io/fs"
 	"net"
 	"syscall"
 )
+
+var errNotUnix = errors.New("not a unix socket connection")
 
 func listen(path string) (net.Listener, error) {
 	l, err := net.Listen("unix", path)

@@ -1,5 +1,0 @@
-package socket
-
-import "errors"
-
-var errNotUnix = errors.New("not a unix socket connection")
