@@ -146,7 +146,7 @@ func reconcileAudit(ctx context.Context, env *Env, home string) ([]string, error
 	closed, err := s.Reconcile(ctx)
 	var out []string
 	for _, c := range closed {
-		out = append(out, fmt.Sprintf("%s %s (%s): %s", c.ID, c.End.Status, c.End.StatusReason, auditShorten(c.Command, 60)))
+		out = append(out, fmt.Sprintf("%s %s (%s): %s", c.ID, c.End.Status, c.End.StatusReason, audit.Shorten(c.Command, 60)))
 	}
 	return out, err
 }

@@ -56,6 +56,8 @@ exec.audit.output_max_bytes:      64KiB           # default
 exec.notify.sandbox_degraded:     true            # default
 exec.notify.output_redacted:      true            # default
 exec.output.terminal_controls:    escape          # default
+exec.dashboard.enabled:           true            # default
+exec.dashboard.port:              0               # default
 policy.sandbox_required:          true            # default
 policy.audit_required:            true            # default
 policy.exec_timeout_seconds:      300             # managed.yaml:2

@@ -51,6 +51,7 @@ var numberRules = map[string]numberRule{
 	"exec.audit.retention_days":       {min: 1, max: 36500},
 	"exec.audit.retention_events":     {min: 100},
 	"exec.audit.output_max_bytes":     {min: 0, max: int64(64 * MiB), size: true},
+	"exec.dashboard.port":             {min: 0, max: 65535},
 }
 
 // Limits on lists.
