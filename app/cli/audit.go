@@ -71,7 +71,6 @@ func (f *auditFilterFlags) register(fl *flag.FlagSet) {
 	fl.StringVar(&f.grep, "grep", "", "")
 }
 
-
 func (f *auditFilterFlags) filter(cmd string, now time.Time) (audit.Filter, error) {
 	var out audit.Filter
 	if f.since != "" {
@@ -90,7 +89,6 @@ func (f *auditFilterFlags) filter(cmd string, now time.Time) (audit.Filter, erro
 	out.Status, out.SandboxMode, out.Agent, out.Grep = f.status, f.mode, f.agent, f.grep
 	return out, nil
 }
-
 
 func auditList(fl *flag.FlagSet) runFunc {
 	var ff auditFilterFlags
@@ -454,17 +452,12 @@ func auditCard(w io.Writer, e *audit.Entry, kids []api.Event) {
 	}
 }
 
-
-
-
 func auditShortID(id string) string {
 	if len(id) > 12 {
 		return id[:12]
 	}
 	return id
 }
-
-
 
 func auditDash(s string) string {
 	if s == "" {

@@ -18,8 +18,8 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/gatehouse-dev/gatehouse/keyring"
-	"github.com/gatehouse-dev/gatehouse/service/audit"
 	"github.com/gatehouse-dev/gatehouse/sandbox/sandboxtest"
+	"github.com/gatehouse-dev/gatehouse/service/audit"
 	"github.com/gatehouse-dev/gatehouse/service/notify/notifytest"
 )
 
