@@ -143,7 +143,7 @@ func parseFlags(fl *flag.FlagSet, args []string, interspersed bool) ([]string, e
 var commands = byName([]*command{
 	execCmd, explainCmd, auditCmd, statusCmd, doctorCmd, configCmd, credCmd, cacheCmd,
 	installCmd, uninstallCmd, serviceCmd, serveCmd, hookCmd, relayCmd, managedSettingsCmd,
-	approvalsCmd, approveCmd, denyCmd, rulesCmd, workspaceCmd, trayCmd, mcpCmd,
+	approvalsCmd, approveCmd, denyCmd, rulesCmd, workspaceCmd, trayCmd, dashboardCmd, mcpCmd,
 })
 
 // byName indexes cs by name.

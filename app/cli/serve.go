@@ -101,6 +101,11 @@ func runServe(fl *flag.FlagSet) runFunc {
 				}()
 			},
 			ApprovalClosed: func(a api.Approval) { go prompter().Close(a.ID) },
+			Untrust: func(dir string) error {
+				return workspaceStore(env, opts.Home).Remove(dir)
+			},
+			// The dashboard on 127.0.0.1 (dashboard.go).
+			Dashboard: serveDashboard(ctx, env, opts, logger),
 			Workspaces: func() ([]api.Workspace, error) {
 				l, err := policy.Load(opts)
 				if err != nil {

@@ -31,6 +31,9 @@ type Client interface {
 	Approvals(ctx context.Context) ([]api.Approval, error)
 	Answer(ctx context.Context, req api.AnswerRequest) (*api.AnswerResponse, error)
 	Workspaces(ctx context.Context) ([]api.Workspace, error)
+	// DashboardLogin returns the dashboard's address with a one-time
+	// login code.
+	DashboardLogin(ctx context.Context) (string, error)
 	// Stream calls fn with each notice of the live stream until ctx ends
 	// (nil) or the service goes away (an error).
 	Stream(ctx context.Context, fn func(api.StreamNotice)) error
@@ -95,7 +98,7 @@ func newApp(opts Options) *app {
 		opts.Sender = notify.Desktop{}
 	}
 	if opts.Open == nil {
-		opts.Open = openPath
+		opts.Open = Open
 	}
 	log := opts.Logger
 	if log == nil {
@@ -236,6 +239,8 @@ func (a *app) do(ctx context.Context, act Action) {
 		if err := a.opts.Open(act.ID); err != nil {
 			a.notify("Gatehouse: cannot open "+Shorten(act.ID, lineWidth), err.Error())
 		}
+	case ActOpenDashboard:
+		a.openDashboard(ctx)
 	case ActRunDoctor:
 		a.runDoctor(ctx)
 	case ActStartService:
@@ -256,6 +261,20 @@ func (a *app) answer(ctx context.Context, id, answer string) {
 		return
 	}
 	a.update(func(s *State) { s.RemoveApproval(id) })
+}
+
+// openDashboard opens the dashboard with a login code the service gives.
+func (a *app) openDashboard(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	u, err := a.opts.Client.DashboardLogin(ctx)
+	if err != nil {
+		a.notify("Gatehouse: no dashboard", err.Error())
+		return
+	}
+	if err := a.opts.Open(u); err != nil {
+		a.notify("Gatehouse: cannot open the dashboard", err.Error())
+	}
 }
 
 // reportName is the doctor's report, in Options.ReportDir.
@@ -328,8 +347,10 @@ func (a *app) notify(title, body string) {
 	}
 }
 
-// openPath opens path in the desktop's application for it.
-func openPath(path string) error {
+// Open opens path (a file, a directory or a URL) in the desktop's
+// application for it: xdg-open, open on macOS. It fails when there is
+// none.
+func Open(path string) error {
 	name, args := "xdg-open", []string{path}
 	switch runtime.GOOS {
 	case "darwin":
