@@ -53,9 +53,10 @@ run-deps:
 # The suite runs inside a private desktop session (.ci/with-desktop-session.sh:
 # D-Bus session bus, Xvfb, dunst, an unlocked GNOME Keyring), so that the
 # keychain and notification tests run against the real thing instead of
-# skipping.
+# skipping; the dashboard's test fails instead of skipping without
+# Chromium (REQUIRE_BROWSER).
 test-root:
-	.ci/with-desktop-session.sh env REQUIRE_SANDBOX=1 REQUIRE_KEYRING=1 REQUIRE_NOTIFY=1 \
+	.ci/with-desktop-session.sh env REQUIRE_SANDBOX=1 REQUIRE_KEYRING=1 REQUIRE_NOTIFY=1 REQUIRE_BROWSER=1 \
 		$(GO) test -race -count=1 $(PKGS)
 	GATEHOUSE_TEST_WARM=1 $(GO) test -count=1 ./service/pipeline
 	$(GO) test -count=1 -run='^$$' -fuzz=FuzzPolicyLoad -fuzztime=10s ./service/policy

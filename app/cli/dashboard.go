@@ -12,6 +12,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/gatehouse-dev/gatehouse/app/tray"
@@ -57,11 +61,35 @@ func runDashboard(fl *flag.FlagSet) runFunc {
 		if *noOpen {
 			return nil
 		}
-		if err := tray.Open(u); err != nil {
+		if err := openURL(env, u); err != nil {
 			fmt.Fprintf(env.Stderr, "gatehouse: no browser opened (%v); open the address above\n", err)
 		}
 		return nil
 	}
+}
+
+// openURL opens u in the desktop's browser: xdg-open (open on macOS), as
+// found in the PATH of env.
+func openURL(env *Env, u string) error {
+	name := "xdg-open"
+	switch runtime.GOOS {
+	case "darwin":
+		name = "open"
+	case "windows":
+		return tray.Open(u)
+	}
+	for _, dir := range filepath.SplitList(env.Getenv("PATH")) {
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			cmd := exec.Command(p, u)
+			if err := cmd.Start(); err != nil {
+				return fmt.Errorf("running %s: %w", p, err)
+			}
+			go cmd.Wait()
+			return nil
+		}
+	}
+	return fmt.Errorf("%s not found in PATH", name)
 }
 
 // serveDashboard builds the dashboard the service serves: the user's

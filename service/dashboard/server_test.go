@@ -472,7 +472,7 @@ func TestStrictCSP(t *testing.T) {
 		if !strings.HasPrefix(csp, "default-src 'self'") || strings.Contains(csp, "unsafe") || !strings.Contains(csp, "frame-ancestors 'none'") {
 			t.Errorf("%s: CSP %q", path, csp)
 		}
-		if resp.Header.Get("X-Frame-Options") != "DENY" || resp.Header.Get("Referrer-Policy") != "no-referrer" {
+		if resp.Header.Get("X-Frame-Options") != "DENY" || resp.Header.Get("Referrer-Policy") != "same-origin" {
 			t.Errorf("%s: headers %v", path, resp.Header)
 		}
 		if m := inline.FindString(body); m != "" {

@@ -80,10 +80,16 @@
     }
   }
 
+  // A form on its way out is not to be cut short by a reload.
+  let submitting = false;
+  document.addEventListener("submit", function () {
+    submitting = true;
+  });
+
   // editing says whether the person is in the middle of an answer.
   function editing() {
     const el = document.activeElement;
-    return el && (el.tagName === "TEXTAREA" || el.tagName === "INPUT");
+    return submitting || el && (el.tagName === "TEXTAREA" || el.tagName === "INPUT");
   }
 
   function connect() {
@@ -101,13 +107,27 @@
         newer();
       }
     });
-    const approvals = function () {
-      if (page === "approvals" && !editing()) {
-        window.location.reload();
-      }
+    // The approvals page reloads when the requests it shows are no longer
+    // the pending ones (an opened one it lacks, an answered one it
+    // shows), unless the person is typing.
+    const approvals = function (shouldShow) {
+      return function (ev) {
+        if (page !== "approvals" || editing()) {
+          return;
+        }
+        let id = "";
+        try {
+          id = JSON.parse(ev.data).approval.id;
+        } catch (e) {
+          return;
+        }
+        if (Boolean(document.getElementById("approval-" + id)) !== shouldShow) {
+          window.location.reload();
+        }
+      };
     };
-    es.addEventListener("approval.opened", approvals);
-    es.addEventListener("approval.answered", approvals);
+    es.addEventListener("approval.opened", approvals(true));
+    es.addEventListener("approval.answered", approvals(false));
   }
   connect();
 })();
