@@ -93,6 +93,7 @@ bench: build
 	$(GO) test -run='^$$' -bench=Decide -count=5 ./service/pipeline
 	$(GO) test -run='^$$' -bench=Redact -benchtime=3x ./service/dlp
 	$(GO) test -run='^$$' -bench=Analyze -count=5 ./service/analysis
+	$(GO) test -run='^$$' -bench=Pages -benchtime=200x ./service/dashboard
 	$(GO) test -run='^$$' -bench=GoBuildCached -benchtime=20x ./app/cli/workflow -args -gatehouse $(CURDIR)/$(BIN)
 
 fuzz:

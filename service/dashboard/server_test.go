@@ -101,7 +101,7 @@ const hostile = "echo '<script>alert(1)</script>' \x1b[31mred\x1b[2J \x1b]52;c;Z
 
 // fixture is a dashboard on a real listener over a real audit trail.
 type fixture struct {
-	t     *testing.T
+	t     testing.TB
 	srv   *Server
 	svc   *fakeService
 	trail *audit.Store
@@ -110,7 +110,7 @@ type fixture struct {
 	skew  time.Duration
 }
 
-func newFixture(t *testing.T, events int) *fixture {
+func newFixture(t testing.TB, events int) *fixture {
 	t.Helper()
 	dir := t.TempDir()
 	st, err := audit.Open(context.Background(), audit.Options{Path: filepath.Join(dir, "audit.db"), Keys: keyring.NewMemory()})
