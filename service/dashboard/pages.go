@@ -11,7 +11,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/service/api"
@@ -78,8 +77,9 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, ss *session) {
 	req := api.AnswerRequest{ID: r.PostFormValue("id"), Answer: r.PostFormValue("answer"), By: api.ByDashboard}
 	if req.Answer == api.AnswerAlways || req.Answer == api.AnswerDenyAlways {
 		rule := strings.ReplaceAll(r.PostFormValue("rule"), "\r\n", "\n")
-		i := slices.IndexFunc(s.opts.Service.Approvals(), func(a api.Approval) bool { return a.ID == req.ID })
-		if i >= 0 && strings.TrimSpace(rule) != strings.TrimSpace(s.opts.Service.Approvals()[i].SaveRule) {
+		pending := s.opts.Service.Approvals()
+		i := slices.IndexFunc(pending, func(a api.Approval) bool { return a.ID == req.ID })
+		if i >= 0 && strings.TrimSpace(rule) != strings.TrimSpace(pending[i].SaveRule) {
 			req.Rule = rule
 		}
 	}
@@ -292,19 +292,16 @@ type doctorView struct {
 	At     time.Time
 }
 
-// doctorOnce runs one doctor at a time: each starts sandboxes.
-var doctorOnce sync.Mutex
-
 func (s *Server) doctor(w http.ResponseWriter, r *http.Request, ss *session) {
 	var v doctorView
 	if s.opts.Doctor == nil {
 		v.Error = "doctor is not available here; run gatehouse doctor in a terminal"
 	} else {
-		doctorOnce.Lock()
+		s.doctorMu.Lock() // one at a time: each starts sandboxes
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Minute)
 		report, ok, err := s.opts.Doctor(ctx)
 		cancel()
-		doctorOnce.Unlock()
+		s.doctorMu.Unlock()
 		v.Report, v.OK, v.At = report, ok, s.opts.Now()
 		if err != nil {
 			v.Error = err.Error()

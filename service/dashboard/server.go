@@ -105,6 +105,8 @@ type Server struct {
 	l    atomic.Pointer[net.Listener]
 	tmpl *templates
 
+	doctorMu sync.Mutex
+
 	mu       sync.Mutex
 	codes    map[[32]byte]time.Time // hashes of login codes → expiry
 	sessions map[[32]byte]*session  // hashes of cookies → session
@@ -275,6 +277,10 @@ func (s *Server) hostOK(host string) bool {
 // login exchanges a login code for a session: the cookie, then a
 // redirect that drops the code from the address bar.
 func (s *Server) login(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet { // a HEAD (a link preview) spends nothing
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
 	code := r.URL.Query().Get("code")
 	h := sha256.Sum256([]byte(code))
 	now := s.opts.Now()

@@ -329,6 +329,9 @@ func TestLoginCodeWorksOnce(t *testing.T) {
 		t.Fatalf("login URL %q", u)
 	}
 	c := f.client()
+	if resp := f.get(c, u, func(r *http.Request) { r.Method = http.MethodHead }); resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("HEAD of the login URL: %s", resp.Status)
+	}
 	resp := f.get(c, u, nil)
 	if resp.StatusCode != http.StatusSeeOther || strings.Contains(resp.Header.Get("Location"), "code") {
 		t.Fatalf("first use: %s to %q", resp.Status, resp.Header.Get("Location"))
