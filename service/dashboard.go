@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/policy"
@@ -102,6 +103,19 @@ func (s *Service) RemoveWorkspace(dir string) error {
 		return errors.New("workspaces cannot be removed here")
 	}
 	return s.opts.Untrust(dir)
+}
+
+// Explain analyses and decides req under the configuration in force,
+// as gatehouse explain does, and returns the text it prints. Nothing
+// runs.
+func (s *Service) Explain(ctx context.Context, req api.ExecRequest) (string, error) {
+	x, err := s.gen.Load().ex.Explain(ctx, req)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	x.WriteText(&b)
+	return b.String(), nil
 }
 
 // Config returns the configuration in force and where each value came

@@ -202,6 +202,9 @@ type cardView struct {
 	Stdout      outputView
 	Stderr      outputView
 	Approval    *api.ApprovalRecord
+	// Tree is the command tree as analysis reads the command now
+	// (gatehouse explain), or why there is none.
+	Tree, TreeError string
 }
 
 // outputView is one stream of the stored, redacted output.
@@ -260,6 +263,12 @@ func (s *Server) card(w http.ResponseWriter, r *http.Request, ss *session) {
 	}
 	if v.Verdict, err = s.opts.Trail.VerifyRow(ctx, e.Seq); err != nil {
 		v.VerifyError = err.Error()
+	}
+	if e.Command != "" {
+		v.Tree, err = s.opts.Service.Explain(ctx, api.ExecRequest{Command: e.Command, Cwd: e.Event.Cwd, Agent: e.Event.Agent, Surface: e.Event.Surface})
+		if err != nil {
+			v.TreeError = err.Error()
+		}
 	}
 	o := e.Event.Output
 	v.Stdout = outputOf(e.Stdout, o.StdoutBytes)

@@ -62,6 +62,9 @@ type Service interface {
 	RemoveWorkspace(dir string) error
 	// Config is the configuration in force.
 	Config() *policy.Loaded
+	// Explain returns gatehouse explain's text for req: the command
+	// tree as analysis reads it now. Nothing runs.
+	Explain(ctx context.Context, req api.ExecRequest) (string, error)
 }
 
 // Trail is the audit trail the executions come from; *audit.Store
