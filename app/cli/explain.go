@@ -67,7 +67,6 @@ func runExplain(fl *flag.FlagSet) runFunc {
 	}
 }
 
-
 // analysisHint says what to do about a denial of the analysis stage.
 func analysisHint(code string) string {
 	switch code {
