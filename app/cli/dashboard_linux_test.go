@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -64,15 +65,27 @@ type dashUser struct {
 	vars map[string]string
 }
 
-func (u *dashUser) env(out, errw *lockedBuf) *Env {
-	return &Env{Stdin: strings.NewReader(""), Stdout: out, Stderr: errw, Getenv: func(k string) string { return u.vars[k] }}
+// env is the user's environment, with the variables of over in place of
+// theirs. u.vars is not changed once the service runs.
+func (u *dashUser) env(out, errw *lockedBuf, over ...string) *Env {
+	vars := maps.Clone(u.vars)
+	for i := 0; i+1 < len(over); i += 2 {
+		vars[over[i]] = over[i+1]
+	}
+	return &Env{Stdin: strings.NewReader(""), Stdout: out, Stderr: errw, Getenv: func(k string) string { return vars[k] }}
 }
 
 // gatehouse runs a gatehouse command in this process and returns its exit
 // status and output.
 func (u *dashUser) gatehouse(ctx context.Context, args ...string) (ExitStatus, string, string) {
+	return u.gatehouseEnv(ctx, nil, args...)
+}
+
+// gatehouseEnv is gatehouse with the variables of over (name, value, …)
+// changed.
+func (u *dashUser) gatehouseEnv(ctx context.Context, over []string, args ...string) (ExitStatus, string, string) {
 	var out, errw lockedBuf
-	code := run(ctx, u.env(&out, &errw), args)
+	code := run(ctx, u.env(&out, &errw, over...), args)
 	return code, out.String(), errw.String()
 }
 
@@ -144,9 +157,7 @@ policy:
 	var login string
 	for start := time.Now(); ; time.Sleep(50 * time.Millisecond) {
 		// No opener in PATH: it prints the address, says so, and succeeds.
-		u.vars["PATH"] = t.TempDir()
-		code, out, errs := u.gatehouse(context.Background(), "dashboard")
-		u.vars["PATH"] = os.Getenv("PATH")
+		code, out, errs := u.gatehouseEnv(context.Background(), []string{"PATH", t.TempDir()}, "dashboard")
 		if code == 0 {
 			if !strings.Contains(errs, "no browser opened") {
 				t.Errorf("without an opener: stderr %q", errs)
