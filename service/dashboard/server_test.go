@@ -492,4 +492,3 @@ func TestStrictCSP(t *testing.T) {
 		}
 	}
 }
-
