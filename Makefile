@@ -59,9 +59,10 @@ run-deps:
 # The suite runs inside a private desktop session (.ci/with-desktop-session.sh:
 # D-Bus session bus, Xvfb, dunst, an unlocked GNOME Keyring), so that the
 # keychain and notification tests run against the real thing instead of
-# skipping.
+# skipping; the dashboard's test fails instead of skipping without
+# Chromium (REQUIRE_BROWSER).
 test-root:
-	.ci/with-desktop-session.sh env REQUIRE_SANDBOX=1 REQUIRE_KEYRING=1 REQUIRE_NOTIFY=1 \
+	.ci/with-desktop-session.sh env REQUIRE_SANDBOX=1 REQUIRE_KEYRING=1 REQUIRE_NOTIFY=1 REQUIRE_BROWSER=1 \
 		$(GO) test -race -count=1 $(PKGS)
 	GATEHOUSE_TEST_WARM=1 $(GO) test -count=1 ./service/pipeline
 	$(GO) test -count=1 -run='^$$' -fuzz=FuzzPolicyLoad -fuzztime=10s ./service/policy
@@ -114,6 +115,7 @@ bench: build
 	$(GO) test -run='^$$' -bench=Mask -benchtime=5x -count=3 ./sandbox/egress
 	REQUIRE_SANDBOX=1 $(GO) test -run='^$$' -bench=MaskedCurl -benchtime=10x -count=3 ./service/pipeline
 	$(GO) test -run='^$$' -bench=Analyze -count=5 ./service/analysis
+	$(GO) test -run='^$$' -bench=Pages -benchtime=200x ./service/dashboard
 	$(GO) test -run='^$$' -bench=GoBuildCached -benchtime=20x ./app/cli/workflow -args -gatehouse $(CURDIR)/$(BIN)
 
 fuzz:

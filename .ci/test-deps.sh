@@ -62,6 +62,9 @@ test_needs() {
 	command -v busctl >/dev/null 2>&1 || need+=(systemd)
 	command -v gnome-keyring-daemon >/dev/null 2>&1 || need+=(gnome-keyring)
 	command -v secret-tool >/dev/null 2>&1 || need+=(libsecret-tools)
+	# The dashboard's end-to-end test drives a real headless Chromium
+	# (app/cli/dashboard_linux_test.go, through chromedp).
+	command -v chromium >/dev/null 2>&1 || need+=(chromium)
 
 	# The real Claude Code for the routing end-to-end test (hook/claude/e2e),
 	# pinned; npm installs its native binary as /usr/bin/claude (or under the

@@ -17,3 +17,10 @@ var DefaultConfig []byte
 //
 //go:embed tray/*.png
 var TrayIcons embed.FS
+
+// Dashboard holds the dashboard's pages (html/template files, each with
+// layout.html) and, under static/, its one script and style sheet
+// (service/dashboard). Nothing is fetched from anywhere else.
+//
+//go:embed dashboard
+var Dashboard embed.FS

@@ -68,6 +68,12 @@ type Options struct {
 	// Trust trusts a directory as a workspace root when a person approves
 	// it (service/trust); nil refuses workspace approvals.
 	Trust func(dir, by string) (string, error)
+	// Untrust stops trusting a workspace root (service/trust); nil refuses.
+	Untrust func(dir string) error
+	// Dashboard, when set, builds the dashboard Run serves on 127.0.0.1
+	// when exec.dashboard.enabled (at the port exec.dashboard.port says,
+	// as configured at start).
+	Dashboard func(s *Service) Dashboard
 	// Workspaces lists the workspace roots and the trusted ones, each with
 	// why it is not in force when it is not; nil lists the roots in force.
 	Workspaces func() ([]api.Workspace, error)
@@ -108,6 +114,7 @@ type Service struct {
 	hub       *hub
 	approvals *approvals.Broker
 	saveMu    sync.Mutex // saved rules file
+	dashboard atomic.Pointer[dashboardState]
 
 	// root is cancelled at shutdown: running executions are killed.
 	root     context.Context
@@ -271,6 +278,9 @@ func (s *Service) Run(ctx context.Context) error {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(socket.Limit(l, s.opts.MaxConns, s.log)) }()
+	dctx, stopDashboard := context.WithCancel(ctx)
+	defer stopDashboard()
+	dashDone := s.startDashboard(dctx)
 	s.log.Info("gatehouse service started", "socket", s.opts.SocketPath, "relay_dir", s.opts.RelayDir,
 		"files", s.gen.Load().loaded.Files, "pid", os.Getpid())
 
@@ -288,7 +298,9 @@ loop:
 			tickets.Sweep(s.opts.RelayDir, 15*time.Minute)
 		}
 	}
+	stopDashboard()
 	s.shutdown(srv)
+	<-dashDone
 	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
 		return serveErr
 	}

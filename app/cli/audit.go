@@ -9,11 +9,9 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode/utf8"
 
 	"github.com/gatehouse-dev/gatehouse/sandbox"
 	"github.com/gatehouse-dev/gatehouse/service/api"
@@ -77,52 +75,23 @@ func (f *auditFilterFlags) register(fl *flag.FlagSet) {
 	fl.StringVar(&f.grep, "grep", "", "")
 }
 
-var (
-	auditStatuses = []string{"completed", "timed_out", "killed", "failed_to_start", "never_ran", "denied"}
-	auditModes    = []string{
-		string(sandbox.ModeBubblewrap), string(sandbox.ModeBubblewrapNoSeccomp), string(sandbox.ModeSeatbelt),
-		string(sandbox.ModeNone), string(sandbox.ModeUnavailableDenied),
-	}
-)
-
 func (f *auditFilterFlags) filter(cmd string, now time.Time) (audit.Filter, error) {
 	var out audit.Filter
 	if f.since != "" {
-		t, err := auditSince(f.since, now)
+		t, err := audit.ParseSince(f.since, now)
 		if err != nil {
 			return out, usagef("audit %s: --since: %v", cmd, err)
 		}
 		out.Since = t
 	}
-	if f.status != "" && !slices.Contains(auditStatuses, f.status) {
-		return out, usagef("audit %s: --status: %q is not one of %s", cmd, f.status, strings.Join(auditStatuses, ", "))
+	if f.status != "" && !slices.Contains(audit.Statuses, f.status) {
+		return out, usagef("audit %s: --status: %q is not one of %s", cmd, f.status, strings.Join(audit.Statuses, ", "))
 	}
-	if f.mode != "" && !slices.Contains(auditModes, f.mode) {
-		return out, usagef("audit %s: --sandbox-mode: %q is not one of %s", cmd, f.mode, strings.Join(auditModes, ", "))
+	if f.mode != "" && !slices.Contains(audit.Modes, f.mode) {
+		return out, usagef("audit %s: --sandbox-mode: %q is not one of %s", cmd, f.mode, strings.Join(audit.Modes, ", "))
 	}
 	out.Status, out.SandboxMode, out.Agent, out.Grep = f.status, f.mode, f.agent, f.grep
 	return out, nil
-}
-
-// auditSince reads a duration back from now (90m, 36h, 7d) or a time.
-func auditSince(s string, now time.Time) (time.Time, error) {
-	if n, ok := strings.CutSuffix(s, "d"); ok {
-		if d, err := strconv.Atoi(n); err == nil && d > 0 {
-			return now.Add(-time.Duration(d) * 24 * time.Hour), nil
-		}
-	}
-	if d, err := time.ParseDuration(s); err == nil {
-		if d <= 0 {
-			return time.Time{}, fmt.Errorf("%q is not a positive duration", s)
-		}
-		return now.Add(-d), nil
-	}
-	for _, layout := range []string{time.RFC3339, "2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02"} {
-		if t, err := time.ParseInLocation(layout, s, time.Local); err == nil {
-			return t, nil
-		}
-	}
-	return time.Time{}, fmt.Errorf("%q is neither a duration (90m, 36h, 7d) nor a time (2025-03-01, 2025-03-01T12:00:00Z)", s)
 }
 
 func auditList(fl *flag.FlagSet) runFunc {
@@ -178,8 +147,8 @@ func auditTable(w io.Writer, entries []audit.Entry) error {
 		e := &entries[i]
 		ev := &e.Event
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-			auditShortID(ev.ID), ev.Time.Local().Format("2006-01-02 15:04:05"), auditDash(ev.Agent), auditStatus(ev),
-			auditExit(ev), auditDuration(ev), auditDash(ev.SandboxMode), auditShorten(e.Command, 60))
+			auditShortID(ev.ID), ev.Time.Local().Format("2006-01-02 15:04:05"), auditDash(ev.Agent), audit.StatusText(ev),
+			audit.ExitText(ev), audit.DurationText(ev), auditDash(ev.SandboxMode), audit.Shorten(e.Command, 60))
 	}
 	return tw.Flush()
 }
@@ -361,7 +330,7 @@ func verifyCompleteness(ctx context.Context, env *Env, rep *audit.Report) {
 			state = fmt.Sprintf("started; the gatehouse process running it (pid %d) is gone: it is recorded killed (%s) when the service next starts", o.PID, audit.ReasonProcessCrashed)
 		}
 		fmt.Fprintf(w, "  %s  %s  %s  %s: %s\n", auditShortID(o.ID), o.Time.Local().Format("2006-01-02 15:04:05"),
-			auditDash(o.Event.Agent), auditShorten(o.Command, 40), state)
+			auditDash(o.Event.Agent), audit.Shorten(o.Command, 40), state)
 	}
 }
 
@@ -396,7 +365,7 @@ func auditCard(w io.Writer, e *audit.Entry, kids []api.Event) {
 		row("decision", "%s (this is its execution)", ev.ParentID)
 	}
 	for _, k := range kids {
-		row("execution", "%s (%s)", k.ID, auditStatus(&k))
+		row("execution", "%s (%s)", k.ID, audit.StatusText(&k))
 	}
 	row("time", "%s", ev.Time.Local().Format("2006-01-02 15:04:05.000 MST"))
 	row("agent", "%s (surface %s)", auditDash(ev.Agent), auditDash(ev.Surface))
@@ -412,7 +381,7 @@ func auditCard(w io.Writer, e *audit.Entry, kids []api.Event) {
 	if ev.Reason != "" {
 		row("reason", "%s", ev.Reason)
 	}
-	row("command", "%s", auditOneLine(e.Command))
+	row("command", "%s", audit.OneLine(e.Command))
 	row("command sha256", "%s", auditDash(ev.CommandHash))
 	row("dialect", "%s", auditDash(ev.Dialect))
 	if ev.Cwd != "" {
@@ -424,8 +393,8 @@ func auditCard(w io.Writer, e *audit.Entry, kids []api.Event) {
 		st += " (" + ev.StatusReason + ")"
 	}
 	row("status", "%s", st)
-	row("exit code", "%s", strings.TrimPrefix(auditExit(ev), "exit "))
-	row("duration", "%s of %d s allowed", auditDuration(ev), ev.TimeoutSeconds)
+	row("exit code", "%s", strings.TrimPrefix(audit.ExitText(ev), "exit "))
+	row("duration", "%s of %d s allowed", audit.DurationText(ev), ev.TimeoutSeconds)
 	mode := auditDash(ev.SandboxMode)
 	if e.SandboxReason != "" {
 		mode += " (" + e.SandboxReason + ")"
@@ -508,68 +477,11 @@ func auditCard(w io.Writer, e *audit.Entry, kids []api.Event) {
 	}
 }
 
-func auditStatus(ev *api.Event) string {
-	switch {
-	case ev.Decision == "deny":
-		if ev.BlockedBy != "" {
-			return "denied:" + ev.BlockedBy
-		}
-		return "denied"
-	case ev.Decision == "hold":
-		return "held"
-	case ev.Status == "":
-		return "decided"
-	}
-	return ev.Status
-}
-
-func auditExit(ev *api.Event) string {
-	if ev.ExitCode == nil {
-		return "-"
-	}
-	return "exit " + strconv.Itoa(*ev.ExitCode)
-}
-
-func auditDuration(ev *api.Event) string {
-	if ev.Status == "" || ev.Status == string(sandbox.StatusNeverRan) {
-		return "-"
-	}
-	d := time.Duration(ev.DurationMS) * time.Millisecond
-	switch {
-	case d < time.Second:
-		return fmt.Sprintf("%dms", ev.DurationMS)
-	case d < time.Minute:
-		return fmt.Sprintf("%.1fs", d.Seconds())
-	}
-	return d.Round(time.Second).String()
-}
-
 func auditShortID(id string) string {
 	if len(id) > 12 {
 		return id[:12]
 	}
 	return id
-}
-
-// auditOneLine folds a command onto one line: newlines become " ⏎ ".
-// Terminal controls are escaped first, so that folding hides none of them
-// (a CR is shown as \x0d, never folded into a space).
-func auditOneLine(s string) string {
-	s = strings.ReplaceAll(termesc.String(strings.TrimSpace(s)), "\n", " ⏎ ")
-	return strings.Join(strings.Fields(s), " ")
-}
-
-// auditShorten folds s onto one line and cuts it at n runes.
-func auditShorten(s string, n int) string {
-	s = auditOneLine(s)
-	if s == "" {
-		return "-"
-	}
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
 }
 
 func auditDash(s string) string {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/keyring"
 	"github.com/gatehouse-dev/gatehouse/sandbox/sandboxtest"
+	"github.com/gatehouse-dev/gatehouse/service/audit"
 	"github.com/gatehouse-dev/gatehouse/service/notify/notifytest"
 )
 
@@ -142,7 +143,7 @@ func TestAuditSince(t *testing.T) {
 		{"0d", time.Time{}, "neither a duration"},
 		{"yesterday", time.Time{}, "neither a duration"},
 	} {
-		got, err := auditSince(tc.in, now)
+		got, err := audit.ParseSince(tc.in, now)
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("%q: err %v, want %q", tc.in, err, tc.err)
@@ -164,8 +165,8 @@ func TestAuditShorten(t *testing.T) {
 		strings.Repeat("é", 70):          strings.Repeat("é", 59) + "…",
 		"for f in *; do\n echo $f\ndone": "for f in *; do ⏎ echo $f ⏎ done",
 	} {
-		if got := auditShorten(in, 60); got != want {
-			t.Errorf("auditShorten(%q) = %q, want %q", in, got, want)
+		if got := audit.Shorten(in, 60); got != want {
+			t.Errorf("audit.Shorten(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -4,11 +4,8 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"fmt"
-	"io"
 
 	"github.com/gatehouse-dev/gatehouse/service/pipeline"
-	"github.com/gatehouse-dev/gatehouse/service/policy"
 	"github.com/gatehouse-dev/gatehouse/service/termesc"
 )
 
@@ -65,26 +62,8 @@ func runExplain(fl *flag.FlagSet) runFunc {
 			return nil
 		}
 		esc := termesc.NewWriter(env.Stdout)
-		writeExplanation(esc, x)
+		x.WriteText(esc)
 		return esc.Close()
-	}
-}
-
-// writeExplanation prints x for a person.
-func writeExplanation(w io.Writer, x *pipeline.Explanation) {
-	if x.Tree == nil {
-		fmt.Fprintf(w, "decision: %s (%s)\nreason:   %s\n", x.Decision, x.BlockedBy, x.Reason)
-		return
-	}
-	d := x.Analysis
-	// The pipeline's words for the decision: an ask would wait for a person.
-	d.Action = x.Decision
-	if x.BlockedBy != "" {
-		d.Code, d.Reason = x.BlockedBy, x.Reason
-	}
-	policy.WriteText(w, x.Tree, d)
-	if x.Cwd != "" {
-		fmt.Fprintf(w, "\ncwd: %s\n", x.Cwd)
 	}
 }
 

@@ -108,6 +108,11 @@ func runServe(fl *flag.FlagSet) runFunc {
 				}()
 			},
 			ApprovalClosed: func(a api.Approval) { go prompter().Close(a.ID) },
+			Untrust: func(dir string) error {
+				return workspaceStore(env, opts.Home).Remove(dir)
+			},
+			// The dashboard on 127.0.0.1 (dashboard.go).
+			Dashboard: serveDashboard(ctx, env, opts, logger),
 			Workspaces: func() ([]api.Workspace, error) {
 				l, err := policy.Load(opts)
 				if err != nil {
@@ -156,7 +161,7 @@ func reconcileAudit(ctx context.Context, env *Env, home string) ([]string, error
 	closed, err := s.Reconcile(ctx)
 	var out []string
 	for _, c := range closed {
-		out = append(out, fmt.Sprintf("%s %s (%s): %s", c.ID, c.End.Status, c.End.StatusReason, auditShorten(c.Command, 60)))
+		out = append(out, fmt.Sprintf("%s %s (%s): %s", c.ID, c.End.Status, c.End.StatusReason, audit.Shorten(c.Command, 60)))
 	}
 	return out, err
 }

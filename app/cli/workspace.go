@@ -111,8 +111,7 @@ func workspaceAdd(fl *flag.FlagSet) runFunc {
 		var re *trust.RefusedError
 		switch {
 		case errors.As(err, &re):
-			return withHint(fmt.Errorf("workspace add %s: %w", dir, err),
-				"a trusted workspace is writable by every command: trust a project directory, like ~/src/app")
+			return withHint(fmt.Errorf("workspace add %s: %w", dir, err), trust.RefusedHint)
 		case err != nil:
 			return fmt.Errorf("workspace add %s: %w", dir, err)
 		}

@@ -1,3 +1,5 @@
+//go:build cgo || !darwin
+
 package tray
 
 import (
@@ -8,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -18,44 +19,6 @@ import (
 	"github.com/gatehouse-dev/gatehouse/service/localapi"
 	"github.com/gatehouse-dev/gatehouse/service/notify"
 )
-
-// ErrUnavailable means this build has no tray: on macOS the menu bar
-// needs cgo.
-var ErrUnavailable = errors.New("the tray is not available in this build")
-
-// A Client is the admission API the tray reads and answers through;
-// *localapi.Client implements it.
-type Client interface {
-	Status(ctx context.Context) (*api.Status, error)
-	Events(ctx context.Context, limit int) ([]api.Event, error)
-	Approvals(ctx context.Context) ([]api.Approval, error)
-	Answer(ctx context.Context, req api.AnswerRequest) (*api.AnswerResponse, error)
-	Workspaces(ctx context.Context) ([]api.Workspace, error)
-	// Stream calls fn with each notice of the live stream until ctx ends
-	// (nil) or the service goes away (an error).
-	Stream(ctx context.Context, fn func(api.StreamNotice)) error
-}
-
-// Options configure the tray.
-type Options struct {
-	// Client reaches the service. Must be non-nil.
-	Client Client
-	// Exe is the gatehouse binary: Run doctor runs 'Exe doctor', and
-	// Start service 'Exe service start', the CLI's own commands.
-	Exe string
-	// ReportDir is where the doctor's report is written (the state
-	// directory).
-	ReportDir string
-	// Theme is light or dark, the panel the icons are drawn for; "" asks
-	// the desktop, and takes dark when it does not say.
-	Theme string
-	// Sender raises the notifications; nil means the desktop.
-	Sender notify.Sender
-	// Open opens a file or a directory in the desktop's application for
-	// it; nil means xdg-open (open on macOS).
-	Open   func(path string) error
-	Logger *slog.Logger
-}
 
 // Reconnection: the first retry comes at once, then each waits twice the
 // last, up to maxBackoff.
@@ -95,7 +58,7 @@ func newApp(opts Options) *app {
 		opts.Sender = notify.Desktop{}
 	}
 	if opts.Open == nil {
-		opts.Open = openPath
+		opts.Open = Open
 	}
 	log := opts.Logger
 	if log == nil {
@@ -236,6 +199,8 @@ func (a *app) do(ctx context.Context, act Action) {
 		if err := a.opts.Open(act.ID); err != nil {
 			a.notify("Gatehouse: cannot open "+Shorten(act.ID, lineWidth), err.Error())
 		}
+	case ActOpenDashboard:
+		a.openDashboard(ctx)
 	case ActRunDoctor:
 		a.runDoctor(ctx)
 	case ActStartService:
@@ -256,6 +221,20 @@ func (a *app) answer(ctx context.Context, id, answer string) {
 		return
 	}
 	a.update(func(s *State) { s.RemoveApproval(id) })
+}
+
+// openDashboard opens the dashboard with a login code the service gives.
+func (a *app) openDashboard(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	u, err := a.opts.Client.DashboardLogin(ctx)
+	if err != nil {
+		a.notify("Gatehouse: no dashboard", err.Error())
+		return
+	}
+	if err := a.opts.Open(u); err != nil {
+		a.notify("Gatehouse: cannot open the dashboard", err.Error())
+	}
 }
 
 // reportName is the doctor's report, in Options.ReportDir.
@@ -326,21 +305,4 @@ func (a *app) notify(title, body string) {
 	if err := a.opts.Sender.Send(title, body); err != nil {
 		a.log.Warn("notifying", "title", title, "err", err)
 	}
-}
-
-// openPath opens path in the desktop's application for it.
-func openPath(path string) error {
-	name, args := "xdg-open", []string{path}
-	switch runtime.GOOS {
-	case "darwin":
-		name = "open"
-	case "windows":
-		name, args = "rundll32", []string{"url.dll,FileProtocolHandler", path}
-	}
-	cmd := exec.Command(name, args...)
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("running %s: %w", name, err)
-	}
-	go cmd.Wait()
-	return nil
 }

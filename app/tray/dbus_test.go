@@ -369,8 +369,8 @@ func TestTrayOverDBus(t *testing.T) {
 			t.Errorf("the running service's menu shows %q", gone)
 		}
 	}
-	if dash, _ := root.child("Open dashboard"); dash.Enabled {
-		t.Error("Open dashboard is enabled, with no dashboard")
+	if dash, _ := root.child("Open dashboard"); !dash.Enabled {
+		t.Error("Open dashboard is disabled with the service running")
 	}
 	recent, _ := root.child("Recent executions")
 	if got := recent.shown()[0].Label; got != "✓ claude · git · 3m" {

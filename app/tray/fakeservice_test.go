@@ -87,6 +87,9 @@ func (f *fakeService) start() {
 		reply(w, api.AnswerResponse{OK: true})
 	})
 	mux.HandleFunc("GET "+api.PathStream, f.stream)
+	mux.HandleFunc("POST "+api.PathDashboardLogin, func(w http.ResponseWriter, r *http.Request) {
+		reply(w, api.DashboardLoginResponse{URL: "http://127.0.0.1:1/login?code=test"})
+	})
 	srv := &http.Server{Handler: mux}
 	f.mu.Lock()
 	f.srv = srv

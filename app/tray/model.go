@@ -270,6 +270,9 @@ const (
 	ActOpen
 	ActRunDoctor
 	ActStartService
+	// ActOpenDashboard opens the dashboard in the browser, with a login
+	// code the service gives.
+	ActOpenDashboard
 	ActQuit
 )
 
@@ -328,7 +331,8 @@ func Menu(s State, now time.Time) []Item {
 		{Separator: true},
 		doctor,
 		{Key: KeyReport, Label: "Open doctor report", Hidden: s.Report == "", Action: Action{Kind: ActOpen, ID: s.Report}},
-		{Key: KeyDashboard, Label: "Open dashboard", Tooltip: "the dashboard is not built yet", Disabled: true},
+		{Key: KeyDashboard, Label: "Open dashboard", Tooltip: "executions, approvals, workspaces and policy in the browser",
+			Disabled: down, Action: Action{Kind: ActOpenDashboard}},
 		{Separator: true},
 		{Key: KeyQuit, Label: "Quit", Action: Action{Kind: ActQuit}},
 	}

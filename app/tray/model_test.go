@@ -151,7 +151,10 @@ func TestMenuServiceDown(t *testing.T) {
 		}
 	}
 	if it := find(t, down, KeyDashboard); it.Hidden || !it.Disabled {
-		t.Errorf("dashboard %+v, want shown and disabled", it)
+		t.Errorf("down: dashboard %+v, want shown and disabled", it)
+	}
+	if it := find(t, Menu(running(), now), KeyDashboard); it.Hidden || it.Disabled || it.Action.Kind != ActOpenDashboard {
+		t.Errorf("running: dashboard %+v, want enabled, opening the dashboard", it)
 	}
 }
 

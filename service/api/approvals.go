@@ -19,7 +19,19 @@ const (
 	// PathSessionEnd says an agent's session ended (POST
 	// SessionEndRequest): its approve-for-session grants end.
 	PathSessionEnd = "/v1/session/end"
+	// PathDashboardLogin returns the dashboard's address with a new
+	// one-time login code (POST, DashboardLoginResponse).
+	PathDashboardLogin = "/v1/dashboard/login"
 )
+
+// DashboardLoginResponse is the dashboard's login URL: its address on
+// 127.0.0.1 with a one-time code, which the page exchanges for a session
+// cookie. Error says why there is none (the dashboard is off, or could not
+// listen).
+type DashboardLoginResponse struct {
+	URL   string `json:"url,omitempty"`
+	Error string `json:"error,omitempty"`
+}
 
 // Kinds of approval request.
 const (

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,6 +24,14 @@ type Filter struct {
 	Status      string
 	SandboxMode string
 	Agent       string
+	Surface     string
+	// Answered selects the decisions a person answered (held calls): the
+	// history of approvals.
+	Answered bool
+	// Before and After select the events strictly older, or newer, than a
+	// position in the newest-first order: keyset pagination, which costs
+	// the same on the last page as on the first. A zero Cursor is unset.
+	Before, After Cursor
 	// Grep matches, case-insensitively, a substring of the command text or
 	// of the event's reason.
 	Grep string
@@ -37,7 +46,41 @@ var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 // Entry is one stored event.
 type Entry struct {
 	Seq int64
+	// TimeNS is the event's time as stored, in Unix nanoseconds.
+	TimeNS int64
 	Record
+}
+
+// A Cursor is a position in the order events are listed in: time, then
+// sequence number.
+type Cursor struct{ TimeNS, Seq int64 }
+
+// Cursor returns e's position.
+func (e *Entry) Cursor() Cursor { return Cursor{e.TimeNS, e.Seq} }
+
+// IsZero reports whether c is unset.
+func (c Cursor) IsZero() bool { return c == Cursor{} }
+
+// String returns c as ParseCursor reads it: "TIME_NS.SEQ".
+func (c Cursor) String() string {
+	if c.IsZero() {
+		return ""
+	}
+	return strconv.FormatInt(c.TimeNS, 10) + "." + strconv.FormatInt(c.Seq, 10)
+}
+
+// ParseCursor reads a Cursor's String; "" is the zero Cursor.
+func ParseCursor(s string) (Cursor, error) {
+	if s == "" {
+		return Cursor{}, nil
+	}
+	t, q, ok := strings.Cut(s, ".")
+	ns, err1 := strconv.ParseInt(t, 10, 64)
+	seq, err2 := strconv.ParseInt(q, 10, 64)
+	if !ok || err1 != nil || err2 != nil || seq < 1 {
+		return Cursor{}, fmt.Errorf("%q is not a position in the list (TIME_NS.SEQ)", s)
+	}
+	return Cursor{ns, seq}, nil
 }
 
 // where renders f as a WHERE clause and its arguments.
@@ -67,6 +110,22 @@ func (f Filter) where() (string, []any) {
 	if f.Agent != "" {
 		conds = append(conds, "agent = ?")
 		args = append(args, f.Agent)
+	}
+	if f.Surface != "" {
+		conds = append(conds, "surface = ?")
+		args = append(args, f.Surface)
+	}
+	if f.Answered {
+		conds = append(conds, `instr(event, '"approval":{') > 0`)
+	}
+	// Written so that the planner walks the time index from the cursor.
+	if c := f.Before; !c.IsZero() {
+		conds = append(conds, "time_ns <= ? AND (time_ns < ? OR seq < ?)")
+		args = append(args, c.TimeNS, c.TimeNS, c.Seq)
+	}
+	if c := f.After; !c.IsZero() {
+		conds = append(conds, "time_ns >= ? AND (time_ns > ? OR seq > ?)")
+		args = append(args, c.TimeNS, c.TimeNS, c.Seq)
 	}
 	if f.Grep != "" {
 		// LIKE folds ASCII case; other letters must match exactly.
@@ -109,10 +168,9 @@ func (s *Store) Each(ctx context.Context, f Filter, fn func(*Entry) error) error
 	var e Entry
 	for rows.Next() {
 		var id string
-		var ns int64
 		var ev string
 		e = Entry{}
-		if err := rows.Scan(&e.Seq, &id, &ns, &e.Command, &e.SandboxReason, &ev); err != nil {
+		if err := rows.Scan(&e.Seq, &id, &e.TimeNS, &e.Command, &e.SandboxReason, &ev); err != nil {
 			return fmt.Errorf("audit: %w", err)
 		}
 		if err := json.Unmarshal([]byte(ev), &e.Event); err != nil {
@@ -132,7 +190,7 @@ func (s *Store) Get(ctx context.Context, id string) (*Entry, error) {
 	if len(id) < 4 || strings.Trim(id, "0123456789abcdef") != "" {
 		return nil, fmt.Errorf("%w: %q is not an event id (hex, at least 4 digits)", ErrNotFound, id)
 	}
-	rows, err := s.r.QueryContext(ctx, `SELECT seq, id, command, sandbox_reason, event, stdout, stderr
+	rows, err := s.r.QueryContext(ctx, `SELECT seq, id, time_ns, command, sandbox_reason, event, stdout, stderr
 		FROM events WHERE kind = 'event' AND id >= ? AND id < ? ORDER BY id LIMIT 2`, id, id+"g")
 	if err != nil {
 		return nil, fmt.Errorf("audit: %w", err)
@@ -142,7 +200,7 @@ func (s *Store) Get(ctx context.Context, id string) (*Entry, error) {
 	for rows.Next() {
 		e := &Entry{}
 		var eid, ev string
-		if err := rows.Scan(&e.Seq, &eid, &e.Command, &e.SandboxReason, &ev, blob{&e.Stdout}, blob{&e.Stderr}); err != nil {
+		if err := rows.Scan(&e.Seq, &eid, &e.TimeNS, &e.Command, &e.SandboxReason, &ev, blob{&e.Stdout}, blob{&e.Stderr}); err != nil {
 			return nil, fmt.Errorf("audit: %w", err)
 		}
 		if err := json.Unmarshal([]byte(ev), &e.Event); err != nil {
@@ -165,7 +223,9 @@ func (s *Store) Get(ctx context.Context, id string) (*Entry, error) {
 // Children returns the events whose parent is id (the executions of a
 // decision), oldest first, without their output.
 func (s *Store) Children(ctx context.Context, id string) ([]api.Event, error) {
-	rows, err := s.r.QueryContext(ctx, "SELECT event FROM events WHERE parent_id = ? AND kind = 'event' ORDER BY seq", id)
+	// parent_id != '' lets SQLite use the partial index events_parent;
+	// without it every row is read.
+	rows, err := s.r.QueryContext(ctx, "SELECT event FROM events WHERE parent_id = ? AND parent_id != '' AND kind = 'event' ORDER BY seq", id)
 	if err != nil {
 		return nil, fmt.Errorf("audit: %w", err)
 	}

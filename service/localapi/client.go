@@ -179,6 +179,20 @@ func (c *Client) Workspaces(ctx context.Context) ([]api.Workspace, error) {
 	return r.Workspaces, err
 }
 
+// DashboardLogin asks for the dashboard's address with a new one-time
+// login code; a dashboard that is off or not listening is an error saying
+// why.
+func (c *Client) DashboardLogin(ctx context.Context) (string, error) {
+	var r api.DashboardLoginResponse
+	if err := c.call(ctx, http.MethodPost, api.PathDashboardLogin, struct{}{}, &r); err != nil {
+		return "", err
+	}
+	if r.Error != "" {
+		return "", errors.New(r.Error)
+	}
+	return r.URL, nil
+}
+
 // Stream reads the live stream, calling fn for each notice in order, until
 // ctx ends (nil) or the service goes away (an error).
 func (c *Client) Stream(ctx context.Context, fn func(api.StreamNotice)) error {

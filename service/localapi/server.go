@@ -49,6 +49,9 @@ type Admission interface {
 	Workspaces() []api.Workspace
 	// EndSession ends an agent session's approve-for-session grants.
 	EndSession(agent, session string)
+	// DashboardLogin returns the dashboard's address with a new one-time
+	// login code, or why there is none.
+	DashboardLogin() api.DashboardLoginResponse
 }
 
 // keepAlive is how often an idle live stream sends a comment line.
@@ -194,36 +197,50 @@ func Handler(a Admission, logger *slog.Logger) http.Handler {
 			return
 		}
 		first, rest := a.Subscribe(r.Context())
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.Header().Set("Cache-Control", "no-store")
-		w.WriteHeader(http.StatusOK)
-		rc := http.NewResponseController(w)
-		for _, n := range first {
-			api.WriteEvent(w, n)
+		ServeStream(w, first, rest)
+	})
+	mux.HandleFunc("POST "+api.PathDashboardLogin, func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := body(w, r, envelope); !ok {
+			return
 		}
-		rc.Flush()
-		tick := time.NewTicker(keepAlive)
-		defer tick.Stop()
-		for {
-			select {
-			case n, ok := <-rest:
-				if !ok {
-					return
-				}
-				if api.WriteEvent(w, n) != nil {
-					return
-				}
-			case <-tick.C:
-				if _, err := io.WriteString(w, ": keep-alive\n\n"); err != nil {
-					return
-				}
+		reply(w, a.DashboardLogin())
+	})
+	return mux
+}
+
+// ServeStream writes the live stream as server-sent events: the notices a
+// subscriber starts from, then each of rest as it comes, with a comment
+// line when idle, until rest is closed or the client is gone. The
+// admission API and the dashboard serve it alike.
+func ServeStream(w http.ResponseWriter, first []api.StreamNotice, rest <-chan api.StreamNotice) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	for _, n := range first {
+		api.WriteEvent(w, n)
+	}
+	rc.Flush()
+	tick := time.NewTicker(keepAlive)
+	defer tick.Stop()
+	for {
+		select {
+		case n, ok := <-rest:
+			if !ok {
+				return
 			}
-			if rc.Flush() != nil {
+			if api.WriteEvent(w, n) != nil {
+				return
+			}
+		case <-tick.C:
+			if _, err := io.WriteString(w, ": keep-alive\n\n"); err != nil {
 				return
 			}
 		}
-	})
-	return mux
+		if rc.Flush() != nil {
+			return
+		}
+	}
 }
 
 // body reads r's body, at most limit bytes (413 beyond), then lifts the

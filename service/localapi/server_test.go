@@ -52,6 +52,9 @@ func (f *fake) Subscribe(ctx context.Context) ([]api.StreamNotice, <-chan api.St
 	return []api.StreamNotice{{Type: api.NoticeService, State: "running"}}, f.stream
 }
 func (f *fake) EndSession(agent, session string) {}
+func (f *fake) DashboardLogin() api.DashboardLoginResponse {
+	return api.DashboardLoginResponse{URL: "http://127.0.0.1:1234/login?code=c0de"}
+}
 func (f *fake) Workspaces() []api.Workspace {
 	return []api.Workspace{{Path: "/w", Origin: api.WorkspacePolicy}}
 }

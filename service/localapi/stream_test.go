@@ -84,3 +84,13 @@ func TestAnswerRefused(t *testing.T) {
 		t.Fatalf("approvals %v %v", as, err)
 	}
 }
+
+// The dashboard's login URL comes over the socket.
+func TestDashboardLogin(t *testing.T) {
+	t.Parallel()
+	c := serveSocket(t, Handler(&fake{}, nil))
+	u, err := c.DashboardLogin(context.Background())
+	if err != nil || u != "http://127.0.0.1:1234/login?code=c0de" {
+		t.Fatalf("got %q, %v", u, err)
+	}
+}

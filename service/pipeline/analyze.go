@@ -29,6 +29,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -414,4 +415,24 @@ func pinBase(roots []string) (string, error) {
 		}
 	}
 	return "", errors.New("every temporary directory lies inside a workspace root, where the command could change the copies")
+}
+
+// WriteText writes x for a person, as gatehouse explain prints it: the
+// decision, the tree (policy.WriteText) and the working directory. The
+// text is what agents wrote: a caller showing it escapes it (termesc).
+func (x *Explanation) WriteText(w io.Writer) {
+	if x.Tree == nil {
+		fmt.Fprintf(w, "decision: %s (%s)\nreason:   %s\n", x.Decision, x.BlockedBy, x.Reason)
+		return
+	}
+	d := x.Analysis
+	// The pipeline's words for the decision: an ask would wait for a person.
+	d.Action = x.Decision
+	if x.BlockedBy != "" {
+		d.Code, d.Reason = x.BlockedBy, x.Reason
+	}
+	policy.WriteText(w, x.Tree, d)
+	if x.Cwd != "" {
+		fmt.Fprintf(w, "\ncwd: %s\n", x.Cwd)
+	}
 }

@@ -37,6 +37,16 @@ type Exec struct {
 	Audit       Audit       `yaml:"audit" json:"audit"`
 	Notify      Notify      `yaml:"notify" json:"notify"`
 	Output      Output      `yaml:"output" json:"output"`
+	// Dashboard is the local web dashboard the service serves.
+	Dashboard Dashboard `yaml:"dashboard" json:"dashboard"`
+}
+
+// Dashboard says whether and where the service serves the dashboard
+// (service/dashboard): on 127.0.0.1 only, at Port, or a free port chosen
+// at start when Port is 0.
+type Dashboard struct {
+	Enabled bool `yaml:"enabled" json:"enabled"`
+	Port    int  `yaml:"port" json:"port"`
 }
 
 // Output says how command output is delivered.

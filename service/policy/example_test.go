@@ -37,7 +37,7 @@ func ExampleCheck() {
 	fmt.Println(err)
 	// Output:
 	// testdata/bad.yaml:2: exec.shell: "/bin/zsh" differs from the managed value "/bin/bash" (testdata/managed.yaml:3); only "/bin/bash" is allowed
-	// testdata/bad.yaml:3: exec.sandbx: unknown field; known fields are enabled, shell, default_cwd, sandbox, limits, env, egress, credentials, audit, notify, output
+	// testdata/bad.yaml:3: exec.sandbx: unknown field; known fields are enabled, shell, default_cwd, sandbox, limits, env, egress, credentials, audit, notify, output, dashboard
 	// testdata/bad.yaml:6: exec.limits.tmpfs_size: "lots" is not a size; want an integer number of bytes or an integer with a unit (B, KiB, MiB, GiB, TiB, KB, MB, GB, TB), like 512MiB
 	// testdata/bad.yaml:8: policy.exec_timeout_seconds: 0 is out of range; want 1 to 3600
 }

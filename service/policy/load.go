@@ -85,6 +85,30 @@ type Loaded struct {
 
 	// items holds, for each list field, the source of each entry.
 	items map[string][]Source
+	// layers names the file of each layer read: managed, saved, user.
+	layers map[string]string
+}
+
+// Layers a value can come from, as Layer names them.
+const (
+	LayerDefault = "embedded"
+	LayerManaged = OriginManaged
+	LayerSaved   = OriginSaved
+	LayerUser    = OriginUser
+)
+
+// Layer names the layer s points into: embedded (the defaults), managed,
+// saved (the rules approvals saved) or user.
+func (l *Loaded) Layer(s Source) string {
+	if s.IsDefault() {
+		return LayerDefault
+	}
+	for _, name := range []string{LayerManaged, LayerSaved, LayerUser} {
+		if l.layers[name] == s.File {
+			return name
+		}
+	}
+	return LayerUser
 }
 
 // Load reads the managed and user files named in opts, layers them over the
@@ -119,22 +143,25 @@ func build(managed, saved, user *layer, home string, errs []error) (*Loaded, err
 	if len(derrs) > 0 {
 		return nil, fmt.Errorf("built-in defaults: %w", errors.Join(derrs...))
 	}
-	l := &Loaded{Sources: map[string]Source{}, items: map[string][]Source{}}
+	l := &Loaded{Sources: map[string]Source{}, items: map[string][]Source{}, layers: map[string]string{}}
 	l.apply(def, nil)
 	rejected := map[string]bool{}
 	if managed != nil {
 		l.Files = append(l.Files, managed.file)
+		l.layers[LayerManaged] = managed.file
 		managed.vals.Policy.Rules.markManaged()
 		l.apply(managed, nil)
 	}
 	if saved != nil {
 		l.Files = append(l.Files, saved.file)
+		l.layers[LayerSaved] = saved.file
 		saved.vals.Policy.Rules.markSaved()
 		narrowErrs, _ := l.apply(saved, managed)
 		errs = append(errs, narrowErrs...)
 	}
 	if user != nil {
 		l.Files = append(l.Files, user.file)
+		l.layers[LayerUser] = user.file
 		var narrowErrs []error
 		narrowErrs, rejected = l.apply(user, managed)
 		errs = append(errs, narrowErrs...)

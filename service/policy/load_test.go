@@ -83,8 +83,9 @@ func defaultConfig() Config {
 			Audit: Audit{RetentionDays: 90, RetentionEvents: 100000, KeepOutput: true, OutputMaxBytes: 64 * KiB,
 				Export: AuditExport{OTLP: OTLPExport{Protocol: "http/protobuf", Headers: OTLPHeaders{}, BatchSize: 256,
 					TimeoutSeconds: 10, RetryInitialBackoffMS: 1000, RetryMaxBackoffMS: 60000}}},
-			Notify: Notify{SandboxDegraded: true, OutputRedacted: true},
-			Output: Output{TerminalControls: "escape"},
+			Notify:    Notify{SandboxDegraded: true, OutputRedacted: true},
+			Output:    Output{TerminalControls: "escape"},
+			Dashboard: Dashboard{Enabled: true},
 		},
 		Policy: Policy{
 			SandboxRequired:        true,
@@ -192,6 +193,15 @@ policy:
 			t.Errorf("Sources[%q]: got %q, want %q", field, got, wantSrc)
 		}
 	}
+	for field, wantLayer := range map[string]string{
+		"policy.exec_timeout_seconds": LayerManaged,
+		"exec.limits.pids_max":        LayerUser,
+		"exec.shell":                  LayerDefault,
+	} {
+		if got := l.Layer(l.Sources[field]); got != wantLayer {
+			t.Errorf("Layer(Sources[%q]): got %q, want %q", field, got, wantLayer)
+		}
+	}
 	var files []string
 	for _, f := range l.Files {
 		files = append(files, filepath.Base(f))
@@ -221,7 +231,7 @@ func TestLoadShapeErrors(t *testing.T) {
 		{"unknown section", "exec:\n  shell: /bin/bash\negress: {}\n",
 			"config.yaml:3: egress: unknown field; known fields are exec, policy"},
 		{"unknown field", "exec:\n  enabled: true\n  sandbox:\n    backend: auto\n  sandbx: {}\n",
-			"config.yaml:5: exec.sandbx: unknown field; known fields are enabled, shell, default_cwd, sandbox, limits, env, egress, credentials, audit, notify, output"},
+			"config.yaml:5: exec.sandbx: unknown field; known fields are enabled, shell, default_cwd, sandbox, limits, env, egress, credentials, audit, notify, output, dashboard"},
 		{"unknown nested field", "exec:\n  sandbox:\n    seccmp: off\n",
 			"config.yaml:3: exec.sandbox.seccmp: unknown field; known fields are backend, seccomp, bwrap_path, init_path, allow_ptrace, deny_read, write_deny, cache_max, warm_pool, read, read_allow, settings_file"},
 		{"unknown limit", "exec:\n  limits:\n    timeout: 5\n",
@@ -273,7 +283,7 @@ func TestLoadShapeErrors(t *testing.T) {
 		{"two documents", "exec: {}\n---\npolicy: {}\n",
 			`config.yaml:2: a file holds one YAML document; remove this second one`},
 		{"several errors in line order", "exec:\n  shel: /bin/bash\n  limits:\n    pids_max: many\npolicy:\n  exec_timeout_seconds: 0\n",
-			"config.yaml:2: exec.shel: unknown field; known fields are enabled, shell, default_cwd, sandbox, limits, env, egress, credentials, audit, notify, output\n" +
+			"config.yaml:2: exec.shel: unknown field; known fields are enabled, shell, default_cwd, sandbox, limits, env, egress, credentials, audit, notify, output, dashboard\n" +
 				`config.yaml:4: exec.limits.pids_max: want an integer, got "many"` + "\n" +
 				"config.yaml:6: policy.exec_timeout_seconds: 0 is out of range; want 1 to 3600"},
 	}

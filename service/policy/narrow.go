@@ -52,6 +52,8 @@ package policy
 //	                                elsewhere; else a managed value locks it
 //	policy.credential_mode          any < mask
 //	exec.egress.upstream_ca_files   a subset of the managed list
+//	exec.dashboard.enabled          managed false locks it false
+//	exec.dashboard.port             managed value locks it
 //	exec.credentials.env, .files,   every managed entry kept unchanged;
 //	policy.dlp_patterns             the user may add entries
 //	policy.credential_grants        every managed grant kept, to a subset
@@ -175,7 +177,11 @@ func narrow(p string, user, managed *layer) []error {
 			}
 		}
 		return errs
-	case "exec.enabled", "exec.sandbox.allow_ptrace":
+	case "exec.dashboard.port":
+		if uv != mv {
+			return []error{errAt(us, p, "%s differs from the managed value %s (%s); only %s is allowed", showValue(uv), showValue(mv), ms, showValue(mv))}
+		}
+	case "exec.enabled", "exec.sandbox.allow_ptrace", "exec.dashboard.enabled":
 		if !mv.(bool) && uv.(bool) {
 			return widens("only false is allowed")
 		}

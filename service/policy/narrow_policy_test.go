@@ -21,6 +21,10 @@ func TestNarrowPolicyKnobs(t *testing.T) {
 		{"host inside", "policy:\n  egress_allowlist: [\"*.example.com\"]\n", "policy:\n  egress_allowlist: [api.example.com, example.com, \"*.x.example.com\"]\n", ""},
 		{"port on managed entry", "policy:\n  egress_allowlist: [\"github.com:443\"]\n", "policy:\n  egress_allowlist: [\"github.com:22\"]\n", "policy.egress_allowlist[0]"},
 		{"star", "policy:\n  egress_allowlist: [\"*\"]\n", "policy:\n  egress_allowlist: [a.b]\n", ""},
+		{"dashboard on under managed off", "exec:\n  dashboard:\n    enabled: false\n", "exec:\n  dashboard:\n    enabled: true\n", "exec.dashboard.enabled"},
+		{"dashboard off under managed on", "exec:\n  dashboard:\n    enabled: true\n", "exec:\n  dashboard:\n    enabled: false\n", ""},
+		{"dashboard port locked", "exec:\n  dashboard:\n    port: 8765\n", "exec:\n  dashboard:\n    port: 8000\n", "exec.dashboard.port: 8000 differs from the managed value 8765"},
+		{"dashboard port out of range", "", "exec:\n  dashboard:\n    port: 70000\n", "exec.dashboard.port: 70000 is out of range; want 0 to 65535"},
 		{"bad port", "", "exec:\n  egress:\n    allowed_ports: [0]\n", "exec.egress.allowed_ports[0]: 0 is not a port"},
 
 		// A bare managed host means the managed ports (the default 443 and

@@ -20,6 +20,9 @@ type Entry struct {
 	Source Source `json:"source"` // where the value was set
 }
 
+// ValueString is e's value as YAML would read it back (as Show writes it).
+func (e Entry) ValueString() string { return formatValue(e.Value) }
+
 // Entries returns every leaf field of the effective configuration, in the
 // order the fields are declared.
 func (l *Loaded) Entries() []Entry {
@@ -40,7 +43,7 @@ func (l *Loaded) Entries() []Entry {
 func (l *Loaded) Show(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
 	for _, e := range l.Entries() {
-		fmt.Fprintf(tw, "%s:\t%s\t# %s\n", e.Field, formatValue(e.Value), e.Source)
+		fmt.Fprintf(tw, "%s:\t%s\t# %s\n", e.Field, e.ValueString(), e.Source)
 	}
 	return tw.Flush()
 }

@@ -56,6 +56,7 @@ var numberRules = map[string]numberRule{
 	"exec.audit.export.otlp.timeout_seconds":          {min: 1, max: 300},
 	"exec.audit.export.otlp.retry_initial_backoff_ms": {min: 10, max: 600000},
 	"exec.audit.export.otlp.retry_max_backoff_ms":     {min: 100, max: 3600000},
+	"exec.dashboard.port":                             {min: 0, max: 65535},
 }
 
 // Limits on lists.

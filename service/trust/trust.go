@@ -39,6 +39,10 @@ const Version = 1
 // ErrNotTrusted is returned by Remove for a directory that is not trusted.
 var ErrNotTrusted = errors.New("not a trusted workspace")
 
+// RefusedHint is the remedy for a RefusedError, for every surface that
+// adds workspaces.
+const RefusedHint = "a trusted workspace is writable by every command: trust a project directory, like ~/src/app"
+
 // A RefusedError is a directory that may never be trusted.
 type RefusedError struct {
 	Dir     string // as asked

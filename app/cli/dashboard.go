@@ -1,0 +1,142 @@
+package cli
+
+// This file is `gatehouse dashboard`, and the dashboard the service serves
+// (service/dashboard): its audit trail, workspaces and doctor, composed
+// here like the rest of the service.
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/gatehouse-dev/gatehouse/app/tray"
+	"github.com/gatehouse-dev/gatehouse/service"
+	"github.com/gatehouse-dev/gatehouse/service/audit"
+	"github.com/gatehouse-dev/gatehouse/service/dashboard"
+	"github.com/gatehouse-dev/gatehouse/service/localapi"
+	"github.com/gatehouse-dev/gatehouse/service/policy"
+)
+
+var dashboardCmd = &command{name: "dashboard",
+	summary: "open the local dashboard in a browser: executions, approvals, workspaces, policy",
+	usage:   dashboardUsage,
+	flags:   runDashboard,
+}
+
+const dashboardUsage = `usage: gatehouse dashboard [--no-open]
+
+Prints the address of the dashboard the running service serves on
+127.0.0.1, with a one-time login code, and opens it in the browser
+(xdg-open, open on macOS; --no-open, or no opener, only prints it). The
+code works once, for five minutes: the page exchanges it for a session
+and drops it from the address bar (docs/dashboard.md).`
+
+func runDashboard(fl *flag.FlagSet) runFunc {
+	noOpen := fl.Bool("no-open", false, "")
+	return func(ctx context.Context, env *Env, args []string) error {
+		if len(args) > 0 {
+			return usagef("dashboard: unexpected argument %q", args[0])
+		}
+		c, err := serviceClient(env)
+		if err != nil {
+			return err
+		}
+		u, err := c.DashboardLogin(ctx)
+		switch {
+		case errors.Is(err, localapi.ErrNotRunning):
+			return withHint(err, "the service serves the dashboard; "+notRunningHint)
+		case err != nil:
+			return err
+		}
+		fmt.Fprintln(env.Stdout, u)
+		if *noOpen {
+			return nil
+		}
+		if err := openURL(env, u); err != nil {
+			fmt.Fprintf(env.Stderr, "gatehouse: no browser opened (%v); open the address above\n", err)
+		}
+		return nil
+	}
+}
+
+// openURL opens u in the desktop's browser: xdg-open (open on macOS), as
+// found in the PATH of env.
+func openURL(env *Env, u string) error {
+	name := "xdg-open"
+	switch runtime.GOOS {
+	case "darwin":
+		name = "open"
+	case "windows":
+		return tray.Open(u)
+	}
+	for _, dir := range filepath.SplitList(env.Getenv("PATH")) {
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			cmd := exec.Command(p, u)
+			if err := cmd.Start(); err != nil {
+				return fmt.Errorf("running %s: %w", p, err)
+			}
+			go cmd.Wait()
+			return nil
+		}
+	}
+	return fmt.Errorf("%s not found in PATH", name)
+}
+
+// serveDashboard builds the dashboard the service serves: the user's
+// audit trail (opened for reading and verifying), trusting and removing
+// workspaces as gatehouse workspace does, and doctor as the tray runs it.
+func serveDashboard(ctx context.Context, env *Env, opts policy.LoadOptions, logger *slog.Logger) func(*service.Service) service.Dashboard {
+	return func(svc *service.Service) service.Dashboard {
+		o := dashboard.Options{Service: svc, Logger: logger, Doctor: func(ctx context.Context) (string, bool, error) {
+			return doctorText(ctx, env)
+		}}
+		st, err := audit.Open(ctx, audit.Options{Path: auditPath(env, opts.Home), Keys: keyStore(env)})
+		if err != nil {
+			o.TrailError = err.Error()
+		} else {
+			o.Trail = st
+			context.AfterFunc(ctx, func() { st.Close() })
+		}
+		d, err := dashboard.New(o)
+		if err != nil {
+			return brokenDashboard{err}
+		}
+		return d
+	}
+}
+
+// doctorText runs gatehouse doctor in this process and returns what it
+// printed, and whether it found no problem.
+func doctorText(ctx context.Context, env *Env) (string, bool, error) {
+	var out bytes.Buffer
+	denv := *env
+	denv.Stdin, denv.Stdout, denv.Stderr = strings.NewReader(""), &out, &out
+	err := doctorCmd.exec(ctx, &denv, nil)
+	var st ExitStatus
+	if err != nil && !errors.As(err, &st) {
+		return out.String(), false, err
+	}
+	return out.String(), err == nil, nil
+}
+
+// brokenDashboard is a dashboard that could not be built: it says why.
+type brokenDashboard struct{ err error }
+
+func (b brokenDashboard) Listen(l net.Listener) error {
+	l.Close()
+	return b.err
+}
+
+func (b brokenDashboard) Serve(ctx context.Context) error { return b.err }
+
+func (b brokenDashboard) LoginURL() (string, error) { return "", b.err }

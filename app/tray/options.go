@@ -1,0 +1,73 @@
+package tray
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os/exec"
+	"runtime"
+
+	"github.com/gatehouse-dev/gatehouse/service/api"
+	"github.com/gatehouse-dev/gatehouse/service/notify"
+)
+
+// ErrUnavailable means this build has no tray: on macOS the menu bar
+// needs cgo.
+var ErrUnavailable = errors.New("the tray is not available in this build")
+
+// A Client is the admission API the tray reads and answers through;
+// *localapi.Client implements it.
+type Client interface {
+	Status(ctx context.Context) (*api.Status, error)
+	Events(ctx context.Context, limit int) ([]api.Event, error)
+	Approvals(ctx context.Context) ([]api.Approval, error)
+	Answer(ctx context.Context, req api.AnswerRequest) (*api.AnswerResponse, error)
+	Workspaces(ctx context.Context) ([]api.Workspace, error)
+	// DashboardLogin returns the dashboard's address with a one-time
+	// login code.
+	DashboardLogin(ctx context.Context) (string, error)
+	// Stream calls fn with each notice of the live stream until ctx ends
+	// (nil) or the service goes away (an error).
+	Stream(ctx context.Context, fn func(api.StreamNotice)) error
+}
+
+// Options configure the tray.
+type Options struct {
+	// Client reaches the service. Must be non-nil.
+	Client Client
+	// Exe is the gatehouse binary: Run doctor runs 'Exe doctor', and
+	// Start service 'Exe service start', the CLI's own commands.
+	Exe string
+	// ReportDir is where the doctor's report is written (the state
+	// directory).
+	ReportDir string
+	// Theme is light or dark, the panel the icons are drawn for; "" asks
+	// the desktop, and takes dark when it does not say.
+	Theme string
+	// Sender raises the notifications; nil means the desktop.
+	Sender notify.Sender
+	// Open opens a file or a directory in the desktop's application for
+	// it; nil means xdg-open (open on macOS).
+	Open   func(path string) error
+	Logger *slog.Logger
+}
+
+// Open opens path (a file, a directory or a URL) in the desktop's
+// application for it: xdg-open, open on macOS. It fails when there is
+// none.
+func Open(path string) error {
+	name, args := "xdg-open", []string{path}
+	switch runtime.GOOS {
+	case "darwin":
+		name = "open"
+	case "windows":
+		name, args = "rundll32", []string{"url.dll,FileProtocolHandler", path}
+	}
+	cmd := exec.Command(name, args...)
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("running %s: %w", name, err)
+	}
+	go cmd.Wait()
+	return nil
+}

@@ -1,0 +1,302 @@
+package dashboard
+
+// Approvals, workspaces, the policy in force and doctor: each calls the
+// service's own functions, as the admission API and the CLI do.
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/service/api"
+	"github.com/gatehouse-dev/gatehouse/service/audit"
+	"github.com/gatehouse-dev/gatehouse/service/policy"
+	"github.com/gatehouse-dev/gatehouse/service/trust"
+)
+
+// answerLabels are the buttons of each answer.
+var answerLabels = map[string]string{
+	api.AnswerOnce:       "Approve once",
+	api.AnswerSession:    "Approve for session",
+	api.AnswerAlways:     "Always",
+	api.AnswerDeny:       "Deny",
+	api.AnswerDenyAlways: "Deny always",
+}
+
+type answerButton struct{ Value, Label string }
+
+type approvalView struct {
+	A       api.Approval
+	Buttons []answerButton
+	// Always says the request offers a rule to save, shown editable.
+	Always bool
+}
+
+type approvalsView struct {
+	Pending []approvalView
+	History []historyRow
+	Error   string
+}
+
+type historyRow struct {
+	Row Row
+	A   *api.ApprovalRecord
+}
+
+func (s *Server) approvals(w http.ResponseWriter, r *http.Request, ss *session) {
+	var v approvalsView
+	for _, a := range s.opts.Service.Approvals() {
+		av := approvalView{A: a}
+		for _, ans := range a.Answers {
+			av.Buttons = append(av.Buttons, answerButton{ans, answerLabels[ans]})
+			av.Always = av.Always || (ans == api.AnswerAlways || ans == api.AnswerDenyAlways) && a.SaveRule != ""
+		}
+		v.Pending = append(v.Pending, av)
+	}
+	if s.opts.Trail != nil {
+		es, err := s.opts.Trail.List(r.Context(), audit.Filter{Answered: true, Limit: pageSize})
+		if err != nil {
+			v.Error = err.Error()
+		}
+		for i := range es {
+			v.History = append(v.History, historyRow{rowOf(&es[i]), es[i].Event.Approval})
+		}
+	}
+	s.render(w, http.StatusOK, "approvals", "Approvals", ss, v)
+}
+
+// answer applies the person's answer. The rule is sent only with always
+// and deny_always, and only when it was edited: unchanged, the request's
+// own rule is saved.
+func (s *Server) answer(w http.ResponseWriter, r *http.Request, ss *session) {
+	req := api.AnswerRequest{ID: r.PostFormValue("id"), Answer: r.PostFormValue("answer"), By: api.ByDashboard}
+	if req.Answer == api.AnswerAlways || req.Answer == api.AnswerDenyAlways {
+		rule := strings.ReplaceAll(r.PostFormValue("rule"), "\r\n", "\n")
+		pending := s.opts.Service.Approvals()
+		i := slices.IndexFunc(pending, func(a api.Approval) bool { return a.ID == req.ID })
+		if i >= 0 && strings.TrimSpace(rule) != strings.TrimSpace(pending[i].SaveRule) {
+			req.Rule = rule
+		}
+	}
+	resp := s.opts.Service.Answer(req)
+	switch {
+	case resp.Error != "":
+		s.setFlash(ss, "Not answered: "+resp.Error)
+	case resp.SavedRule != "":
+		s.setFlash(ss, "Answered "+req.Answer+"; saved the rule:\n"+resp.SavedRule)
+	default:
+		s.setFlash(ss, "Answered "+req.Answer+".")
+	}
+	http.Redirect(w, r, "/approvals", http.StatusSeeOther)
+}
+
+type workspacesView struct {
+	Workspaces []api.Workspace
+}
+
+func (s *Server) workspaces(w http.ResponseWriter, r *http.Request, ss *session) {
+	s.render(w, http.StatusOK, "workspaces", "Workspaces", ss, workspacesView{s.opts.Service.Workspaces()})
+}
+
+// addWorkspace trusts a directory, with gatehouse workspace add's
+// refusals. The path must be absolute: the service's working directory
+// means nothing to the person typing it.
+func (s *Server) addWorkspace(w http.ResponseWriter, r *http.Request, ss *session) {
+	dir := strings.TrimSpace(r.PostFormValue("dir"))
+	var re *trust.RefusedError
+	switch p, err := s.addDir(dir); {
+	case errors.As(err, &re):
+		s.setFlash(ss, "Refused: "+err.Error()+"\n"+trust.RefusedHint)
+	case err != nil:
+		s.setFlash(ss, "Not added: "+err.Error())
+	default:
+		s.setFlash(ss, "Trusted "+p+".")
+	}
+	http.Redirect(w, r, "/workspaces", http.StatusSeeOther)
+}
+
+func (s *Server) addDir(dir string) (string, error) {
+	if !filepath.IsAbs(dir) && !strings.HasPrefix(dir, "~/") {
+		return "", errors.New("want an absolute path, like /home/you/src/app")
+	}
+	return s.opts.Service.AddWorkspace(dir, api.ByDashboard)
+}
+
+func (s *Server) removeWorkspace(w http.ResponseWriter, r *http.Request, ss *session) {
+	dir := r.PostFormValue("dir")
+	if err := s.opts.Service.RemoveWorkspace(dir); err != nil {
+		s.setFlash(ss, "Not removed: "+err.Error())
+	} else {
+		s.setFlash(ss, "Removed "+dir+".")
+	}
+	http.Redirect(w, r, "/workspaces", http.StatusSeeOther)
+}
+
+// policyView is the configuration in force.
+type policyView struct {
+	Files   []string
+	Entries []entryRow
+	Rules   []ruleRow
+	Egress  []egressRow
+	Grants  []grantRow
+}
+
+type entryRow struct {
+	Field, Value, Layer, Source string
+}
+
+type ruleRow struct {
+	N                                       int
+	Name, Origin, Action, On, Match, Reason string
+}
+
+type egressRow struct {
+	Agent, Field string
+	List         []string
+}
+
+type grantRow struct {
+	ID, Mapped string
+	Agents     []string
+}
+
+func (s *Server) policy(w http.ResponseWriter, r *http.Request, ss *session) {
+	l := s.opts.Service.Config()
+	c := &l.Config
+	v := policyView{Files: l.Files}
+	for _, e := range l.Entries() {
+		v.Entries = append(v.Entries, entryRow{e.Field, e.ValueString(), l.Layer(e.Source), e.Source.String()})
+	}
+	// The order Decide applies them in: every built-in rule, then the
+	// first matching managed rule, then the first matching user (and
+	// saved) rule, then the default and dynamic actions.
+	for _, b := range policy.BuiltinRules {
+		on := "on"
+		if !c.Policy.BuiltinEnabled(b.Name) {
+			on = "off (policy.disabled_builtin_rules)"
+		}
+		v.Rules = append(v.Rules, ruleRow{Name: b.Name, Origin: policy.OriginBuiltin, Action: b.Action, On: on, Match: "shape " + string(b.Shape), Reason: b.Reason})
+	}
+	for _, rl := range c.Policy.Rules {
+		v.Rules = append(v.Rules, ruleRow{Name: rl.Name, Origin: rl.Origin(), Action: rl.Action, On: "on", Match: ruleMatch(&rl), Reason: rl.Reason})
+	}
+	v.Rules = append(v.Rules,
+		ruleRow{Name: "default_action", Origin: l.Layer(l.Sources["policy.default_action"]), Action: c.Policy.DefaultAction, On: "on", Match: "a command no rule decides"},
+		ruleRow{Name: "dynamic_action", Origin: l.Layer(l.Sources["policy.dynamic_action"]), Action: c.Policy.DynamicAction, On: "on", Match: "a command analysis cannot resolve statically"})
+	for i := range v.Rules {
+		v.Rules[i].N = i + 1
+	}
+	v.Egress = append(v.Egress, egressRow{"every other agent", "policy.egress_allowlist", c.Policy.EgressAllowlist})
+	for _, a := range sortedKeys(c.Policy.EgressAllowlistByAgent) {
+		list, field := c.Policy.EgressAllowlistFor(a)
+		v.Egress = append(v.Egress, egressRow{a, field, list})
+	}
+	v.Grants = grantRows(c)
+	s.render(w, http.StatusOK, "policy", "Policy", ss, v)
+}
+
+// ruleMatch says what a configured rule matches, as its YAML would.
+func ruleMatch(r *policy.Rule) string {
+	var parts []string
+	if len(r.Command) > 0 {
+		parts = append(parts, "command "+strings.Join(r.Command, " | "))
+	}
+	for _, a := range r.Args {
+		switch {
+		case len(a.Flag) > 0:
+			parts = append(parts, "flag "+strings.Join(a.Flag, " | "))
+		case len(a.Seq) > 0:
+			parts = append(parts, "seq "+strings.Join(a.Seq, " "))
+		case len(a.Glob) > 0:
+			parts = append(parts, "glob "+strings.Join(a.Glob, " | "))
+		case a.Regex != "":
+			parts = append(parts, "regex "+a.Regex)
+		}
+	}
+	if r.Where != "" && r.Where != policy.WhereAny {
+		parts = append(parts, "where "+r.Where)
+	}
+	if len(r.Script) > 0 {
+		parts = append(parts, "script "+strings.Join(r.Script, " | "))
+	}
+	if len(r.Flags) > 0 {
+		parts = append(parts, "flags "+strings.Join(r.Flags, ", "))
+	}
+	if len(parts) == 0 {
+		return "every command"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// grantRows are the credentials commands may get: each id, how it is
+// mapped, and the agents it reaches. Ids only: values never leave the
+// keychain.
+func grantRows(c *policy.Config) []grantRow {
+	mapped := map[string][]string{}
+	for name, m := range c.Exec.Credentials.Env {
+		if id := m.ID(); id != "" {
+			mapped[id] = append(mapped[id], "env "+name+" ("+m.EffectiveMode()+")")
+		}
+	}
+	for name, m := range c.Exec.Credentials.Files {
+		if id := m.ID(); id != "" {
+			mapped[id] = append(mapped[id], "file "+name+" ("+m.EffectiveMode()+")")
+		}
+	}
+	for id := range c.Policy.CredentialGrants {
+		if _, ok := mapped[id]; !ok {
+			mapped[id] = nil
+		}
+	}
+	var out []grantRow
+	for _, id := range sortedKeys(mapped) {
+		m := mapped[id]
+		sort.Strings(m)
+		agents, ok := c.Policy.CredentialGrants[id]
+		if !ok {
+			agents = []string{"every agent"}
+		}
+		out = append(out, grantRow{ID: id, Mapped: strings.Join(m, ", "), Agents: agents})
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// doctorView is gatehouse doctor's report.
+type doctorView struct {
+	Report string
+	OK     bool
+	Error  string
+	At     time.Time
+}
+
+func (s *Server) doctor(w http.ResponseWriter, r *http.Request, ss *session) {
+	var v doctorView
+	if s.opts.Doctor == nil {
+		v.Error = "doctor is not available here; run gatehouse doctor in a terminal"
+	} else {
+		s.doctorMu.Lock() // one at a time: each starts sandboxes
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Minute)
+		report, ok, err := s.opts.Doctor(ctx)
+		cancel()
+		s.doctorMu.Unlock()
+		v.Report, v.OK, v.At = report, ok, s.opts.Now()
+		if err != nil {
+			v.Error = err.Error()
+		}
+	}
+	s.render(w, http.StatusOK, "doctor", "Doctor", ss, v)
+}

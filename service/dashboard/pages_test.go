@@ -1,0 +1,160 @@
+package dashboard
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/gatehouse-dev/gatehouse/service/api"
+	"github.com/gatehouse-dev/gatehouse/service/trust"
+)
+
+// The list pages through the trail by keyset: every event once, newest
+// first; a filter the trail does not know names its field.
+func TestListPages(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 120)
+	c := f.client()
+	f.login(c)
+	rowRe := regexp.MustCompile(`href="/executions/([0-9a-f]{32})"`)
+	olderRe := regexp.MustCompile(`href="(/executions\?[^"]*before=[^"]*)"`)
+	var ids []string
+	next := "/executions?agent=claude-code"
+	for next != "" {
+		_, body := f.getBody(c, f.base+strings.ReplaceAll(next, "&amp;", "&"), nil)
+		for _, m := range rowRe.FindAllStringSubmatch(body, -1) {
+			ids = append(ids, m[1])
+		}
+		next = ""
+		if m := olderRe.FindStringSubmatch(body); m != nil {
+			next = m[1]
+		}
+	}
+	if len(ids) != 120 {
+		t.Fatalf("the pages held %d events, want 120", len(ids))
+	}
+	for i, id := range ids {
+		if want := fmt.Sprintf("%032x", 120-i); id != want {
+			t.Fatalf("row %d is %s, want %s", i, id, want)
+		}
+	}
+	resp, body := f.getBody(c, f.base+"/executions?status=exploded", nil)
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, "status: &#34;exploded&#34; is not one of") {
+		t.Errorf("bad status: %s\n%s", resp.Status, body)
+	}
+	_, body = f.getBody(c, f.base+"/executions?q=echo+7", nil)
+	if n := len(rowRe.FindAllString(body, -1)); n != 11 { // 7, 70..79
+		t.Errorf("text filter: %d rows, want 11", n)
+	}
+	_, js := f.getBody(c, f.base+"/executions/rows?after="+url.QueryEscape(lastCursor(t, f, 118)), nil)
+	var rows struct{ Rows []Row }
+	json.Unmarshal([]byte(js), &rows)
+	if len(rows.Rows) != 2 || rows.Rows[0].ID != fmt.Sprintf("%032x", 120) {
+		t.Errorf("rows after the 118th: %+v", rows.Rows)
+	}
+}
+
+// lastCursor is the cursor of the n-th event appended.
+func lastCursor(t *testing.T, f *fixture, n int) string {
+	e, err := f.trail.Get(context.Background(), fmt.Sprintf("%032x", n))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e.Cursor().String()
+}
+
+// The card shows the fields of the event and the chain's verdict on it.
+func TestCard(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 3)
+	c := f.client()
+	f.login(c)
+	_, body := f.getBody(c, f.base+"/executions/"+fmt.Sprintf("%032x", 2), nil)
+	for _, want := range []string{"audit verify:\nintact — row 2 matches its HMAC and chains between rows 1 and 3",
+		strings.Repeat("ab", 32), "github_token", "evil.example:443", "memory: not held — no cgroup v2", "nproc: not held", "pids: held",
+		"bubblewrap", "12ms of 120 s allowed", "claude-code via agent_hook", "redactions 1", ">echo 1</pre>"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the card lacks %q", want)
+		}
+	}
+	if resp := f.get(c, f.base+"/executions/ffff", nil); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("no such event: %s", resp.Status)
+	}
+}
+
+// Approvals: the buttons offered, the rule always saves shown editable,
+// and sent only when edited.
+func TestApprovalsAnswer(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 0)
+	f.svc.pending = []api.Approval{{ID: "a7", Kind: api.ApprovalCommand, Command: "git push <b>", Question: "Run it?", Rule: "ask-push",
+		SaveRule: "name: approved-git\naction: allow\ncommand: [git]\n", Answers: []string{"once", "session", "always", "deny", "deny_always"}}}
+	c := f.client()
+	f.login(c)
+	_, body := f.getBody(c, f.base+"/approvals", nil)
+	for _, want := range []string{"Approve once", "Approve for session", "Always", "Deny always", "git push &lt;b&gt;", "name: approved-git\naction: allow"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the approvals page lacks %q", want)
+		}
+	}
+	token := csrfField.FindStringSubmatch(body)[1]
+	f.post(c, "/approvals/answer", f.base, url.Values{"csrf": {token}, "id": {"a7"}, "answer": {"always"}, "rule": {"name: approved-git\r\naction: allow\r\ncommand: [git]\r\n"}})
+	f.post(c, "/approvals/answer", f.base, url.Values{"csrf": {token}, "id": {"a7"}, "answer": {"always"}, "rule": {"name: mine\naction: allow\ncommand: [git]\n"}})
+	f.post(c, "/approvals/answer", f.base, url.Values{"csrf": {token}, "id": {"a7"}, "answer": {"once"}, "rule": {"name: mine\n"}})
+	got := f.svc.answered()
+	if len(got) != 3 || got[0].Rule != "" || got[1].Rule != "name: mine\naction: allow\ncommand: [git]\n" || got[2].Rule != "" {
+		t.Errorf("answers %+v", got)
+	}
+}
+
+// Workspaces: added with the service's refusals, relative paths refused
+// here, removed.
+func TestWorkspaces(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 0)
+	c := f.client()
+	f.login(c)
+	token := f.csrf(c, "/workspaces")
+	f.post(c, "/workspaces/add", f.base, url.Values{"csrf": {token}, "dir": {"src/app"}})
+	if _, body := f.getBody(c, f.base+"/workspaces", nil); !strings.Contains(body, "Not added: want an absolute path") {
+		t.Errorf("a relative path was not refused:\n%s", body)
+	}
+	f.post(c, "/workspaces/add", f.base, url.Values{"csrf": {token}, "dir": {"/w/app"}})
+	f.svc.addError = &trust.RefusedError{Dir: "/", Path: "/", Problem: "it is the root directory"}
+	f.post(c, "/workspaces/add", f.base, url.Values{"csrf": {token}, "dir": {"/"}})
+	if _, body := f.getBody(c, f.base+"/workspaces", nil); !strings.Contains(body, "Refused: ") || !strings.Contains(body, "trust a project directory") {
+		t.Errorf("the refusal is not shown:\n%s", body)
+	}
+	f.post(c, "/workspaces/remove", f.base, url.Values{"csrf": {token}, "dir": {"/w/trusted"}})
+	if len(f.svc.added) != 1 || f.svc.added[0] != "/w/app by dashboard" || len(f.svc.removed) != 1 || f.svc.removed[0] != "/w/trusted" {
+		t.Errorf("added %q, removed %q", f.svc.added, f.svc.removed)
+	}
+}
+
+// Policy: each value with its layer and file, the rules in order with the
+// built-in ones marked.
+func TestPolicyPage(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 0)
+	c := f.client()
+	f.login(c)
+	_, body := f.getBody(c, f.base+"/policy", nil)
+	row := regexp.MustCompile(`data-field="policy.exec_timeout_seconds"><td>policy.exec_timeout_seconds</td><td class="value">77</td><td>user</td><td class="path">[^<]*config.yaml:2</td>`)
+	if !row.MatchString(body) {
+		t.Errorf("exec_timeout_seconds is not shown from the user file:\n%s", body)
+	}
+	if !strings.Contains(body, `<td>policy.exec_timeout_seconds</td>`) || !strings.Contains(body, `data-field="exec.shell"><td>exec.shell</td><td class="value">/bin/bash</td><td>embedded</td>`) {
+		t.Error("the defaults are not marked embedded")
+	}
+	rm := strings.Index(body, "<td>rm-root</td>")
+	push := strings.Index(body, "<td>ask-push</td>")
+	def := strings.Index(body, "<td>default_action</td>")
+	if rm < 0 || push < rm || def < push || !strings.Contains(body, `<span class="badge">built-in</span>`) {
+		t.Errorf("the rules are not in order (%d %d %d)", rm, push, def)
+	}
+}

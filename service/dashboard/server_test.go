@@ -1,0 +1,494 @@
+package dashboard
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/keyring"
+	"github.com/gatehouse-dev/gatehouse/service/analysis"
+	"github.com/gatehouse-dev/gatehouse/service/api"
+	"github.com/gatehouse-dev/gatehouse/service/audit"
+	"github.com/gatehouse-dev/gatehouse/service/policy"
+)
+
+// fakeService is the service's side, recorded.
+type fakeService struct {
+	mu       sync.Mutex
+	pending  []api.Approval
+	answers  []api.AnswerRequest
+	ws       []api.Workspace
+	added    []string
+	removed  []string
+	loaded   *policy.Loaded
+	notices  chan api.StreamNotice
+	addError error
+}
+
+func (f *fakeService) Approvals() []api.Approval {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]api.Approval(nil), f.pending...)
+}
+
+func (f *fakeService) Answer(req api.AnswerRequest) api.AnswerResponse {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.answers = append(f.answers, req)
+	return api.AnswerResponse{OK: true}
+}
+
+func (f *fakeService) Subscribe(ctx context.Context) ([]api.StreamNotice, <-chan api.StreamNotice) {
+	c := make(chan api.StreamNotice)
+	go func() {
+		defer close(c)
+		for {
+			select {
+			case n := <-f.notices:
+				c <- n
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return []api.StreamNotice{{Type: api.NoticeService, State: "running"}}, c
+}
+
+func (f *fakeService) Workspaces() []api.Workspace { return f.ws }
+
+func (f *fakeService) AddWorkspace(dir, by string) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.addError != nil {
+		return "", f.addError
+	}
+	f.added = append(f.added, dir+" by "+by)
+	return dir, nil
+}
+
+func (f *fakeService) RemoveWorkspace(dir string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.removed = append(f.removed, dir)
+	return nil
+}
+
+func (f *fakeService) Config() *policy.Loaded { return f.loaded }
+
+// Explain analyses and decides for real, as the pipeline's Explain does
+// (without its workspace checks).
+func (f *fakeService) Explain(ctx context.Context, req api.ExecRequest) (string, error) {
+	t := analysis.Analyze(req.Command, analysis.Options{Dir: "/"})
+	var b strings.Builder
+	policy.WriteText(&b, t, policy.Decide(t, &f.loaded.Config.Policy))
+	return b.String(), nil
+}
+
+func (f *fakeService) answered() []api.AnswerRequest {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]api.AnswerRequest(nil), f.answers...)
+}
+
+// hostile is a command and its output that try to be more than text: a
+// script element, terminal escapes (colour, clear screen, OSC 52 clipboard
+// write) and a bidi override that reverses what follows.
+const hostile = "echo '<script>alert(1)</script>' \x1b[31mred\x1b[2J \x1b]52;c;ZXZpbA==\x07 \u202eevil\u202c <img src=x onerror=alert(2)>"
+
+// fixture is a dashboard on a real listener over a real audit trail.
+type fixture struct {
+	t     testing.TB
+	srv   *Server
+	svc   *fakeService
+	trail *audit.Store
+	base  string // http://127.0.0.1:PORT
+	mu    sync.Mutex
+	skew  time.Duration
+}
+
+func newFixture(t testing.TB, events int) *fixture {
+	t.Helper()
+	dir := t.TempDir()
+	st, err := audit.Open(context.Background(), audit.Options{Path: filepath.Join(dir, "audit.db"), Keys: keyring.NewMemory()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	start := time.Now().Add(-time.Hour)
+	for i := range events {
+		appendEvent(t, st, fmt.Sprintf("%032x", i+1), start.Add(time.Duration(i)*time.Second), fmt.Sprintf("echo %d", i), []byte(fmt.Sprintf("%d\n", i)))
+	}
+	user := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(user, []byte("policy:\n  exec_timeout_seconds: 77\n  rules:\n    - name: ask-push\n      action: ask\n      command: [git]\n      args:\n        - seq: [push]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l, err := policy.Load(policy.LoadOptions{UserFile: user, Home: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{t: t, trail: st}
+	f.svc = &fakeService{loaded: l, notices: make(chan api.StreamNotice, 8),
+		ws: []api.Workspace{{Path: "/w/policy", Origin: api.WorkspacePolicy}, {Path: "/w/trusted", Origin: api.WorkspaceTrusted, By: "cli", Added: time.Now()}}}
+	f.srv, err = New(Options{Service: f.svc, Trail: st, Now: f.time})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.srv.Listen(ln); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- f.srv.Serve(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	})
+	f.base = fmt.Sprintf("http://127.0.0.1:%d", f.srv.Port())
+	return f
+}
+
+// time is the dashboard's clock: now plus the skew a test sets.
+func (f *fixture) time() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return time.Now().Add(f.skew)
+}
+
+func appendEvent(t testing.TB, st *audit.Store, id string, at time.Time, command string, stdout []byte) {
+	t.Helper()
+	code := 0
+	err := st.Append(context.Background(), audit.Record{
+		Event: api.Event{ID: id, Time: at.UTC(), Agent: "claude-code", Surface: api.SurfaceAgentHook, ActionType: api.ActionShellExecute,
+			Decision: "allow", Status: "completed", SandboxMode: "bubblewrap", ExitCode: &code, DurationMS: 12, TimeoutSeconds: 120,
+			CommandHash: strings.Repeat("ab", 32), ResolvedCmds: []string{"echo"}, PinnedScripts: []api.Pin{}, Credentials: []string{"github_token"},
+			Egress: api.Egress{Denied: 1, DeniedHosts: []string{"evil.example:443"}}, Dialect: "bash",
+			Limits: &api.Limits{Pids: true, NProc: false, Memory: false, Tmpfs: true, FileSize: true, DaemonKill: true},
+			Output: api.Output{StdoutBytes: int64(len(stdout)), RedactionCount: 1}},
+		Command: command,
+		Stdout:  stdout,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// client is a browser: it keeps cookies and does not follow redirects.
+func (f *fixture) client() *http.Client {
+	jar, _ := cookiejar.New(nil)
+	return &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+// login signs c in with a new code and returns the code.
+func (f *fixture) login(c *http.Client) string {
+	f.t.Helper()
+	u, err := f.srv.LoginURL()
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	resp := f.get(c, u, nil)
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/executions" {
+		f.t.Fatalf("login: %s, Location %q", resp.Status, resp.Header.Get("Location"))
+	}
+	return strings.TrimPrefix(u, f.base+"/login?code=")
+}
+
+func (f *fixture) do(c *http.Client, req *http.Request) (*http.Response, string) {
+	f.t.Helper()
+	resp, err := c.Do(req)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return resp, string(b)
+}
+
+func (f *fixture) get(c *http.Client, u string, mod func(*http.Request)) *http.Response {
+	f.t.Helper()
+	resp, _ := f.getBody(c, u, mod)
+	return resp
+}
+
+func (f *fixture) getBody(c *http.Client, u string, mod func(*http.Request)) (*http.Response, string) {
+	f.t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, u, nil)
+	if mod != nil {
+		mod(req)
+	}
+	return f.do(c, req)
+}
+
+// post sends a form as the dashboard's pages do, with origin as its
+// Origin header ("" for none).
+func (f *fixture) post(c *http.Client, path, origin string, form url.Values) (*http.Response, string) {
+	f.t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, f.base+path, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if origin != "" {
+		req.Header.Set("Origin", origin)
+	}
+	return f.do(c, req)
+}
+
+var csrfField = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+
+// csrf reads the token from a page's form.
+func (f *fixture) csrf(c *http.Client, page string) string {
+	f.t.Helper()
+	_, body := f.getBody(c, f.base+page, nil)
+	m := csrfField.FindStringSubmatch(body)
+	if m == nil {
+		f.t.Fatalf("%s has no CSRF field:\n%s", page, body)
+	}
+	return m[1]
+}
+
+// Every answer is refused unless its Host names the dashboard exactly:
+// a page on another name that resolves to 127.0.0.1 (DNS rebinding) gets
+// nothing, not even the login page, and a code it presents stays unused.
+func TestForeignHostRefused(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 3)
+	c := f.client()
+	code := f.login(c)
+	port := f.srv.Port()
+	for _, host := range []string{"evil.example", fmt.Sprintf("evil.example:%d", port), fmt.Sprintf("127.0.0.1:%d", port+1),
+		fmt.Sprintf("127.0.0.2:%d", port), fmt.Sprintf("[::1]:%d", port), fmt.Sprintf("localhost.:%d", port), "127.0.0.1", "localhost"} {
+		for _, path := range []string{"/executions", "/login?code=" + code, "/static/app.js", "/stream"} {
+			resp, body := f.getBody(c, f.base+path, func(r *http.Request) { r.Host = host })
+			if resp.StatusCode != http.StatusMisdirectedRequest || strings.Contains(body, "Executions") {
+				t.Errorf("Host %q %s: %s, want 421", host, path, resp.Status)
+			}
+			if resp.Header.Get("Content-Security-Policy") == "" {
+				t.Errorf("Host %q %s: refused without a CSP", host, path)
+			}
+		}
+	}
+	for _, host := range []string{fmt.Sprintf("127.0.0.1:%d", port), fmt.Sprintf("localhost:%d", port)} {
+		c := f.client()
+		u, _ := f.srv.LoginURL()
+		sethost := func(r *http.Request) { r.Host = host }
+		if resp := f.get(c, u, sethost); resp.StatusCode != http.StatusSeeOther {
+			t.Errorf("Host %q: login %s, want 303", host, resp.Status)
+		}
+		if resp := f.get(c, f.base+"/executions", sethost); resp.StatusCode != http.StatusOK {
+			t.Errorf("Host %q: %s, want 200", host, resp.Status)
+		}
+	}
+	// The code presented under a foreign Host was not spent... it was
+	// spent by login above; a fresh one presented there stays good.
+	u, _ := f.srv.LoginURL()
+	f.get(f.client(), u, func(r *http.Request) { r.Host = "evil.example:" + fmt.Sprint(port) })
+	if resp := f.get(f.client(), u, nil); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("a code shown under a foreign Host was spent: %s", resp.Status)
+	}
+}
+
+// Without the session cookie every page and action is refused.
+func TestNoCookieRefused(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 3)
+	for _, path := range []string{"/", "/executions", "/executions/rows", "/executions/" + fmt.Sprintf("%032x", 1), "/approvals", "/workspaces", "/policy", "/doctor", "/stream"} {
+		for _, cookie := range []string{"", "gatehouse_session=forged", "gatehouse_session="} {
+			resp, body := f.getBody(f.client(), f.base+path, func(r *http.Request) {
+				if cookie != "" {
+					r.Header.Set("Cookie", cookie)
+				}
+			})
+			if resp.StatusCode != http.StatusUnauthorized || strings.Contains(body, "echo 1") {
+				t.Errorf("GET %s with cookie %q: %s, want 401", path, cookie, resp.Status)
+			}
+		}
+	}
+	resp, _ := f.post(f.client(), "/approvals/answer", f.base, url.Values{"id": {"a1"}, "answer": {"once"}})
+	if resp.StatusCode != http.StatusUnauthorized || len(f.svc.answered()) != 0 {
+		t.Errorf("POST without a session: %s, %d answers", resp.Status, len(f.svc.answered()))
+	}
+}
+
+// A login code works once, within its five minutes; the session cookie is
+// HttpOnly and SameSite=Strict, and the redirect drops the code.
+func TestLoginCodeWorksOnce(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 3)
+	u, err := f.srv.LoginURL()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(u, f.base+"/login?code=") || len(u) < len(f.base)+50 {
+		t.Fatalf("login URL %q", u)
+	}
+	c := f.client()
+	if resp := f.get(c, u, func(r *http.Request) { r.Method = http.MethodHead }); resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("HEAD of the login URL: %s", resp.Status)
+	}
+	resp := f.get(c, u, nil)
+	if resp.StatusCode != http.StatusSeeOther || strings.Contains(resp.Header.Get("Location"), "code") {
+		t.Fatalf("first use: %s to %q", resp.Status, resp.Header.Get("Location"))
+	}
+	sc := resp.Header.Get("Set-Cookie")
+	for _, want := range []string{"gatehouse_session=", "HttpOnly", "SameSite=Strict", "Path=/"} {
+		if !strings.Contains(sc, want) {
+			t.Errorf("Set-Cookie %q lacks %s", sc, want)
+		}
+	}
+	if resp := f.get(c, f.base+"/executions", nil); resp.StatusCode != http.StatusOK {
+		t.Fatalf("signed in: %s", resp.Status)
+	}
+	other := f.client()
+	if resp := f.get(other, u, nil); resp.StatusCode != http.StatusForbidden || resp.Header.Get("Set-Cookie") != "" {
+		t.Errorf("second use: %s, Set-Cookie %q", resp.Status, resp.Header.Get("Set-Cookie"))
+	}
+	if resp := f.get(other, f.base+"/executions", nil); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("after a refused login: %s", resp.Status)
+	}
+	for _, bad := range []string{"", "?code=", "?code=" + strings.Repeat("A", 43)} {
+		if resp := f.get(f.client(), f.base+"/login"+bad, nil); resp.StatusCode != http.StatusForbidden {
+			t.Errorf("login%s: %s", bad, resp.Status)
+		}
+	}
+	// Expired: six minutes later.
+	late, _ := f.srv.LoginURL()
+	f.mu.Lock()
+	f.skew = 6 * time.Minute
+	f.mu.Unlock()
+	if resp := f.get(f.client(), late, nil); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("expired code: %s", resp.Status)
+	}
+}
+
+// A POST needs this origin and the session's CSRF token. A form on a
+// second local origin, which the test serves, posts to the dashboard with
+// the user's cookie (as a browser without SameSite would): refused.
+func TestCrossOriginPostRefused(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 3)
+	f.svc.pending = []api.Approval{{ID: "a1", Answers: []string{"once", "deny"}}}
+	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, `<form method="post" action="%s/approvals/answer"><input name="id" value="a1"><input name="answer" value="once"></form>`, f.base)
+	}))
+	defer evil.Close()
+	c := f.client()
+	f.login(c)
+	token := f.csrf(c, "/approvals")
+	for _, tc := range []struct {
+		name, origin, csrf string
+	}{
+		{"second origin", evil.URL, token},
+		{"second origin, localhost", strings.Replace(evil.URL, "127.0.0.1", "localhost", 1), token},
+		{"no origin", "", token},
+		{"null origin", "null", token},
+		{"no token", f.base, ""},
+		{"wrong token", f.base, token[:len(token)-2] + "xx"},
+	} {
+		form := url.Values{"id": {"a1"}, "answer": {"once"}}
+		if tc.csrf != "" {
+			form.Set("csrf", tc.csrf)
+		}
+		resp, _ := f.post(c, "/approvals/answer", tc.origin, form)
+		if resp.StatusCode != http.StatusForbidden {
+			t.Errorf("%s: %s, want 403", tc.name, resp.Status)
+		}
+	}
+	if n := len(f.svc.answered()); n != 0 {
+		t.Fatalf("%d answers went through", n)
+	}
+	resp, _ := f.post(c, "/approvals/answer", f.base, url.Values{"id": {"a1"}, "answer": {"once"}, "csrf": {token}})
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("same origin with token: %s", resp.Status)
+	}
+	if got := f.svc.answered(); len(got) != 1 || got[0] != (api.AnswerRequest{ID: "a1", Answer: "once", By: api.ByDashboard}) {
+		t.Errorf("answers %+v", got)
+	}
+	// Another session's token does not do.
+	c2 := f.client()
+	f.login(c2)
+	if resp, _ := f.post(c2, "/approvals/answer", f.base, url.Values{"id": {"a1"}, "answer": {"once"}, "csrf": {token}}); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("another session's token: %s", resp.Status)
+	}
+}
+
+// What agents wrote is shown as text: the script, the escapes and the
+// bidi override are inert in the list, the card and the live rows.
+func TestHostileTextInert(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 0)
+	id := strings.Repeat("e", 32)
+	appendEvent(t, f.trail, id, time.Now(), hostile, []byte("out: "+hostile+"\n"))
+	c := f.client()
+	f.login(c)
+	for _, path := range []string{"/executions", "/executions/" + id} {
+		resp, body := f.getBody(c, f.base+path, nil)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: %s", path, resp.Status)
+		}
+		for _, raw := range []string{"<script>alert", "<img", "\x1b", "\x07", "\u202e"} {
+			if strings.Contains(body, raw) {
+				t.Errorf("%s holds %q raw", path, raw)
+			}
+		}
+		for _, shown := range []string{`&lt;script&gt;alert(1)&lt;/script&gt;`, `\x1b[31mred`, `\u202eevil`} {
+			if !strings.Contains(body, shown) {
+				t.Errorf("%s does not show %q", path, shown)
+			}
+		}
+	}
+	_, body := f.getBody(c, f.base+"/executions/"+id, nil)
+	if n := strings.Count(body, `\x1b]52;c;ZXZpbA==\x07`); n < 2 { // the command and stdout (and its tree)
+		t.Errorf("the OSC 52 sequence is shown %d times, want at least 2", n)
+	}
+	_, js := f.getBody(c, f.base+"/executions/rows", nil)
+	var rows struct{ Rows []Row }
+	if err := json.Unmarshal([]byte(js), &rows); err != nil || len(rows.Rows) != 1 {
+		t.Fatalf("rows %q: %v", js, err)
+	}
+	if cmd := rows.Rows[0].Command; strings.ContainsAny(cmd, "\x1b\x07\u202e") || !strings.Contains(cmd, `\x1b[31m`) {
+		t.Errorf("live row command %q", cmd)
+	}
+	app := f.get(c, f.base+"/static/app.js", nil)
+	if app.StatusCode != http.StatusOK || !strings.HasPrefix(app.Header.Get("Content-Type"), "text/javascript") {
+		t.Errorf("app.js: %s %s", app.Status, app.Header.Get("Content-Type"))
+	}
+}
+
+// Every answer carries the strict policy; the pages hold no inline script
+// or style, and load nothing from elsewhere.
+func TestStrictCSP(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 3)
+	c := f.client()
+	f.login(c)
+	inline := regexp.MustCompile(`<script>|<script [^>]*>[^<]|\son[a-z]+=|style=|<style|https?://`)
+	for _, path := range []string{"/executions", "/executions/" + fmt.Sprintf("%032x", 1), "/approvals", "/workspaces", "/policy", "/doctor", "/nowhere"} {
+		resp, body := f.getBody(c, f.base+path, nil)
+		csp := resp.Header.Get("Content-Security-Policy")
+		if !strings.HasPrefix(csp, "default-src 'self'") || strings.Contains(csp, "unsafe") || !strings.Contains(csp, "frame-ancestors 'none'") {
+			t.Errorf("%s: CSP %q", path, csp)
+		}
+		if resp.Header.Get("X-Frame-Options") != "DENY" || resp.Header.Get("Referrer-Policy") != "same-origin" {
+			t.Errorf("%s: headers %v", path, resp.Header)
+		}
+		if m := inline.FindString(body); m != "" {
+			t.Errorf("%s holds %q", path, m)
+		}
+	}
+}
