@@ -17,6 +17,9 @@ var allowed = []string{
 	"github.com/gatehouse-dev/gatehouse/hook/claude",
 	"github.com/gatehouse-dev/gatehouse/hook/decide",
 	"github.com/gatehouse-dev/gatehouse/hook/relay",
+	// fspath is one standard-library function (Within) that sandbox
+	// shares with the analysis; it has no initialisation.
+	"github.com/gatehouse-dev/gatehouse/internal/fspath",
 	"github.com/gatehouse-dev/gatehouse/sandbox",
 	"github.com/gatehouse-dev/gatehouse/service/api",
 	"github.com/gatehouse-dev/gatehouse/service/dirs",
