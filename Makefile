@@ -65,7 +65,9 @@ test-root:
 	.ci/with-desktop-session.sh env REQUIRE_SANDBOX=1 REQUIRE_KEYRING=1 REQUIRE_NOTIFY=1 REQUIRE_BROWSER=1 \
 		$(GO) test -race -count=1 $(PKGS)
 	GATEHOUSE_TEST_WARM=1 $(GO) test -count=1 ./service/pipeline
-	$(GO) test -count=1 -run='^$$' -fuzz=FuzzPolicyLoad -fuzztime=10s ./service/policy
+	# A short minimisation: FuzzPolicyLoad's inputs are slow to minimise, and
+	# the default (60 s) would spend the whole run on the first new input.
+	$(GO) test -count=1 -run='^$$' -fuzz=FuzzPolicyLoad -fuzztime=10s -fuzzminimizetime=2s ./service/policy
 	$(GO) test -count=1 -run='^$$' -fuzz=FuzzSettingsFile -fuzztime=10s ./service/policy
 	$(GO) test -count=1 -run='^$$' -fuzz=FuzzAnalyze -fuzztime=15s ./service/analysis
 	$(GO) test -count=1 -run='^$$' -fuzz=FuzzMCPArgs -fuzztime=10s ./app/cli
@@ -122,7 +124,7 @@ bench: build
 	$(GO) test -run='^$$' -bench=GoBuildCached -benchtime=20x ./app/cli/workflow -args -gatehouse $(CURDIR)/$(BIN)
 
 fuzz:
-	$(GO) test -run='^$$' -fuzz=FuzzPolicyLoad -fuzztime=$(FUZZTIME) ./service/policy
+	$(GO) test -run='^$$' -fuzz=FuzzPolicyLoad -fuzztime=$(FUZZTIME) -fuzzminimizetime=5s ./service/policy
 	$(GO) test -run='^$$' -fuzz=FuzzSettingsFile -fuzztime=$(FUZZTIME) ./service/policy
 	$(GO) test -run='^$$' -fuzz=FuzzHookDecode -fuzztime=$(FUZZTIME) ./hook/claude
 	$(GO) test -run='^$$' -fuzz=FuzzWriter -fuzztime=$(FUZZTIME) -fuzzminimizetime=5s ./service/dlp
