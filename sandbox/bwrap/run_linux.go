@@ -52,7 +52,7 @@ type started struct {
 	outPump    *sandbox.Pump
 	errPump    *sandbox.Pump
 	out, err   lateWriter // where the pumps deliver, set by run
-	stderrHead *headBuffer
+	stderrHead *sandbox.HeadBuffer
 	waitC      chan error // bwrap's exit
 	exited     chan struct{}
 	waitErr    error // after exited
@@ -63,7 +63,7 @@ type started struct {
 // the shell's comes in the plan. A non-nil Result says why nothing
 // started.
 func start(spec *sandbox.Spec, args []string, opt RunOptions) (*started, *sandbox.Result) {
-	s := &started{args: args, stderrHead: &headBuffer{max: 4096}, waitC: make(chan error, 1), exited: make(chan struct{})}
+	s := &started{args: args, stderrHead: &sandbox.HeadBuffer{Max: 4096}, waitC: make(chan error, 1), exited: make(chan struct{})}
 	fail := func(reason, msg string) (*started, *sandbox.Result) {
 		s.closeFiles()
 		return nil, failedResult(time.Now(), reason, msg)
@@ -365,31 +365,6 @@ func (c *control) send(line string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	io.WriteString(c.w, line+"\n")
-}
-
-// headBuffer keeps the first max bytes written to it.
-type headBuffer struct {
-	mu  sync.Mutex
-	max int
-	b   bytes.Buffer
-}
-
-func (h *headBuffer) Write(p []byte) (int, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if room := h.max - h.b.Len(); room > 0 {
-		if len(p) < room {
-			room = len(p)
-		}
-		h.b.Write(p[:room])
-	}
-	return len(p), nil
-}
-
-func (h *headBuffer) String() string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.b.String()
 }
 
 // dedup returns paths without repeats, in their first order.

@@ -19,7 +19,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -76,7 +75,7 @@ func RunWith(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams, opt O
 
 	stdout := &sandbox.CapWriter{W: out.Stdout, Max: spec.OutputMax}
 	stderr := &sandbox.CapWriter{W: out.Stderr, Max: spec.OutputMax}
-	head := &headBuffer{max: 4096}
+	head := &sandbox.HeadBuffer{Max: 4096}
 	// The command writes to pipes of ours, so that its end is seen when
 	// the shell exits, not when the last descendant holding its output
 	// lets go.
@@ -189,26 +188,4 @@ func parseReport(b []byte) (ready bool, failure string) {
 		}
 	}
 	return ready, failure
-}
-
-// headBuffer keeps the first max bytes written to it.
-type headBuffer struct {
-	mu  sync.Mutex
-	max int
-	b   bytes.Buffer
-}
-
-func (h *headBuffer) Write(p []byte) (int, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if room := h.max - h.b.Len(); room > 0 {
-		h.b.Write(p[:min(room, len(p))])
-	}
-	return len(p), nil
-}
-
-func (h *headBuffer) String() string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.b.String()
 }
