@@ -212,16 +212,16 @@ func lineOf(lines map[string]int, key string, def int) int {
 	return def
 }
 
-// decodeStringMap decodes a mapping of strings to strings, then reports
-// the problems check finds, each on the line of its key.
-func decodeStringMap(n *yaml.Node, errf func(line int, format string, args ...any), want string, check func(map[string]string) []mapProblem) (map[string]string, error) {
+// decodeMap decodes a mapping of names to values, each by value, then
+// reports the problems check finds, each on the line of its key.
+func decodeMap[V any](n *yaml.Node, errf func(line int, format string, args ...any), want string, value func(*yaml.Node) (V, error), check func(map[string]V) []mapProblem) (map[string]V, error) {
 	if n.Kind == yaml.ScalarNode && n.ShortTag() == nullTag {
-		return map[string]string{}, nil
+		return map[string]V{}, nil
 	}
 	if n.Kind != yaml.MappingNode {
 		return nil, fmt.Errorf("want %s, got %s", want, describe(n))
 	}
-	out := map[string]string{}
+	out := map[string]V{}
 	lines := map[string]int{}
 	ok := true
 	for i := 0; i+1 < len(n.Content); i += 2 {
@@ -238,9 +238,9 @@ func decodeStringMap(n *yaml.Node, errf func(line int, format string, args ...an
 			continue
 		}
 		lines[key] = k.Line
-		val, isStr := scalarString(v)
-		if !isStr {
-			errf(v.Line, "%s: want a string, got %s", key, describe(v))
+		val, err := value(v)
+		if err != nil {
+			errf(v.Line, "%s: %v", key, err)
 			ok = false
 			continue
 		}
@@ -256,6 +256,17 @@ func decodeStringMap(n *yaml.Node, errf func(line int, format string, args ...an
 		return nil, errSkip
 	}
 	return out, nil
+}
+
+// decodeStringMap decodes a mapping of strings to strings (decodeMap).
+func decodeStringMap(n *yaml.Node, errf func(line int, format string, args ...any), want string, check func(map[string]string) []mapProblem) (map[string]string, error) {
+	return decodeMap(n, errf, want, func(v *yaml.Node) (string, error) {
+		s, ok := scalarString(v)
+		if !ok {
+			return "", fmt.Errorf("want a string, got %s", describe(v))
+		}
+		return s, nil
+	}, check)
 }
 
 // String writes m as a YAML flow mapping, sorted by key.

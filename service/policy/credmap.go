@@ -242,50 +242,11 @@ func flowCredMap(m map[string]CredentialMapping) string {
 	return "{" + strings.Join(parts, ", ") + "}"
 }
 
-// decodeCredMap decodes a mapping of names to credential mappings, then
-// reports the problems of each entry on the line of its key.
+// decodeCredMap decodes a mapping of names to credential mappings
+// (decodeMap), then reports the problems of each entry on the line of its
+// key.
 func decodeCredMap(n *yaml.Node, errf func(line int, format string, args ...any), want string, keyProblem func(string) string) (map[string]CredentialMapping, error) {
-	if n.Kind == yaml.ScalarNode && n.ShortTag() == nullTag {
-		return map[string]CredentialMapping{}, nil
-	}
-	if n.Kind != yaml.MappingNode {
-		return nil, fmt.Errorf("want %s, got %s", want, describe(n))
-	}
-	out := map[string]CredentialMapping{}
-	lines := map[string]int{}
-	ok := true
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := resolve(n.Content[i]), resolve(n.Content[i+1])
-		key, isStr := scalarString(k)
-		if !isStr {
-			errf(k.Line, "want a name as key, got %s", describe(k))
-			ok = false
-			continue
-		}
-		if first, dup := lines[key]; dup {
-			errf(k.Line, "%s: repeated key; first set on line %d", key, first)
-			ok = false
-			continue
-		}
-		lines[key] = k.Line
-		cm, err := decodeCredMapping(v)
-		if err != nil {
-			errf(v.Line, "%s: %v", key, err)
-			ok = false
-			continue
-		}
-		out[key] = cm
-	}
-	if ok {
-		for _, pr := range credMapProblems(out, keyProblem) {
-			errf(lineOf(lines, pr.key, n.Line), "%s", pr.String())
-			ok = false
-		}
-	}
-	if !ok {
-		return nil, errSkip
-	}
-	return out, nil
+	return decodeMap(n, errf, want, decodeCredMapping, func(m map[string]CredentialMapping) []mapProblem { return credMapProblems(m, keyProblem) })
 }
 
 // decodeCredMapping decodes one value: a reference string or a mapping.
