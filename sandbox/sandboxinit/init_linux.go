@@ -5,11 +5,8 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"syscall"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/gatehouse-dev/gatehouse/sandbox/seccomp"
 )
 
 // Init is "sandbox-init": pid 1 of the sandbox (bwrap --as-pid-1). It makes
@@ -47,6 +44,15 @@ func Init(args []string) int {
 		return 126
 	}
 
+	// The thread that will carry the filter and start the shell is made
+	// now, while the plan may still be on its way (shell_linux.go).
+	sh := startShellThread()
+	// A warm sandbox waits here for its command: the time is spent on
+	// running once what the plan will run, so that the command does not
+	// pay for first use.
+	if !readable(3) {
+		warmUp()
+	}
 	plan, err := ReadPlan(ctl)
 	if err != nil {
 		if BuildMismatch(err.Error()) {
@@ -74,44 +80,8 @@ func Init(args []string) int {
 		}
 		env = b.ProxyEnv(env)
 	}
-
-	type started struct {
-		pid  int
-		mode string
-		err  error
-	}
-	ch := make(chan started, 1)
-	go func() {
-		// This thread is never unlocked: it carries the filter and ends
-		// with this goroutine, so no other goroutine ever runs on it.
-		runtime.LockOSThread()
-		mode := "bubblewrap"
-		switch plan.Seccomp {
-		case "off":
-			mode = "bubblewrap_no_seccomp seccomp is off in the configuration"
-		case "required", "preferred":
-			if err := seccomp.InstallThread(seccomp.Options{AllowPtrace: plan.AllowPtrace}); err != nil {
-				if plan.Seccomp == "required" {
-					ch <- started{err: fmt.Errorf("installing the seccomp filter: %v", err)}
-					return
-				}
-				mode = "bubblewrap_no_seccomp " + err.Error()
-			}
-		default:
-			ch <- started{err: fmt.Errorf("bad seccomp level %q", plan.Seccomp)}
-			return
-		}
-		pid, err := syscall.ForkExec(plan.Shell, plan.Argv, &syscall.ProcAttr{
-			Env:   env,
-			Dir:   plan.Dir,
-			Files: []uintptr{0, 1, 2},
-		})
-		if err != nil {
-			err = fmt.Errorf("starting %s: %v", plan.Shell, err)
-		}
-		ch <- started{pid: pid, mode: mode, err: err}
-	}()
-	st := <-ch
+	sh.plan <- shellPlan{plan, env}
+	st := <-sh.started
 	if st.err != nil {
 		return fail("%v", st.err)
 	}
