@@ -379,6 +379,7 @@ func (e *Executor) run(ctx context.Context, d *Admitted, out sandbox.Streams, ev
 	if _, ok := choice.runner.(sandbox.WarmStarter); ok {
 		var why string
 		slot, why = e.take(req, spec, len(plan.scripts) > 0, d.creds != nil && len(d.creds.Files) > 0, d.creds != nil && len(d.creds.Masked) > 0)
+		defer e.refillAfter()()
 		ev.SandboxStart, ev.SandboxStartReason = StartFresh, why
 		if slot != nil {
 			defer slot.discard() // after its run, what is left of it

@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/gatehouse-dev/gatehouse/sandbox"
 	"github.com/gatehouse-dev/gatehouse/service/api"
@@ -49,6 +50,8 @@ type pool struct {
 	// runs the command in it, so that every command takes the warm path
 	// (the test suites run once this way).
 	force bool
+	// delay and afterEnd are refillDelay and refillAfterEnd.
+	delay, afterEnd time.Duration
 
 	mu       sync.Mutex
 	agent    string // whose plan the pool starts slots for
@@ -65,7 +68,7 @@ func (e *Executor) StartPool(n int, agent string) {
 	if n <= 0 {
 		return
 	}
-	p := &pool{e: e, size: n, agent: agent, force: e.opts.TestOnlyWarmEveryCommand}
+	p := &pool{e: e, size: n, agent: agent, force: e.opts.TestOnlyWarmEveryCommand, delay: refillDelay, afterEnd: refillAfterEnd}
 	e.pool.Store(p)
 	p.fill()
 }
@@ -133,7 +136,7 @@ func (p *pool) fill() {
 }
 
 // take returns a warm slot for req, or nil and why the command gets a
-// fresh sandbox. The pool then starts another in the background.
+// fresh sandbox. The caller has the pool start another (refillAfter).
 func (e *Executor) take(req *api.ExecRequest, spec *sandbox.Spec, hasPins, hasCredFiles, hasMasked bool) (*warmSlot, string) {
 	p := e.pool.Load()
 	switch {
@@ -150,7 +153,6 @@ func (e *Executor) take(req *api.ExecRequest, spec *sandbox.Spec, hasPins, hasCr
 	case spec.ToolCache == nil && e.opts.ToolCacheRoot != "":
 		return nil, "no tool cache"
 	}
-	defer p.fill()
 	p.mu.Lock()
 	var stale []*warmSlot
 	if p.agent != req.Agent {
@@ -252,4 +254,30 @@ func treeRSS(pid int) int64 {
 		}
 	}
 	return total
+}
+
+// When a command took a warm sandbox, the pool starts its replacement
+// once the command has ended and its caller has had the result
+// (refillAfterEnd later), or refillDelay after it started if it runs
+// long. Starting bwrap and the init costs as much CPU as the command's
+// own start; on a laptop with two cores the two would compete.
+const (
+	refillDelay    = 100 * time.Millisecond
+	refillAfterEnd = 10 * time.Millisecond
+)
+
+// refillAfter fills the pool after the pool's delay, or its after-end
+// delay once the returned function is called (the command ended),
+// whichever comes first.
+func (e *Executor) refillAfter() func() {
+	p := e.pool.Load()
+	if p == nil {
+		return func() {}
+	}
+	t := time.AfterFunc(p.delay, p.fill)
+	return func() {
+		if t.Stop() {
+			time.AfterFunc(p.afterEnd, p.fill)
+		}
+	}
 }

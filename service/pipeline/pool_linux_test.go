@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -112,5 +113,96 @@ func TestWarmExecutionsAreIsolated(t *testing.T) {
 	}
 	if strings.Contains(o2.Result.Stdout, o.Event.ID) {
 		t.Errorf("the second execution sees the first's id")
+	}
+}
+
+// setRefill sets the pool's refill delays.
+func (f *fixture) setRefill(delay, afterEnd time.Duration) {
+	p := f.ex.pool.Load()
+	p.mu.Lock()
+	p.delay, p.afterEnd = delay, afterEnd
+	p.mu.Unlock()
+}
+
+// starting reports the slots the pool is starting or has ready.
+func (f *fixture) starting() int {
+	p := f.ex.pool.Load()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.starting + len(p.ready)
+}
+
+// The sandbox that replaces a taken one is not started while the command
+// runs (the two would compete for the CPU), but once it has ended.
+func TestWarmRefillWaitsForTheCommand(t *testing.T) {
+	f := warmFixture(t, 1, nil)
+	f.setRefill(time.Hour, 0)
+	done := make(chan *Outcome, 1)
+	go func() { done <- f.run(`sleep 0.5`) }()
+	// Well past the time a replacement takes to start when it is
+	// started with the command.
+	time.Sleep(300 * time.Millisecond)
+	if n := f.starting(); n != 0 {
+		t.Errorf("while the command runs, the pool has %d slots starting or ready, want 0", n)
+	}
+	if o := <-done; o.Event.SandboxStart != StartWarm {
+		t.Fatalf("ran %s (%s)", o.Event.SandboxStart, o.Event.SandboxStartReason)
+	}
+	f.waitReady(1)
+}
+
+// A command that runs long does not keep the pool short: the replacement
+// starts after the pool's delay.
+func TestWarmRefillDuringLongCommand(t *testing.T) {
+	f := warmFixture(t, 1, nil)
+	f.setRefill(50*time.Millisecond, time.Hour)
+	mark := filepath.Join(f.ws, "started")
+	done := make(chan *Outcome, 1)
+	go func() { done <- f.run(`touch started && sleep 2`) }()
+	for i := 0; ; i++ {
+		if _, err := os.Stat(mark); err == nil {
+			break
+		}
+		if i == 500 {
+			t.Fatal("the command did not start")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	f.waitReady(1)
+	select {
+	case o := <-done:
+		t.Fatalf("the command ended before the pool refilled: %+v", o.Result)
+	default:
+	}
+	if o := <-done; o.Event.SandboxStart != StartWarm {
+		t.Fatalf("ran %s (%s)", o.Event.SandboxStart, o.Event.SandboxStartReason)
+	}
+}
+
+// The init's warm-up while it waits leaves nothing behind: the only
+// listening sockets a command sees are the egress bridge's.
+func TestWarmUpLeavesNoListener(t *testing.T) {
+	f := warmFixture(t, 1, nil)
+	o := f.run(`cat /proc/net/tcp /proc/net/tcp6 2>/dev/null; echo "proxy=$HTTPS_PROXY"`)
+	if o.Event.SandboxStart != StartWarm {
+		t.Fatalf("ran %s (%s)", o.Event.SandboxStart, o.Event.SandboxStartReason)
+	}
+	proxyPort := ""
+	if i := strings.LastIndex(o.Result.Stdout, "proxy="); i >= 0 {
+		v := strings.TrimSpace(o.Result.Stdout[i+len("proxy="):])
+		if j := strings.LastIndex(v, ":"); j >= 0 {
+			proxyPort = strings.TrimSuffix(v[j+1:], "/")
+		}
+	}
+	for _, line := range strings.Split(o.Result.Stdout, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 4 || f[3] != "0A" { // TCP_LISTEN
+			continue
+		}
+		_, portHex, _ := strings.Cut(f[1], ":")
+		port, err := strconv.ParseUint(portHex, 16, 16)
+		if err != nil || strconv.FormatUint(port, 10) != proxyPort {
+			t.Errorf("a socket listens at %s (port %d) in the sandbox; the bridge's port is %q", f[1], port, proxyPort)
+		}
 	}
 }
