@@ -111,14 +111,17 @@ cross:
 	GOOS=darwin GOARCH=amd64 $(GO) build ./...
 	GOOS=windows GOARCH=amd64 $(GO) build ./...
 
+# bench: the figures of docs/executor.md. What starts sandboxes runs as
+# $(TEST_USER) when invoked as root (.ci/bench-as-user.sh): root needs no
+# user namespace, so its figures are not a user's.
 bench: build
-	$(GO) run ./app/gatehouse-bench -gatehouse $(BIN)
-	$(GO) test -run='^$$' -bench='^Benchmark(Hook|RoutedTrue|BashTrue)$$' -benchtime=200x ./hook/claude/e2e
-	$(GO) test -run='^$$' -bench=ClaudeSession -benchtime=1x -v ./hook/claude/e2e -args -session.rounds=6
+	.ci/bench-as-user.sh $(TEST_USER) -- gatehouse-bench
+	.ci/bench-as-user.sh $(TEST_USER) -- go test -run='^$$' -bench='^Benchmark(Hook|RoutedTrue|BashTrue)$$' -benchtime=200x ./hook/claude/e2e
+	.ci/bench-as-user.sh $(TEST_USER) -- go test -run='^$$' -bench=ClaudeSession -benchtime=1x -v ./hook/claude/e2e -args -session.rounds=6
 	$(GO) test -run='^$$' -bench=Decide -count=5 ./service/pipeline
 	$(GO) test -run='^$$' -bench=Redact -benchtime=3x ./service/dlp
 	$(GO) test -run='^$$' -bench=Mask -benchtime=5x -count=3 ./sandbox/egress
-	REQUIRE_SANDBOX=1 $(GO) test -run='^$$' -bench=MaskedCurl -benchtime=10x -count=3 ./service/pipeline
+	REQUIRE_SANDBOX=1 .ci/bench-as-user.sh $(TEST_USER) -- go test -run='^$$' -bench=MaskedCurl -benchtime=10x -count=3 ./service/pipeline
 	$(GO) test -run='^$$' -bench=Analyze -count=5 ./service/analysis
 	$(GO) test -run='^$$' -bench=Pages -benchtime=200x ./service/dashboard
 	$(GO) test -run='^$$' -bench=GoBuildCached -benchtime=20x ./app/cli/workflow -args -gatehouse $(CURDIR)/$(BIN)

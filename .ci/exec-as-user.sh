@@ -24,5 +24,5 @@ cd "$pkg"
 runuser -u "$user" -- env -i \
 	HOME="$home" USER="$user" LOGNAME="$user" \
 	PATH=/usr/local/bin:/usr/bin:/bin:/usr/local/go/bin \
-	REQUIRE_SANDBOX="${REQUIRE_SANDBOX:-}" GATEHOUSE_TEST_WARM="${GATEHOUSE_TEST_WARM:-}" TMPDIR=/var/tmp \
+	REQUIRE_SANDBOX="${REQUIRE_SANDBOX:-}" GATEHOUSE_TEST_WARM="${GATEHOUSE_TEST_WARM:-}" GATEHOUSE_E2E_BIN="${GATEHOUSE_E2E_BIN:-}" TMPDIR=/var/tmp \
 	"$work/test.bin" "$@"

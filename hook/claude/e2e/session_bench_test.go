@@ -381,6 +381,9 @@ func (w *world) wrappedSession(settings, hookLog string, n int) *wrappedBreakdow
 // buildTimewrap builds the timer beside the test's binaries.
 func buildTimewrap(tb testing.TB) string {
 	bin := filepath.Join(filepath.Dir(hookBin), "timewrap")
+	if os.Getenv("GATEHOUSE_E2E_BIN") != "" {
+		return bin // built with the others
+	}
 	build := exec.Command("go", "build", "-o", bin, "github.com/gatehouse-dev/gatehouse/hook/claude/e2e/internal/timewrap")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
