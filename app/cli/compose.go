@@ -223,6 +223,12 @@ func openExecObservers(ctx context.Context, env *Env, home string, cfg *policy.C
 	go func() {
 		defer close(o.ready)
 		s, err := audit.Open(ctx, aopts)
+		if s != nil && !service {
+			// The key too, while the command is being decided: the
+			// start's record waits for neither. (The service reads it
+			// at its first record, as before.)
+			s.LoadKey(ctx)
+		}
 		o.mu.Lock()
 		o.store, o.openErr, o.opened = s, err, time.Now()
 		o.mu.Unlock()

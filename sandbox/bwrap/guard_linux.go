@@ -154,7 +154,9 @@ func (g *guard) stop() []string {
 	// watches (an RCU grace period: several milliseconds), so the loop is
 	// woken by a deadline instead, and the instance is closed off the
 	// execution's path once the loop has ended: after stop returns
-	// nothing is moved.
+	// nothing is moved. A process that exits soon after (an in-process
+	// gatehouse exec) still waits for that grace period in its exit: the
+	// kernel closes its files before the parent can reap it.
 	if err := g.f.SetReadDeadline(time.Now()); err != nil {
 		g.f.Close()
 		<-g.done

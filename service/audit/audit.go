@@ -260,7 +260,8 @@ var SchemaVersion = len(migrations)
 
 func (s *Store) migrate(ctx context.Context) error {
 	var v int
-	if err := s.r.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+	// On the writer's connection, which Open uses anyway (see loadKey).
+	if err := s.w.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
 		return err
 	}
 	if v == len(migrations) {

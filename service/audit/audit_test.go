@@ -570,3 +570,55 @@ func TestMigrateTwice(t *testing.T) {
 		t.Errorf("user_version %d, want %d", v, SchemaVersion)
 	}
 }
+
+// LoadKey reads an existing trail's key ahead of the first append and
+// creates none; a store that only appends never opens a reader
+// connection.
+func TestLoadKey(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	keys := keyring.NewMemory()
+
+	// A new trail: nothing is created before the first append.
+	s := openStore(t, filepath.Join(dir, "a.db"), keys)
+	s.LoadKey(ctx)
+	if names, _ := keys.List(); len(names) != 0 {
+		t.Fatalf("LoadKey created a key: %q", names)
+	}
+	if name, _ := s.KeyName(ctx); name != "" {
+		t.Fatalf("LoadKey started a trail: %q", name)
+	}
+	appendN(t, s, 0, 2, time.Now())
+	s.Close()
+
+	// An existing trail: its key is read, the appends chain on, and no
+	// reader connection was opened for any of it.
+	s2 := openStore(t, filepath.Join(dir, "a.db"), keys)
+	s2.LoadKey(ctx)
+	if s2.key == nil {
+		t.Fatal("LoadKey did not read the existing trail's key")
+	}
+	rec := testRecord(hexID(2), time.Now())
+	if err := s2.Started(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := s2.Append(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	if n := s2.r.Stats().OpenConnections; n != 0 {
+		t.Errorf("an appending store opened %d reader connections, want 0", n)
+	}
+	if rep, err := s2.Verify(ctx); err != nil || rep.Problem != nil {
+		t.Errorf("verify after LoadKey and appends: %v, %v", err, rep.Problem)
+	}
+
+	// A keychain that lost the key: LoadKey keeps no error, the append
+	// returns its own.
+	s3 := openStore(t, filepath.Join(dir, "a.db"), keyring.NewMemory())
+	s3.LoadKey(ctx)
+	var ke *KeyError
+	if err := s3.Append(ctx, testRecord(hexID(3), time.Now())); !errors.As(err, &ke) {
+		t.Errorf("append with the key gone after LoadKey: %v, want a *KeyError", err)
+	}
+}

@@ -87,3 +87,34 @@ func fill(b *testing.B, s *Store, n int) {
 		}
 	}
 }
+
+// BenchmarkExecTrail is what one in-process gatehouse exec does with the
+// trail: open it, record the start, append the event, close it.
+func BenchmarkExecTrail(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "audit.db")
+	keys := keyring.NewMemory()
+	ctx := context.Background()
+	s, err := Open(ctx, Options{Path: path, Keys: keys})
+	if err != nil {
+		b.Fatal(err)
+	}
+	appendN(b, s, 0, 100, time.Now())
+	s.Close()
+	b.ResetTimer()
+	for i := range b.N {
+		s, err := Open(ctx, Options{Path: path, Keys: keys})
+		if err != nil {
+			b.Fatal(err)
+		}
+		rec := testRecord(hexID(1000+i), time.Now())
+		if err := s.Started(ctx, rec); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Append(ctx, rec); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

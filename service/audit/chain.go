@@ -201,6 +201,14 @@ func metaValue(ctx context.Context, q interface {
 	return v, err
 }
 
+// LoadKey reads the trail's HMAC key ahead of the first append, which
+// then does not wait for the keychain or the key file. It creates none: a
+// trail that has no key yet gets one at its first append. An error is
+// not kept: the first append tries again and returns its own.
+func (s *Store) LoadKey(ctx context.Context) {
+	s.loadKey(ctx, false)
+}
+
 // loadKey returns the HMAC key, creating it (and the trail's id) on first
 // use when create is set. Creation happens inside the database's write
 // lock, so that two processes starting at once agree on one key; each
@@ -211,7 +219,11 @@ func (s *Store) loadKey(ctx context.Context, create bool) ([]byte, error) {
 	if s.key != nil {
 		return s.key, nil
 	}
-	id, err := trailID(ctx, s.r)
+	// The key is read through the writer's connection, which every open
+	// store has (Open prepares the append statements on it): a process
+	// that only appends (an in-process gatehouse exec) then never opens a
+	// reader connection, which would parse the schema a second time.
+	id, err := trailID(ctx, s.w)
 	if err != nil {
 		return nil, err
 	}
@@ -236,7 +248,7 @@ func (s *Store) loadKey(ctx context.Context, create bool) ([]byte, error) {
 
 // readKey reads the key of trail id from where its meta says it is.
 func (s *Store) readKey(ctx context.Context, id string) ([]byte, error) {
-	src, err := metaValue(ctx, s.r, "key_source")
+	src, err := metaValue(ctx, s.w, "key_source")
 	if err != nil {
 		return nil, err
 	}
@@ -372,7 +384,7 @@ func (s *Store) createKey(ctx context.Context) ([]byte, error) {
 // with.
 func (s *Store) checkKeyID(ctx context.Context, key []byte) error {
 	var id string
-	err := s.r.QueryRowContext(ctx, "SELECT value FROM meta WHERE key = 'key_id'").Scan(&id)
+	err := s.w.QueryRowContext(ctx, "SELECT value FROM meta WHERE key = 'key_id'").Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return &KeyError{Err: fmt.Errorf("%s has no key id: its meta table was edited", s.opts.Path)}
 	}

@@ -40,6 +40,10 @@ var refRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$
 // envRefRE matches the variables that carry referenced credentials.
 var envRefRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`GATEHOUSE_CRED_([A-Z0-9_]{1,64})\b`) })
 
+// refStart begins every match of refRE: text without it has no reference,
+// and most commands are judged without compiling either expression.
+const refStart = "${credential:"
+
 // ParseRef returns the id of s when s is exactly one reference,
 // "${credential:ID}".
 func ParseRef(s string) (id string, ok bool) {
@@ -66,6 +70,9 @@ func (e *RefError) Error() string {
 // GATEHOUSE_CRED_ variables written directly alike, sorted. A reference
 // to an invalid id is a *RefError.
 func Rewrite(text string) (string, []string, error) {
+	if !strings.Contains(text, refStart) {
+		return text, Named(text), nil
+	}
 	var bad error
 	out := refRE().ReplaceAllStringFunc(text, func(m string) string {
 		id := refRE().FindStringSubmatch(m)[1]
@@ -86,6 +93,9 @@ func Rewrite(text string) (string, []string, error) {
 // Named returns the ids of the GATEHOUSE_CRED_ variables text names,
 // sorted and without duplicates. GATEHOUSE_CRED_DIR is not one.
 func Named(text string) []string {
+	if !strings.Contains(text, EnvPrefix) {
+		return nil
+	}
 	var ids []string
 	for _, m := range envRefRE().FindAllStringSubmatch(text, -1) {
 		id := strings.ToLower(m[1])

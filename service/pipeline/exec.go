@@ -589,10 +589,11 @@ func (e *Executor) workspaceRoots() ([]string, error) {
 		return roots, err
 	}
 	// The trusted roots, each judged again where it resolves now: one
-	// that no longer may be is left out, not the call refused.
-	g := e.guard()
+	// that no longer may be is left out, not the call refused. The guard
+	// is built on the first root it judges (it resolves the deny-read set
+	// twice over), so a user who trusted none never pays for it.
 	for _, r := range e.opts.Trusted.Roots() {
-		if !slices.Contains(roots, r) && g.NotInForce(r) == "" {
+		if !slices.Contains(roots, r) && e.guard().NotInForce(r) == "" {
 			roots = append(roots, r)
 		}
 	}

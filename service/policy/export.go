@@ -34,7 +34,6 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/gatehouse-dev/gatehouse/assets"
 	"github.com/gatehouse-dev/gatehouse/service/broker"
 )
 
@@ -304,6 +303,6 @@ func isEmptyMap(v any) bool {
 
 // embeddedDefaults returns the embedded defaults' values.
 var embeddedDefaults = sync.OnceValue(func() *Config {
-	def, _ := parseLayer("", assets.DefaultConfig, "")
+	def, _ := parseLayer("", uncommentedDefaults(), "")
 	return &def.vals
 })

@@ -14,8 +14,6 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
-
-	"github.com/gatehouse-dev/gatehouse/assets"
 )
 
 // A Source says where an effective value came from.
@@ -139,7 +137,7 @@ func Load(opts LoadOptions) (*Loaded, error) {
 // build layers managed, saved and user (any may be nil) over the defaults
 // and validates the result. errs are the shape errors found parsing them.
 func build(managed, saved, user *layer, home string, errs []error) (*Loaded, error) {
-	def, derrs := parseLayer("", assets.DefaultConfig, home)
+	def, derrs := parseLayer("", uncommentedDefaults(), home)
 	if len(derrs) > 0 {
 		return nil, fmt.Errorf("built-in defaults: %w", errors.Join(derrs...))
 	}

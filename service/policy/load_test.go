@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"bytes"
 	"errors"
 	"io/fs"
 	"os"
@@ -458,6 +459,37 @@ func TestDefaultsAreDocumented(t *testing.T) {
 	for _, lf := range leaves() {
 		if !def.has(lf.path) {
 			t.Errorf("assets/defaults.yaml does not set %s", lf.path)
+		}
+	}
+}
+
+// The defaults with their comment lines emptied are the defaults: the
+// same values, set at the same lines, and every line kept.
+func TestUncommentedDefaults(t *testing.T) {
+	t.Parallel()
+	raw := defaultsYAML()
+	stripped := uncommentedDefaults()
+	if got, want := bytes.Count(stripped, []byte("\n")), bytes.Count(raw, []byte("\n")); got != want {
+		t.Errorf("%d lines, want the file's %d", got, want)
+	}
+	want, errs := parseLayer("", raw, testHome)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	got, errs := parseLayer("", stripped, testHome)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if !reflect.DeepEqual(got.vals, want.vals) {
+		t.Error("the values differ from the defaults file's")
+	}
+	if !reflect.DeepEqual(got.set, want.set) || !reflect.DeepEqual(got.items, want.items) {
+		t.Error("the lines values are set at differ from the defaults file's")
+	}
+	// The file has no block scalar, in which a "#" line would be text.
+	for i, ln := range strings.Split(string(raw), "\n") {
+		if s := strings.TrimRight(ln, " "); strings.HasSuffix(s, "|") || strings.HasSuffix(s, ">") || strings.HasSuffix(s, "|-") || strings.HasSuffix(s, ">-") {
+			t.Errorf("assets/defaults.yaml:%d: a block scalar; emptying comment lines could change it", i+1)
 		}
 	}
 }

@@ -82,7 +82,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/gatehouse-dev/gatehouse/assets"
 	"github.com/gatehouse-dev/gatehouse/sandbox"
 	"github.com/gatehouse-dev/gatehouse/sandbox/egress"
 )
@@ -481,7 +480,7 @@ func userPorts(user, managed *layer) []int {
 
 // defaultPorts are the embedded defaults' exec.egress.allowed_ports.
 var defaultPorts = sync.OnceValue(func() []int {
-	def, errs := parseLayer("", assets.DefaultConfig, "")
+	def, errs := parseLayer("", uncommentedDefaults(), "")
 	if len(errs) > 0 {
 		return egress.DefaultPorts
 	}

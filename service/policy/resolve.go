@@ -23,6 +23,7 @@ package policy
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -96,11 +97,22 @@ func (c resolver) eval(dir string) *string {
 	// Most paths asked about do not exist (credential stores of tools
 	// not installed): one lstat says so, where EvalSymlinks would walk
 	// every component first.
-	if _, err := os.Lstat(filepath.FromSlash(dir)); err != nil {
+	fi, err := os.Lstat(filepath.FromSlash(dir))
+	if err != nil {
 		if c != nil {
 			c[dir] = nil
 		}
 		return nil
+	}
+	// One that is not a symlink is where its directory resolves (which
+	// is remembered), under its own name: EvalSymlinks would walk every
+	// component of it again, for each of the paths under one directory.
+	if parent := path.Dir(dir); c != nil && fi.Mode()&fs.ModeSymlink == 0 && parent != dir && path.IsAbs(parent) {
+		if r := c.eval(parent); r != nil {
+			s := path.Join(*r, path.Base(dir))
+			c[dir] = &s
+			return &s
+		}
 	}
 	if r, err := filepath.EvalSymlinks(filepath.FromSlash(dir)); err == nil {
 		s := filepath.ToSlash(r)

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -287,4 +288,59 @@ func TestResolveWorkspaceRootsPrivateFile(t *testing.T) {
 	if _, err := l.Config.ResolveWorkspaceRoots(home, []string{dir}); err == nil || !strings.Contains(err.Error(), "above the deny-read path") {
 		t.Errorf("private directory below a root: got %v, want it refused", err)
 	}
+}
+
+// Over many paths at once, a path resolves where filepath.EvalSymlinks
+// takes it, whether its own name or a directory above it is a symlink,
+// and whatever was resolved before it.
+func TestResolveEachAgreesWithEvalSymlinks(t *testing.T) {
+	t.Parallel()
+	home := symlinkHome(t)
+	for _, d := range []string{"src/proj/sub/deeper", ".ssh/keys"} {
+		if err := os.MkdirAll(filepath.Join(home, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(home, "src/proj/sub/file"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A chain: chain -> link -> proj.
+	if err := os.Symlink("link", filepath.Join(home, "src/chain")); err != nil {
+		t.Fatal(err)
+	}
+	paths := []string{
+		home + "/src/proj/sub/deeper",
+		home + "/src/link/sub/deeper",
+		home + "/src/link/sub/file",
+		home + "/src/chain/sub",
+		home + "/src/chain/sub/deeper",
+		home + "/src/proj/escape/.ssh/keys",
+		home + "/src/proj/ssh/keys",
+		home + "/src/proj/up",
+		home + "/src/proj/inside/sub/file",
+		home + "/src/proj/inside/inside/sub",
+		home + "/src/link",
+		home,
+		"/",
+	}
+	// Every order: what one path's walk remembered must not change where
+	// another resolves.
+	for _, order := range [][]string{paths, reversed(paths)} {
+		got := ResolveEach(order)
+		for i, p := range order {
+			want, err := filepath.EvalSymlinks(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got[i] != want {
+				t.Errorf("ResolveEach: %s resolved to %q, EvalSymlinks to %q", p, got[i], want)
+			}
+		}
+	}
+}
+
+func reversed(s []string) []string {
+	out := slices.Clone(s)
+	slices.Reverse(out)
+	return out
 }
