@@ -127,6 +127,11 @@ type Spec struct {
 	// InitPath is gatehouse-init (or a test binary standing in for it),
 	// which implements the sandbox-init and sandbox-exec stages.
 	InitPath string
+	// HandOff says that the calling process exits once the command ends
+	// (an in-process gatehouse exec): what the kernel retires slowly on
+	// its last close is handed to a short-lived InitPath "linger" process
+	// rather than held up in this one's exit.
+	HandOff bool
 	// BwrapPath is the bubblewrap binary.
 	BwrapPath string
 }

@@ -88,8 +88,9 @@ func privatePaths(env *Env, opts policy.LoadOptions) []string {
 
 // newExecutor builds the pipeline for cfg: gatehouse exec in-process and
 // the service use this one constructor, so both run the same pipeline.
-// logger may be nil.
-func newExecutor(env *Env, opts policy.LoadOptions, cfg *policy.Config, logger *slog.Logger) (*pipeline.Executor, error) {
+// logger may be nil. oneShot says this process exits after its one
+// command (pipeline.Options.OneShot).
+func newExecutor(env *Env, opts policy.LoadOptions, cfg *policy.Config, logger *slog.Logger, oneShot bool) (*pipeline.Executor, error) {
 	if !filepath.IsAbs(cfg.Exec.Shell) {
 		return nil, usagef("exec.shell %q is not absolute", cfg.Exec.Shell)
 	}
@@ -107,6 +108,7 @@ func newExecutor(env *Env, opts policy.LoadOptions, cfg *policy.Config, logger *
 		// The workspaces the user trusted (workspace.go).
 		Trusted:      workspaceStore(env, opts.Home),
 		TrustPrivate: trustPrivate(env, opts),
+		OneShot:      oneShot,
 	})
 }
 

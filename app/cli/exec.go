@@ -88,7 +88,7 @@ func runExec(fl *flag.FlagSet) runFunc {
 			return usagef("exec: exec.shell %q is not absolute", cfg.Exec.Shell)
 		}
 		probe.SetVersionCache(filepath.Join(policy.StateDir(runtime.GOOS, opts.Home, env.Getenv("XDG_STATE_HOME")), "probe-cache.json"))
-		ex, err := newExecutor(env, opts, cfg, nil)
+		ex, err := newExecutor(env, opts, cfg, nil, true)
 		if err != nil {
 			return err
 		}

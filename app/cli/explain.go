@@ -43,7 +43,7 @@ func runExplain(fl *flag.FlagSet) runFunc {
 		if err != nil {
 			return err
 		}
-		ex, err := newExecutor(env, opts, &loaded.Config, nil)
+		ex, err := newExecutor(env, opts, &loaded.Config, nil, false)
 		if err != nil {
 			return err
 		}

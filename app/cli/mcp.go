@@ -367,7 +367,7 @@ func (s *mcpServer) executor(ctx context.Context) (*pipeline.Executor, error) {
 		s.local.err = err
 		return nil, err
 	}
-	ex, err := newExecutor(s.env, opts, &loaded.Config, nil)
+	ex, err := newExecutor(s.env, opts, &loaded.Config, nil, false)
 	if err != nil {
 		s.local.err = err
 		return nil, err

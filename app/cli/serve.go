@@ -75,7 +75,7 @@ func runServe(fl *flag.FlagSet) runFunc {
 				for _, w := range cfg.Settings.Warnings() {
 					logger.Warn("settings file entry ignored", "entry", w)
 				}
-				ex, err := newExecutor(env, opts, cfg, logger)
+				ex, err := newExecutor(env, opts, cfg, logger, false)
 				if err != nil {
 					return nil, err
 				}

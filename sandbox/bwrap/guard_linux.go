@@ -3,8 +3,10 @@ package bwrap
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"time"
 	"unsafe"
 
@@ -145,8 +147,10 @@ func (g *guard) move(d *guardDir, name string) {
 }
 
 // stop ends the guard and returns what it moved aside. Call it once the
-// sandbox is gone, before Sweep. A nil guard moved nothing.
-func (g *guard) stop() []string {
+// sandbox is gone, before Sweep. A nil guard moved nothing. handOff, when
+// not "", is the init program: the process exits soon, and the inotify
+// instance goes to a "linger" process of it (handOff below).
+func (g *guard) stop(handOff string) []string {
 	if g == nil {
 		return nil
 	}
@@ -154,20 +158,47 @@ func (g *guard) stop() []string {
 	// watches (an RCU grace period: several milliseconds), so the loop is
 	// woken by a deadline instead, and the instance is closed off the
 	// execution's path once the loop has ended: after stop returns
-	// nothing is moved. A process that exits soon after (an in-process
-	// gatehouse exec) still waits for that grace period in its exit: the
-	// kernel closes its files before the parent can reap it.
+	// nothing is moved. A process that exits soon after still waits for
+	// that grace period in its exit (the kernel closes its files before
+	// the parent can reap it), unless another process holds the instance.
 	if err := g.f.SetReadDeadline(time.Now()); err != nil {
 		g.f.Close()
 		<-g.done
 	} else {
 		<-g.done
-		go g.f.Close()
+		if handOff == "" || !g.handOff(handOff) {
+			go g.f.Close()
+		}
 	}
 	for _, d := range g.dirs {
 		unix.Close(d.fd)
 	}
 	return g.moved
+}
+
+// handOff gives the inotify instance to "init linger", which holds it
+// until this process has let go of it, and reports whether it did: this
+// process's close is then not the last, and does not wait. The loop has
+// ended; nothing is read from the instance again.
+func (g *guard) handOff(init string) bool {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return false
+	}
+	defer w.Close() // end of file: the linger process lets go and exits
+	cmd := exec.Command(init, "linger")
+	cmd.ExtraFiles = []*os.File{r, g.f} // fd 3, fd 4
+	// Its own session: a terminal's ^C to this process's group must not
+	// end it before this process has let go.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	err = cmd.Start()
+	r.Close()
+	if err != nil {
+		return false
+	}
+	go cmd.Wait() // reaped here while this process lives
+	g.f.Close()
+	return true
 }
 
 // cstring returns b up to its first NUL.

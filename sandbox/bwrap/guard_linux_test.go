@@ -3,6 +3,7 @@ package bwrap
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -219,7 +220,7 @@ func TestGuardStops(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	moved := g.stop()
+	moved := g.stop("")
 	if !slices.Equal(moved, []string{filepath.Join(ws, ".vscode.gatehouse-blocked-s")}) {
 		t.Errorf("moved %q", moved)
 	}
@@ -230,8 +231,35 @@ func TestGuardStops(t *testing.T) {
 		t.Errorf("the stopped guard moved .vscode: %v", err)
 	}
 	var none *guard
-	if none.stop() != nil {
+	if none.stop("") != nil {
 		t.Errorf("a nil guard moved something")
+	}
+}
+
+// A guard stopped with the init's path hands its inotify instance to a
+// "linger" process: this process holds it no more when stop returns, so
+// its exit does not wait for the kernel to retire the watches. Without an
+// init to start, the instance stays with the guard (closed as before).
+func TestGuardHandsOffItsInotifyInstance(t *testing.T) {
+	ws := t.TempDir()
+	g, err := startGuard([]string{filepath.Join(ws, ".vscode")}, "h")
+	if err != nil || g == nil {
+		t.Fatalf("startGuard: %v", err)
+	}
+	fd := int(g.f.Fd())
+	isInotify := func() bool {
+		link, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", fd))
+		return err == nil && link == "anon_inode:inotify"
+	}
+	if !isInotify() {
+		t.Fatalf("fd %d is not the guard's inotify instance", fd)
+	}
+	if g.handOff(filepath.Join(ws, "no-such-init")) || !isInotify() {
+		t.Fatalf("a hand-off to a missing init claimed success or closed the instance")
+	}
+	g.stop(os.Args[0]) // the test binary serves as the init
+	if isInotify() {
+		t.Errorf("after stop with a hand-off, this process still holds the inotify instance")
 	}
 }
 

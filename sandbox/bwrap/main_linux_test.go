@@ -13,6 +13,7 @@ func TestMain(m *testing.M) {
 	sandboxtest.Stage(map[string]func([]string) int{
 		"sandbox-init": sandboxinit.Init,
 		"sandbox-exec": sandboxinit.Exec,
+		"linger":       sandboxinit.Linger,
 	})
 	os.Exit(m.Run())
 }

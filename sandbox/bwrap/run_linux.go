@@ -243,7 +243,11 @@ func (s *started) run(ctx context.Context, spec *sandbox.Spec, survey *HostSurve
 	// long for a writer that somehow survived.
 	s.outPump.Wait(2 * time.Second)
 	s.errPump.Wait(2 * time.Second)
-	blocked := guard.stop()
+	handOff := ""
+	if spec.HandOff {
+		handOff = spec.InitPath
+	}
+	blocked := guard.stop(handOff)
 	statuses := <-statusC
 	stdout.Finish()
 	stderr.Finish()

@@ -129,6 +129,10 @@ type Options struct {
 	// TrustPrivate are Gatehouse's own directories no trusted root may be,
 	// hold or lie in; nil means PrivatePaths.
 	TrustPrivate []string
+	// OneShot says this process exits after its one command (an
+	// in-process gatehouse exec): the sandbox hands what the kernel
+	// retires slowly to a process that outlives it (sandbox.Spec.HandOff).
+	OneShot bool
 	// TestOnlyWarmEveryCommand makes a command that finds no warm
 	// sandbox ready start one and run in it (pool.go), so that a test
 	// suite can run every command the warm way.
@@ -711,6 +715,7 @@ func (e *Executor) spec(req *api.ExecRequest, dir string, roots []string, id str
 		PidsMax:        int64(l.PidsMax),
 		OutputMax:      int64(l.OutputMaxBytes),
 		InitPath:       c.initPath,
+		HandOff:        e.opts.OneShot,
 		BwrapPath:      c.bwrapPath,
 		RuntimeDir:     runtimeDir,
 	}
