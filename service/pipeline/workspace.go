@@ -1,0 +1,125 @@
+package pipeline
+
+// This file is where a command may run and what it may not read: the
+// workspace roots and the working directory, resolved and judged at each
+// step (decide, run, the last check before the start), and the deny-read
+// set.
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/gatehouse-dev/gatehouse/sandbox"
+	"github.com/gatehouse-dev/gatehouse/service/policy"
+)
+
+// resolveCwd returns the working directory after symlink resolution; it
+// must be a directory inside one of roots, the resolved workspace roots.
+func (e *Executor) resolveCwd(cwd string, roots []string) (string, error) {
+	base := e.cfg.Exec.DefaultCWD
+	if cwd == "" {
+		cwd = base
+	} else if !filepath.IsAbs(cwd) {
+		cwd = filepath.Join(base, cwd)
+	}
+	real, err := filepath.EvalSymlinks(cwd)
+	if err != nil {
+		return "", fmt.Errorf("cwd %q does not resolve: %v", cwd, errors.Unwrap(err))
+	}
+	fi, err := os.Stat(real)
+	if err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("cwd %q is not a directory", cwd)
+	}
+	for _, root := range roots {
+		if sandbox.Within(real, root) {
+			return real, nil
+		}
+	}
+	return "", &outsideError{real: real, msg: fmt.Sprintf("cwd %q resolves to %q, outside the workspace roots (%s)", cwd, real, strings.Join(roots, ", "))}
+}
+
+// An outsideError is a working directory in no workspace root.
+type outsideError struct{ real, msg string }
+
+func (e *outsideError) Error() string { return e.msg }
+
+// roots returns the workspace roots as workspaceRoots judges them now, or
+// none when one is refused (the decision has been denied then).
+func (e *Executor) roots() []string {
+	roots, err := e.workspaceRoots()
+	if err != nil {
+		return nil
+	}
+	return roots
+}
+
+// workspaceRoots resolves the workspace roots now and judges them
+// (policy.Config.ResolveWorkspaceRoots), Gatehouse's private paths among
+// the places no root may lie in or above. A root is bound at the resolved
+// path returned here, never through its symlinks.
+func (e *Executor) workspaceRoots() ([]string, error) {
+	roots, err := e.cfg.ResolveWorkspaceRoots(e.opts.Home, e.opts.PrivatePaths)
+	if err != nil || e.opts.Trusted == nil {
+		return roots, err
+	}
+	// The trusted roots, each judged again where it resolves now: one
+	// that no longer may be is left out, not the call refused. The guard
+	// is built on the first root it judges (it resolves the deny-read set
+	// twice over), so a user who trusted none never pays for it.
+	for _, r := range e.opts.Trusted.Roots() {
+		if !slices.Contains(roots, r) && e.guard().NotInForce(r) == "" {
+			roots = append(roots, r)
+		}
+	}
+	return roots, nil
+}
+
+// recheckWorkspace resolves the workspace roots and the decided working
+// directory dir again, and returns the roots; a *Denial when a root is
+// refused now or dir no longer resolves to itself inside one.
+func (e *Executor) recheckWorkspace(dir string) ([]string, error) {
+	roots, err := e.workspaceRoots()
+	if err != nil {
+		return nil, &Denial{Code: DenyWorkspaceRoot, Reason: err.Error()}
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil || real != dir || !slices.ContainsFunc(roots, func(r string) bool { return sandbox.Within(dir, r) }) {
+		return nil, &Denial{Code: DenyCwdOutside, Reason: fmt.Sprintf("cwd %q no longer resolves to itself inside a workspace root; run the command again", dir)}
+	}
+	return roots, nil
+}
+
+// denyRead returns the mandatory deny-read set for this user plus the
+// configured additions and Gatehouse's private paths, each resolved
+// (policy.Resolve), so that a deny-read path that is a symlink hides
+// what it points at.
+func (e *Executor) denyRead() []string { return resolveEach(e.denyReadAsWritten()) }
+
+// denyReadAsWritten is the deny-read set before symlinks are resolved.
+func (e *Executor) denyReadAsWritten() []string {
+	return DenyRead(e.opts.Home, e.opts.PrivatePaths, e.cfg.Exec.Sandbox.DenyRead)
+}
+
+// DenyRead returns the mandatory deny-read set under home, then private
+// (Gatehouse's own paths) and extra (exec.sandbox.deny_read), and what they
+// lead to: symlink targets and the keys ~/.ssh/config names
+// (sandbox.DenyRead). Managed settings render their file-tool rules from
+// the same list.
+func DenyRead(home string, private, extra []string) []string {
+	return sandbox.DenyRead(home, append(slices.Clone(private), extra...))
+}
+
+// resolveEach returns paths resolved by policy.ResolveEach, deduplicated.
+func resolveEach(paths []string) []string {
+	var out []string
+	for _, r := range policy.ResolveEach(paths) {
+		if !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
