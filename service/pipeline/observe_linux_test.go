@@ -3,11 +3,15 @@ package pipeline
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gatehouse-dev/gatehouse/keyring"
 	"github.com/gatehouse-dev/gatehouse/sandbox"
@@ -157,5 +161,63 @@ func TestObserveBubblewrap(t *testing.T) {
 	f.ex.Record(&ev)
 	if len(n.redacted) != 1 || n.redacted[0][1] != "github_token" {
 		t.Errorf("redaction notifications %v", n.redacted)
+	}
+}
+
+// slowStartAudit records the order of its calls; its Started takes a
+// while and fails with failStart.
+type slowStartAudit struct {
+	mu        sync.Mutex
+	calls     []string
+	failStart error
+}
+
+func (a *slowStartAudit) Started(ctx context.Context, rec audit.Record) error {
+	time.Sleep(100 * time.Millisecond)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.calls = append(a.calls, "started "+rec.Event.Status)
+	return a.failStart
+}
+
+func (a *slowStartAudit) Append(ctx context.Context, rec audit.Record) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.calls = append(a.calls, "append "+rec.Event.Status)
+	return nil
+}
+
+// Nothing runs before its start is on the record, however long that
+// takes; no end is recorded before its start; and a start that cannot be
+// recorded stops the command (audit_required) or lets it run with a
+// warning.
+func TestStartRecordedBeforeTheCommand(t *testing.T) {
+	f := newFixture(t, sandboxtest.Dir(t), nil)
+	a := &slowStartAudit{}
+	f.ex.SetObservers(a, nil)
+	o := f.run(`echo ran`)
+	if o.Result.Stdout != "ran\n" || !slices.Equal(a.calls, []string{"started ", "append completed"}) {
+		t.Errorf("stdout %q, audit calls %q", o.Result.Stdout, a.calls)
+	}
+
+	mark := filepath.Join(f.ws, "mark")
+	a.calls, a.failStart = nil, errors.New("disk full")
+	_, err := f.try(`touch mark`)
+	var den *Denial
+	if !errors.As(err, &den) || den.Code != DenyAuditUnavailable {
+		t.Fatalf("a start that could not be recorded: %v, want %s", err, DenyAuditUnavailable)
+	}
+	if _, err := os.Stat(mark); err == nil {
+		t.Error("the command ran though its start was not recorded")
+	}
+	if !slices.Equal(a.calls, []string{"started ", "append never_ran"}) {
+		t.Errorf("audit calls %q", a.calls)
+	}
+
+	f.cfg.Policy.AuditRequired = false
+	a.calls = nil
+	o = f.run(`touch mark`)
+	if _, err := os.Stat(mark); err != nil || !strings.Contains(o.Warning, "ran without an audit record") {
+		t.Errorf("audit_required false: mark %v, warning %q", err, o.Warning)
 	}
 }
