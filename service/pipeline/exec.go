@@ -341,8 +341,10 @@ func (e *Executor) run(ctx context.Context, d *Admitted, out sandbox.Streams, ev
 
 	// The roots and the working directory are resolved again: a symlink
 	// planted since the decision (or since the configuration was loaded)
-	// must not change what is bound writable.
-	roots, err := e.recheckWorkspace(dir)
+	// must not change what is bound writable. They are judged against the
+	// deny-read set as it resolves now, here and at the last check.
+	judge := e.rootJudge()
+	roots, err := e.recheckWorkspace(dir, judge)
 	if err != nil {
 		var den *Denial
 		errors.As(err, &den)
@@ -410,7 +412,7 @@ func (e *Executor) run(ctx context.Context, d *Admitted, out sandbox.Streams, ev
 		stopEgress()
 		return nil, err
 	}
-	if now, err := e.recheckWorkspace(dir); err != nil || !slices.Equal(e.cfg.Settings.Writable(now), spec.WorkspaceRoots) {
+	if now, err := e.recheckWorkspace(dir, judge); err != nil || !slices.Equal(e.cfg.Settings.Writable(now), spec.WorkspaceRoots) {
 		stopEgress()
 		code, reason := DenyWorkspaceRoot, "a workspace root changed where it resolves while the command was being prepared; run it again"
 		var den *Denial

@@ -62,7 +62,19 @@ func (e *Executor) roots() []string {
 // the places no root may lie in or above. A root is bound at the resolved
 // path returned here, never through its symlinks.
 func (e *Executor) workspaceRoots() ([]string, error) {
-	roots, err := e.cfg.ResolveWorkspaceRoots(e.opts.Home, e.opts.PrivatePaths)
+	return e.workspaceRootsBy(e.rootJudge())
+}
+
+// rootJudge resolves what workspaceRoots judges the roots against now
+// (policy.RootJudge): one serves the checks of one execution.
+func (e *Executor) rootJudge() *policy.RootJudge {
+	return e.cfg.RootJudge(e.opts.Home, e.opts.PrivatePaths)
+}
+
+// workspaceRootsBy is workspaceRoots with the roots judged by j: they
+// are resolved now, j's deny-read set as it resolved when j was made.
+func (e *Executor) workspaceRootsBy(j *policy.RootJudge) ([]string, error) {
+	roots, err := j.Roots()
 	if err != nil || e.opts.Trusted == nil {
 		return roots, err
 	}
@@ -80,9 +92,10 @@ func (e *Executor) workspaceRoots() ([]string, error) {
 
 // recheckWorkspace resolves the workspace roots and the decided working
 // directory dir again, and returns the roots; a *Denial when a root is
-// refused now or dir no longer resolves to itself inside one.
-func (e *Executor) recheckWorkspace(dir string) ([]string, error) {
-	roots, err := e.workspaceRoots()
+// refused now or dir no longer resolves to itself inside one. The roots
+// are judged by j (one judge serves one execution's checks).
+func (e *Executor) recheckWorkspace(dir string, j *policy.RootJudge) ([]string, error) {
+	roots, err := e.workspaceRootsBy(j)
 	if err != nil {
 		return nil, &Denial{Code: DenyWorkspaceRoot, Reason: err.Error()}
 	}

@@ -217,9 +217,28 @@ func checkRoots(l *Loaded, home string) []error {
 // Load judged the same paths; this judges them again, as they are now: a
 // symlink may have been planted since.
 func (c *Config) ResolveWorkspaceRoots(home string, private []string) ([]string, error) {
-	resolvedHome := ""
+	return c.RootJudge(home, private).Roots()
+}
+
+// A RootJudge is what ResolveWorkspaceRoots judges roots against, resolved
+// once: the home directory, the deny-read set and the managed bound as
+// they resolved when it was made. Roots resolves the roots themselves
+// anew at each call, so one judge serves the checks of one execution (a
+// root moved by a symlink between them is still seen) without resolving
+// the whole deny-read set at each.
+type RootJudge struct {
+	c               *Config
+	resolvedHome    string
+	deny, mandatory []string
+	bound           []string
+}
+
+// RootJudge resolves what the workspace roots are judged against now
+// (ResolveWorkspaceRoots).
+func (c *Config) RootJudge(home string, private []string) *RootJudge {
+	j := &RootJudge{c: c}
 	if home != "" {
-		resolvedHome = Resolve(filepath.ToSlash(home))
+		j.resolvedHome = Resolve(filepath.ToSlash(home))
 	}
 	// A private file (a user file named with --config) is hidden where it
 	// is, read-only, so a root may hold it; a private directory may be
@@ -232,12 +251,18 @@ func (c *Config) ResolveWorkspaceRoots(home string, private []string) ([]string,
 			privateDirs = append(privateDirs, p)
 		}
 	}
-	mandatory := ResolveEach(append(MandatoryDenyReadFor(home), privateDirs...))
-	deny := append(slices.Clone(mandatory), ResolveEach(append(privateFiles, c.Exec.Sandbox.DenyRead...))...)
-	var bound []string
+	j.mandatory = ResolveEach(append(MandatoryDenyReadFor(home), privateDirs...))
+	j.deny = append(slices.Clone(j.mandatory), ResolveEach(append(privateFiles, c.Exec.Sandbox.DenyRead...))...)
 	if c.Managed != nil {
-		bound = ResolveEach(c.Managed.WorkspaceRoots)
+		j.bound = ResolveEach(c.Managed.WorkspaceRoots)
 	}
+	return j
+}
+
+// Roots resolves the effective workspace roots now and judges them
+// (ResolveWorkspaceRoots).
+func (j *RootJudge) Roots() ([]string, error) {
+	c := j.c
 	var out []string
 	for _, r := range c.WorkspaceRootsEffective() {
 		real, err := filepath.EvalSymlinks(filepath.FromSlash(r))
@@ -245,10 +270,10 @@ func (c *Config) ResolveWorkspaceRoots(home string, private []string) ([]string,
 			continue
 		}
 		real = filepath.ToSlash(real)
-		if problem := RootProblem(real, resolvedHome, deny, mandatory); problem != "" {
+		if problem := RootProblem(real, j.resolvedHome, j.deny, j.mandatory); problem != "" {
 			return nil, fmt.Errorf("workspace root %q now resolves to %q, %s; remove the symlink or change policy.workspace_roots", r, real, problem)
 		}
-		if bound != nil && !slices.ContainsFunc(bound, func(b string) bool { return sandbox.Within(real, b) }) {
+		if j.bound != nil && !slices.ContainsFunc(j.bound, func(b string) bool { return sandbox.Within(real, b) }) {
 			return nil, fmt.Errorf("workspace root %q now resolves to %q, outside the managed %s %s; remove the symlink or change policy.workspace_roots",
 				r, real, c.Managed.Field, quoteList(c.Managed.WorkspaceRoots))
 		}

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -246,6 +247,9 @@ func TestResolveWorkspaceRootsAfterLoad(t *testing.T) {
 			if _, err := l.Config.ResolveWorkspaceRoots(home, private); err != nil {
 				t.Fatalf("before the symlink: %v", err)
 			}
+			// A judge made before the symlink was planted resolves the
+			// roots anew: it sees the planted root as a fresh one does.
+			judge := l.Config.RootJudge(home, private)
 			sub := filepath.Join(home, "src/proj/sub")
 			if err := os.Remove(sub); err != nil {
 				t.Fatal(err)
@@ -263,6 +267,10 @@ func TestResolveWorkspaceRootsAfterLoad(t *testing.T) {
 			}
 			if err == nil && !reflect.DeepEqual(roots, []string{filepath.Join(home, tt.plant)}) {
 				t.Errorf("roots = %q, want the resolved %s", roots, tt.plant)
+			}
+			byJudge, jerr := judge.Roots()
+			if fmt.Sprint(jerr) != fmt.Sprint(err) || !reflect.DeepEqual(byJudge, roots) {
+				t.Errorf("the judge made before: %q, %v; made after: %q, %v", byJudge, jerr, roots, err)
 			}
 		})
 	}
