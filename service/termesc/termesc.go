@@ -40,6 +40,16 @@ import (
 
 const hexDigits = "0123456789abcdef"
 
+// plain marks the bytes that pass through as they are wherever they
+// stand: printable ASCII, tab and newline.
+var plain = func() (t [256]bool) {
+	for b := 0x20; b < 0x7f; b++ {
+		t[b] = true
+	}
+	t['\t'], t['\n'] = true, true
+	return t
+}()
+
 // needs reports whether the rune r (decoded from valid UTF-8) is escaped.
 // CR is decided by the caller, which sees what follows it.
 func needs(r rune) bool {
@@ -87,15 +97,15 @@ func appendRune(dst []byte, r rune) []byte {
 func Append(dst, p []byte, final bool) ([]byte, int) {
 	i, start := 0, 0
 	for i < len(p) {
+		// Most output is printable ASCII and newlines: skip a run of it
+		// in one loop.
+		for i < len(p) && plain[p[i]] {
+			i++
+		}
+		if i == len(p) {
+			break
+		}
 		b := p[i]
-		if b >= 0x20 && b < 0x7f {
-			i++
-			continue
-		}
-		if b == '\t' || b == '\n' {
-			i++
-			continue
-		}
 		if b == '\r' {
 			if i+1 == len(p) && !final {
 				dst = append(dst, p[start:i]...)

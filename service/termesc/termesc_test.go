@@ -197,3 +197,13 @@ func TestJSON(t *testing.T) {
 		t.Errorf("whitespace changed: %q", got)
 	}
 }
+
+// BenchmarkAppendText is the common case: printable ASCII lines.
+func BenchmarkAppendText(b *testing.B) {
+	p := bytes.Repeat([]byte("abcdefghijklmnopqrstuvwxyz\n"), 40000)
+	dst := make([]byte, 0, 2*len(p))
+	b.SetBytes(int64(len(p)))
+	for b.Loop() {
+		dst, _ = Append(dst[:0], p, true)
+	}
+}
