@@ -4,8 +4,9 @@
 //   - gatehouse exec -- true
 //   - bare bwrap with the same arguments running bash -c true
 //   - bash -c true
-//   - the binary's own start (gatehouse help), which a command pays twice
-//   - 1 GiB of stdout through gatehouse exec against plain bash
+//   - the binary's own start (gatehouse help) and the init's
+//     (gatehouse-init build-id), which an in-process command pays
+//   - 1 GiB of printable lines through gatehouse exec against plain bash
 //   - gatehouse exec -- true through a running service, with the warm
 //     pool and without, and in-process, against bare bwrap; 32 at once
 //     (service.go)
