@@ -142,7 +142,9 @@ type Status struct {
 
 // PoolStatus is the service's warm pool (exec.sandbox.warm_pool): how many
 // sandboxes it keeps started ahead of their commands, how many are ready,
-// for which agent's plan, and the resident memory the idle ones hold.
+// for which agents' plans (Agent: their names, sorted, ", "-separated; the
+// agent it starts for when none is ready), and the resident memory the
+// idle ones hold.
 type PoolStatus struct {
 	Size    int    `json:"size"`
 	Ready   int    `json:"ready"`

@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -53,10 +54,12 @@ type pool struct {
 	// delay and afterEnd are refillDelay and refillAfterEnd.
 	delay, afterEnd time.Duration
 
-	mu       sync.Mutex
-	agent    string // whose plan the pool starts slots for
-	ready    []*warmSlot
-	starting int
+	mu    sync.Mutex
+	agent string // whose plan the pool starts slots for: the last to run
+	// ready are the slots waiting, oldest first, of any agent's plan.
+	ready []*warmSlot
+	// starting counts the slots being started, by agent.
+	starting map[string]int
 	closed   bool
 	wg       sync.WaitGroup
 }
@@ -68,7 +71,8 @@ func (e *Executor) StartPool(n int, agent string) {
 	if n <= 0 {
 		return
 	}
-	p := &pool{e: e, size: n, agent: agent, force: e.opts.TestOnlyWarmEveryCommand, delay: refillDelay, afterEnd: refillAfterEnd}
+	p := &pool{e: e, size: n, agent: agent, force: e.opts.TestOnlyWarmEveryCommand, delay: refillDelay, afterEnd: refillAfterEnd,
+		starting: map[string]int{}}
 	e.pool.Store(p)
 	p.fill()
 }
@@ -100,27 +104,46 @@ func (e *Executor) Pool() api.PoolStatus {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	st := api.PoolStatus{Size: p.size, Ready: len(p.ready), Agent: p.agent}
+	var agents []string
 	for _, s := range p.ready {
 		st.IdleRSS += treeRSS(s.w.Pid())
+		if !slices.Contains(agents, s.agent) {
+			agents = append(agents, s.agent)
+		}
+	}
+	if len(agents) > 0 {
+		slices.Sort(agents)
+		st.Agent = strings.Join(agents, ", ")
 	}
 	return st
 }
 
-// fill starts slots in the background until the pool is full. A forced
-// pool starts none ahead: each command starts its own, in its own
-// goroutine (tests change an executor's configuration between commands).
+// fill starts slots in the background for the agent that ran last until
+// the pool is full. The pool holds slots of other agents too (a terminal's
+// command between two of Claude Code's does not discard Claude Code's);
+// when it is full and the agent that ran last has none, that agent's
+// slot takes the place of another agent's oldest. A forced pool starts
+// none ahead: each command starts its own, in its own goroutine (tests
+// change an executor's configuration between commands).
 func (p *pool) fill() {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	for !p.closed && !p.force && len(p.ready)+p.starting < p.size {
-		p.starting++
+	var evicted *warmSlot
+	if !p.closed && !p.force && len(p.ready)+p.total() >= p.size && p.starting[p.agent] == 0 &&
+		!slices.ContainsFunc(p.ready, func(s *warmSlot) bool { return s.agent == p.agent }) {
+		if i := slices.IndexFunc(p.ready, func(s *warmSlot) bool { return s.agent != p.agent }); i >= 0 {
+			evicted = p.ready[i]
+			p.ready = slices.Delete(p.ready, i, i+1)
+		}
+	}
+	for !p.closed && !p.force && len(p.ready)+p.total() < p.size {
+		p.starting[p.agent]++
 		p.wg.Add(1)
 		go func(agent string) {
 			defer p.wg.Done()
 			s, err := p.e.startSlot(agent)
 			p.mu.Lock()
-			p.starting--
-			if err != nil || p.closed || agent != p.agent {
+			p.starting[agent]--
+			if err != nil || p.closed {
 				p.mu.Unlock()
 				if err != nil {
 					p.e.opts.Logger.Warn("warm sandbox not started", "err", err)
@@ -133,6 +156,19 @@ func (p *pool) fill() {
 			p.mu.Unlock()
 		}(p.agent)
 	}
+	p.mu.Unlock()
+	if evicted != nil {
+		evicted.discard()
+	}
+}
+
+// total is the number of slots being started.
+func (p *pool) total() int {
+	n := 0
+	for _, c := range p.starting {
+		n += c
+	}
+	return n
 }
 
 // take returns a warm slot for req, or nil and why the command gets a
@@ -154,22 +190,26 @@ func (e *Executor) take(req *api.ExecRequest, spec *sandbox.Spec, hasPins, hasCr
 		return nil, "no tool cache"
 	}
 	p.mu.Lock()
+	// The pool starts the next slots for the agent that runs now.
+	p.agent = req.Agent
 	var stale []*warmSlot
-	if p.agent != req.Agent {
-		// The pool follows the agent that runs commands now.
-		stale, p.ready, p.agent = p.ready, nil, req.Agent
-	}
 	var s *warmSlot
 	force := p.force
 	if force {
 		// A slot started now, for the plan as it is now.
-		stale, p.ready = append(stale, p.ready...), nil
+		stale, p.ready = p.ready, nil
 	}
-	for len(p.ready) > 0 && s == nil {
-		s, p.ready = p.ready[0], p.ready[1:]
-		if !s.w.Alive() {
-			stale = append(stale, s)
-			s = nil
+	for i := 0; i < len(p.ready) && s == nil; {
+		x := p.ready[i]
+		if x.agent != req.Agent {
+			i++
+			continue
+		}
+		p.ready = slices.Delete(p.ready, i, i+1)
+		if x.w.Alive() {
+			s = x
+		} else {
+			stale = append(stale, x)
 		}
 	}
 	p.mu.Unlock()
@@ -183,7 +223,7 @@ func (e *Executor) take(req *api.ExecRequest, spec *sandbox.Spec, hasPins, hasCr
 		}
 	}
 	if s == nil {
-		return nil, "no warm sandbox was ready"
+		return nil, "no warm sandbox was ready for " + req.Agent
 	}
 	return s, ""
 }

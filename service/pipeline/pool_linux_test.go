@@ -129,7 +129,7 @@ func (f *fixture) starting() int {
 	p := f.ex.pool.Load()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.starting + len(p.ready)
+	return p.total() + len(p.ready)
 }
 
 // The sandbox that replaces a taken one is not started while the command
@@ -204,5 +204,47 @@ func TestWarmUpLeavesNoListener(t *testing.T) {
 		if err != nil || strconv.FormatUint(port, 10) != proxyPort {
 			t.Errorf("a socket listens at %s (port %d) in the sandbox; the bridge's port is %q", f[1], port, proxyPort)
 		}
+	}
+}
+
+// Another agent's command does not discard the warm sandboxes of the
+// agent that ran before: it takes the place of one of them, and each
+// agent then finds one of its own.
+func TestWarmPoolKeepsOtherAgents(t *testing.T) {
+	f := warmFixture(t, 2, nil)
+	f.setRefill(0, 0)
+	as := func(agent string) func(*api.ExecRequest) {
+		return func(r *api.ExecRequest) { r.Agent = agent }
+	}
+	o := f.run(`true`, as("claude-code"))
+	if o.Event.SandboxStart != StartFresh || !strings.Contains(o.Event.SandboxStartReason, "claude-code") {
+		t.Errorf("claude-code's first: %s (%s), want fresh: none of its own", o.Event.SandboxStart, o.Event.SandboxStartReason)
+	}
+	f.waitAgents("claude-code, cli")
+	if o = f.run(`true`); o.Event.SandboxStart != StartWarm {
+		t.Errorf("cli after claude-code: %s (%s), want warm", o.Event.SandboxStart, o.Event.SandboxStartReason)
+	}
+	f.waitAgents("claude-code, cli")
+	if o = f.run(`true`, as("claude-code")); o.Event.SandboxStart != StartWarm {
+		t.Errorf("claude-code again: %s (%s), want warm", o.Event.SandboxStart, o.Event.SandboxStartReason)
+	}
+	f.waitReady(2)
+	if st := f.ex.Pool(); st.Ready != 2 || st.Size != 2 {
+		t.Errorf("pool %+v: it keeps its size", st)
+	}
+}
+
+// waitAgents waits until the ready slots are for agents (Pool's Agent).
+func (f *fixture) waitAgents(agents string) {
+	f.t.Helper()
+	for i := 0; ; i++ {
+		st := f.ex.Pool()
+		if st.Agent == agents && st.Ready == st.Size {
+			return
+		}
+		if i == 500 {
+			f.t.Fatalf("warm pool %+v, want full with %s", st, agents)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
