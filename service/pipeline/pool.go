@@ -38,6 +38,8 @@ type warmSlot struct {
 	// proxy listens there when the command comes.
 	egressDir string
 	w         sandbox.Warm
+	// since is when it became ready.
+	since time.Time
 }
 
 // errNoWarm says why a slot could not be started.
@@ -51,8 +53,9 @@ type pool struct {
 	// runs the command in it, so that every command takes the warm path
 	// (the test suites run once this way).
 	force bool
-	// delay and afterEnd are refillDelay and refillAfterEnd.
-	delay, afterEnd time.Duration
+	// delay and afterEnd are refillDelay and refillAfterEnd; idle is
+	// otherAgentIdle.
+	delay, afterEnd, idle time.Duration
 
 	mu    sync.Mutex
 	agent string // whose plan the pool starts slots for: the last to run
@@ -72,7 +75,7 @@ func (e *Executor) StartPool(n int, agent string) {
 		return
 	}
 	p := &pool{e: e, size: n, agent: agent, force: e.opts.TestOnlyWarmEveryCommand, delay: refillDelay, afterEnd: refillAfterEnd,
-		starting: map[string]int{}}
+		idle: otherAgentIdle, starting: map[string]int{}}
 	e.pool.Store(p)
 	p.fill()
 }
@@ -121,16 +124,25 @@ func (e *Executor) Pool() api.PoolStatus {
 // fill starts slots in the background for the agent that ran last until
 // the pool is full. The pool holds slots of other agents too (a terminal's
 // command between two of Claude Code's does not discard Claude Code's);
-// when it is full and the agent that ran last has none, that agent's
-// slot takes the place of another agent's oldest. A forced pool starts
-// none ahead: each command starts its own, in its own goroutine (tests
-// change an executor's configuration between commands).
+// while the agent that ran last has fewer than the pool's size, its slot
+// takes the place of another agent's oldest: at once when the pool is
+// full and it has none, else once that slot has waited otherAgentIdle.
+// A forced pool starts none ahead: each command starts its own, in its
+// own goroutine (tests change an executor's configuration between
+// commands).
 func (p *pool) fill() {
 	p.mu.Lock()
 	var evicted *warmSlot
-	if !p.closed && !p.force && len(p.ready)+p.total() >= p.size && p.starting[p.agent] == 0 &&
-		!slices.ContainsFunc(p.ready, func(s *warmSlot) bool { return s.agent == p.agent }) {
-		if i := slices.IndexFunc(p.ready, func(s *warmSlot) bool { return s.agent != p.agent }); i >= 0 {
+	if !p.closed && !p.force {
+		own := p.starting[p.agent]
+		for _, s := range p.ready {
+			if s.agent == p.agent {
+				own++
+			}
+		}
+		full := len(p.ready)+p.total() >= p.size
+		i := slices.IndexFunc(p.ready, func(s *warmSlot) bool { return s.agent != p.agent })
+		if i >= 0 && own < p.size && (own == 0 && full || time.Since(p.ready[i].since) >= p.idle) {
 			evicted = p.ready[i]
 			p.ready = slices.Delete(p.ready, i, i+1)
 		}
@@ -152,6 +164,7 @@ func (p *pool) fill() {
 				}
 				return
 			}
+			s.since = time.Now()
 			p.ready = append(p.ready, s)
 			p.mu.Unlock()
 		}(p.agent)
@@ -305,6 +318,10 @@ const (
 	refillDelay    = 100 * time.Millisecond
 	refillAfterEnd = 10 * time.Millisecond
 )
+
+// otherAgentIdle is how long another agent's ready slot keeps its place
+// when the agent running now could use it (fill).
+const otherAgentIdle = time.Minute
 
 // refillAfter fills the pool after the pool's delay, or its after-end
 // delay once the returned function is called (the command ended),
