@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,31 +13,12 @@ import (
 	"github.com/gatehouse-dev/gatehouse/service/api"
 )
 
-// listen serves h on a unix socket of its own and returns its path.
-func listen(t *testing.T, h http.Handler) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("/tmp", "ghl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	path := filepath.Join(dir, "s.sock")
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: h}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	return path
-}
-
 // The client's own exchange: calls and streams through a real socket,
 // errors as the service answers them, a service gone mid-call, and a
 // cancelled call that the service sees end.
 func TestClientOverSocket(t *testing.T) {
 	f := &fake{stream: make(chan api.StreamNotice)}
-	c := NewClient(listen(t, Handler(f, nil)))
+	c := serveSocket(t, Handler(f, nil))
 	ctx := context.Background()
 	if d, err := c.Decide(ctx, api.DecideRequest{Request: api.ExecRequest{Command: "true"}}); err != nil || d.Decision != "allow" || len(f.decided) != 1 || f.decided[0].Request.Command != "true" {
 		t.Errorf("decide: %+v %v (reached: %+v)", d, err, f.decided)
@@ -72,7 +51,7 @@ func TestClientOverSocket(t *testing.T) {
 		<-r.Context().Done()
 		close(gone)
 	})
-	c = NewClient(listen(t, mux))
+	c = serveSocket(t, mux)
 	if _, err := c.Status(ctx); err == nil || !strings.Contains(err.Error(), "503") || !strings.Contains(err.Error(), "reloading") {
 		t.Errorf("status answered 503: %v", err)
 	}
