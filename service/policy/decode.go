@@ -124,9 +124,6 @@ func (l *layer) itemSource(path string, i int) Source {
 	return l.source(path)
 }
 
-// parseLayer decodes data, the contents of file, into a layer, expanding
-// "~" in path fields with home. It returns every shape error it finds; the
-// layer holds the fields that decoded.
 // uncommentedDefaults is assets.DefaultConfig with each comment line emptied.
 // Three lines in four of that file are comments, and the YAML scanner
 // spent more time in them than in the settings (a third of a Load); the
@@ -148,6 +145,15 @@ var uncommentedDefaults = sync.OnceValue(func() []byte {
 	return out
 })
 
+// embeddedLayer is the embedded defaults parsed with no home directory,
+// once, for what reads their values (embeddedDefaults, defaultPorts).
+var embeddedLayer = sync.OnceValues(func() (*layer, []error) {
+	return parseLayer("", uncommentedDefaults(), "")
+})
+
+// parseLayer decodes data, the contents of file, into a layer, expanding
+// "~" in path fields with home. It returns every shape error it finds; the
+// layer holds the fields that decoded.
 func parseLayer(file string, data []byte, home string) (*layer, []error) {
 	l := &layer{file: file, set: map[string]int{}, items: map[string][]int{}}
 	d := &decoder{l: l, home: home}

@@ -302,7 +302,7 @@ func isEmptyMap(v any) bool {
 }
 
 // embeddedDefaults returns the embedded defaults' values.
-var embeddedDefaults = sync.OnceValue(func() *Config {
-	def, _ := parseLayer("", uncommentedDefaults(), "")
+func embeddedDefaults() *Config {
+	def, _ := embeddedLayer()
 	return &def.vals
-})
+}

@@ -80,7 +80,6 @@ import (
 	"path"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/gatehouse-dev/gatehouse/sandbox"
 	"github.com/gatehouse-dev/gatehouse/sandbox/egress"
@@ -479,10 +478,10 @@ func userPorts(user, managed *layer) []int {
 }
 
 // defaultPorts are the embedded defaults' exec.egress.allowed_ports.
-var defaultPorts = sync.OnceValue(func() []int {
-	def, errs := parseLayer("", uncommentedDefaults(), "")
+func defaultPorts() []int {
+	def, errs := embeddedLayer()
 	if len(errs) > 0 {
 		return egress.DefaultPorts
 	}
 	return def.vals.Exec.Egress.AllowedPorts
-})
+}
