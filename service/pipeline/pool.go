@@ -132,22 +132,24 @@ func (e *Executor) Pool() api.PoolStatus {
 // commands).
 func (p *pool) fill() {
 	p.mu.Lock()
-	var evicted *warmSlot
-	if !p.closed && !p.force {
-		own := p.starting[p.agent]
-		for _, s := range p.ready {
-			if s.agent == p.agent {
-				own++
-			}
-		}
-		full := len(p.ready)+p.total() >= p.size
-		i := slices.IndexFunc(p.ready, func(s *warmSlot) bool { return s.agent != p.agent })
-		if i >= 0 && own < p.size && (own == 0 && full || time.Since(p.ready[i].since) >= p.idle) {
-			evicted = p.ready[i]
-			p.ready = slices.Delete(p.ready, i, i+1)
+	if p.closed || p.force {
+		p.mu.Unlock()
+		return
+	}
+	own := p.starting[p.agent]
+	for _, s := range p.ready {
+		if s.agent == p.agent {
+			own++
 		}
 	}
-	for !p.closed && !p.force && len(p.ready)+p.total() < p.size {
+	var evicted *warmSlot
+	full := len(p.ready)+p.total() >= p.size
+	i := slices.IndexFunc(p.ready, func(s *warmSlot) bool { return s.agent != p.agent })
+	if i >= 0 && own < p.size && (own == 0 && full || time.Since(p.ready[i].since) >= p.idle) {
+		evicted = p.ready[i]
+		p.ready = slices.Delete(p.ready, i, i+1)
+	}
+	for len(p.ready)+p.total() < p.size {
 		p.starting[p.agent]++
 		p.wg.Add(1)
 		go func(agent string) {
