@@ -118,11 +118,10 @@ func (c *Client) call(ctx context.Context, method, path string, in, out any) err
 func (c *Client) do(ctx context.Context, method, path string, in any) (*http.Response, error) {
 	var body []byte
 	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
+		var err error
+		if body, err = json.Marshal(in); err != nil {
 			return nil, err
 		}
-		body = b
 	}
 	conn, err := socket.Dial(ctx, c.path)
 	if err != nil {
@@ -134,9 +133,9 @@ func (c *Client) do(ctx context.Context, method, path string, in any) (*http.Res
 	// Ending ctx ends the call: the service reads the closed connection as
 	// the caller gone (and kills a command it runs for it).
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	release := func() { stop(); conn.Close() }
 	fail := func(err error) (*http.Response, error) {
-		stop()
-		conn.Close()
+		release()
 		if ctx.Err() != nil {
 			err = ctx.Err()
 		}
@@ -156,7 +155,7 @@ func (c *Client) do(ctx context.Context, method, path string, in any) (*http.Res
 	if err != nil {
 		return fail(err)
 	}
-	resp.Body = &connBody{ReadCloser: resp.Body, close: func() { stop(); conn.Close() }}
+	resp.Body = &connBody{ReadCloser: resp.Body, close: release}
 	if resp.StatusCode/100 != 2 {
 		defer resp.Body.Close()
 		var e api.ErrorResponse
