@@ -21,13 +21,17 @@ if ! id "$user" >/dev/null 2>&1; then
 	useradd --create-home --shell /bin/bash "$user"
 fi
 home=$(getent passwd "$user" | cut -d: -f6)
+# bins DIR: the programs make build put in bin/, copied into DIR.
+bins() {
+	cp "$root/bin/gatehouse" "$root/bin/gatehouse-init" "$root/bin/gatehouse-hook" "$1/"
+}
 case $1 in
 gatehouse-bench)
 	shift
 	work=$(mktemp -d /var/tmp/gatehouse-bench.XXXXXX)
 	trap 'rm -rf "$work"' EXIT
 	go build -o "$work/gatehouse-bench" ./app/gatehouse-bench
-	cp "$root/bin/gatehouse" "$root/bin/gatehouse-init" "$root/bin/gatehouse-hook" "$work/"
+	bins "$work"
 	mkdir "$work/gocache"
 	chown -R "$user:" "$work"
 	chmod 0755 "$work"
@@ -43,12 +47,12 @@ go)
 	shift
 	# The end-to-end tests take the programs built here: the user cannot
 	# build them from the checkout.
-	bins=$(mktemp -d /var/tmp/gatehouse-bench-bin.XXXXXX)
-	trap 'rm -rf "$bins"' EXIT
-	cp "$root/bin/gatehouse" "$root/bin/gatehouse-init" "$root/bin/gatehouse-hook" "$bins/"
-	CGO_ENABLED=0 go build -o "$bins/timewrap" ./hook/claude/e2e/internal/timewrap
-	chmod -R a+rX "$bins"
-	GATEHOUSE_E2E_BIN=$bins GATEHOUSE_TEST_USER=$user go test -exec "$here/exec-as-user.sh" "$@"
+	work=$(mktemp -d /var/tmp/gatehouse-bench-bin.XXXXXX)
+	trap 'rm -rf "$work"' EXIT
+	bins "$work"
+	CGO_ENABLED=0 go build -o "$work/timewrap" ./hook/claude/e2e/internal/timewrap
+	chmod -R a+rX "$work"
+	GATEHOUSE_E2E_BIN=$work GATEHOUSE_TEST_USER=$user go test -exec "$here/exec-as-user.sh" "$@"
 	;;
 *)
 	echo "bench-as-user: want 'gatehouse-bench ...' or 'go test ...', got '$*'" >&2

@@ -9,9 +9,9 @@ import (
 )
 
 // Stages are the init program's entry points by name: "sandbox-init"
-// (Linux), "sandbox-exec" (Linux and macOS), "linger" and "build-id". A test binary
-// that stands in for the init dispatches to them the same way Main does
-// (sandbox/sandboxtest.Stage).
+// (Linux), "sandbox-exec" (Linux and macOS), "linger" and "build-id". A
+// test binary that stands in for the init dispatches to them the same way
+// Main does (sandbox/sandboxtest.Stage).
 var Stages = map[string]func(args []string) int{"build-id": PrintBuildID}
 
 // The streams PrintBuildID and Main write to.

@@ -76,7 +76,7 @@ func startShell(plan *Stage1Spec, env []string) shellStarted {
 	return shellStarted{pid: pid, mode: mode, err: err}
 }
 
-// readable reports whether f has data to read now: the plan is already
+// readable reports whether fd has data to read now: the plan is already
 // there for a sandbox started for its command.
 func readable(fd uintptr) bool {
 	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
