@@ -161,6 +161,19 @@ func Profile(spec *sandbox.Spec, plan Plan) (string, error) {
 		}
 		b.WriteByte('\n')
 	}
+	// rule writes a rule: head, then each of items as filter makes it, one
+	// a line, then the closing parenthesis.
+	rule := func(head string, items []string, filter func(string) string) {
+		w(head)
+		for _, it := range items {
+			w("  ", filter(it))
+		}
+		w(")")
+	}
+	// named is the filter (KIND "item").
+	named := func(kind string) func(string) string {
+		return func(s string) string { return "(" + kind + " " + quote(s) + ")" }
+	}
 	w("(version 1)")
 	w("(deny default)")
 	w()
@@ -177,11 +190,7 @@ func Profile(spec *sandbox.Spec, plan Plan) (string, error) {
 	w("(allow ipc-posix-sem)")
 	w()
 	w("; Mach services (seatbelt.MachServices).")
-	w("(allow mach-lookup")
-	for _, s := range MachServices {
-		w("  (global-name ", quote(s), ")")
-	}
-	w(")")
+	rule("(allow mach-lookup", MachServices, named("global-name"))
 	w()
 	w("; Terminals: ptys the command opens itself.")
 	w("(allow pseudo-tty)")
@@ -205,19 +214,11 @@ func Profile(spec *sandbox.Spec, plan Plan) (string, error) {
 		return "(require-all " + f + " " + strings.Join(except, " ") + ")"
 	}
 	if len(denyRead) > 0 {
-		w("(deny file-read* file-write*")
-		for _, d := range denyRead {
-			w("  ", hidden(d))
-		}
-		w(")")
+		rule("(deny file-read* file-write*", denyRead, hidden)
 	}
 	if len(exceptions) > 0 {
 		w("; The execution's own credential files, pinned copies and tool cache.")
-		w("(allow file-read*")
-		for _, e := range exceptions {
-			w("  (subpath ", quote(e), ")")
-		}
-		w(")")
+		rule("(allow file-read*", exceptions, named("subpath"))
 	}
 	w()
 	w("; Writes: the workspace roots and the private temporary directory,")
@@ -249,11 +250,7 @@ func Profile(spec *sandbox.Spec, plan Plan) (string, error) {
 		w("  )")
 		w(")")
 	}
-	w("(allow file-write-data file-ioctl")
-	for _, d := range writableDevices {
-		w("  (literal ", quote(d), ")")
-	}
-	w(")")
+	rule("(allow file-write-data file-ioctl", writableDevices, named("literal"))
 	w()
 	if plan.ProxyPort > 0 {
 		w("; Network: the execution's egress proxy, nothing else.")
