@@ -156,8 +156,9 @@ func checkRoots(l *Loaded, home string) []error {
 	if path.IsAbs(home) {
 		resolvedHome = Resolve(home)
 	}
-	var deny, mandatory []string
+	var deny, mandatory, autorun []string
 	if resolvedHome != "" {
+		autorun = AutorunFor(home)
 		// Gatehouse's own directories, where they are by default: the
 		// executor knows where they really are and checks again.
 		own := []string{ConfigDir(runtime.GOOS, home, ""), StateDir(runtime.GOOS, home, "")}
@@ -175,6 +176,9 @@ func checkRoots(l *Loaded, home string) []error {
 		}
 		real := Resolve(root)
 		problem := RootProblem(real, resolvedHome, deny, mandatory)
+		if problem == "" {
+			problem = AutorunProblem(real, autorun)
+		}
 		if problem == "" {
 			return nil
 		}
@@ -230,6 +234,7 @@ type RootJudge struct {
 	c               *Config
 	resolvedHome    string
 	deny, mandatory []string
+	autorun         []string
 	bound           []string
 }
 
@@ -239,6 +244,7 @@ func (c *Config) RootJudge(home string, private []string) *RootJudge {
 	j := &RootJudge{c: c}
 	if home != "" {
 		j.resolvedHome = Resolve(filepath.ToSlash(home))
+		j.autorun = AutorunFor(filepath.ToSlash(home))
 	}
 	// A private file (a user file named with --config) is hidden where it
 	// is, read-only, so a root may hold it; a private directory may be
@@ -270,7 +276,11 @@ func (j *RootJudge) Roots() ([]string, error) {
 			continue
 		}
 		real = filepath.ToSlash(real)
-		if problem := RootProblem(real, j.resolvedHome, j.deny, j.mandatory); problem != "" {
+		problem := RootProblem(real, j.resolvedHome, j.deny, j.mandatory)
+		if problem == "" {
+			problem = AutorunProblem(real, j.autorun)
+		}
+		if problem != "" {
 			return nil, fmt.Errorf("workspace root %q now resolves to %q, %s; remove the symlink or change policy.workspace_roots", r, real, problem)
 		}
 		if j.bound != nil && !slices.ContainsFunc(j.bound, func(b string) bool { return sandbox.Within(real, b) }) {

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gatehouse-dev/gatehouse/service/policy"
 )
 
 // docsItem returns the `code` spans after the first colon of the item of
@@ -37,5 +39,16 @@ func TestDocsSystemDirs(t *testing.T) {
 	want := append(slices.Clone(systemTrees), "/lib…")
 	if got := docsItem(t, "anything inside the read-only system trees"); !slices.Equal(got, want) {
 		t.Errorf("docs/workspaces.md lists the read-only trees\n%q\nthe code has\n%q", got, want)
+	}
+}
+
+func TestDocsAutorun(t *testing.T) {
+	var want []string
+	for _, p := range policy.AutorunHome {
+		want = append(want, "~/"+p)
+	}
+	want = append(want, policy.AutorunSystem...)
+	if got := docsItem(t, "the places whose files run later on the host"); !slices.Equal(got, want) {
+		t.Errorf("docs/workspaces.md lists the autorun places\n%q\nthe code has\n%q", got, want)
 	}
 }

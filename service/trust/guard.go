@@ -10,6 +10,10 @@ package trust
 //     /sbin, /lib*, /System, /private/etc, /nix/store);
 //   - Gatehouse's own configuration, state and runtime directories,
 //     anything inside them and anything above them;
+//   - the places whose files run later on the host (policy.AutorunHome,
+//     policy.AutorunSystem: autostart, $PATH directories, shell start-up
+//     directories, unit directories, cron, launchd, Gatehouse's own
+//     caches), anything inside them and anything above them;
 //   - anything inside a deny-read path, and anything above a mandatory
 //     one (the credential stores, what they lead to, the keys
 //     ~/.ssh/config names). A configured exec.sandbox.deny_read entry may
@@ -63,6 +67,10 @@ type Guard struct {
 	// runtime): a workspace may be none of them, lie in none and hold
 	// none.
 	Private []string
+	// Autorun are the places whose files run later on the host
+	// (policy.AutorunFor): a workspace may be none of them, lie in none
+	// and hold none.
+	Autorun []string
 	// ManagedBound are the managed workspace roots: a workspace must lie
 	// in one of them. Nil for no bound.
 	ManagedBound []string
@@ -91,6 +99,7 @@ func GuardFor(cfg *policy.Config, home string, private []string) Guard {
 	}
 	if filepath.IsAbs(home) {
 		g.Home = policy.Resolve(filepath.ToSlash(home))
+		g.Autorun = policy.AutorunFor(filepath.ToSlash(home))
 		g.Mandatory = uniq(policy.ResolveEach(sandbox.DenyRead(home, nil)))
 		g.DenyRead = uniq(policy.ResolveEach(sandbox.DenyRead(home, slices.Concat(files, dirs, extra))))
 	} else {
@@ -129,6 +138,9 @@ func (g Guard) Problem(real string) string {
 		case sandbox.Within(p, real):
 			return fmt.Sprintf("above Gatehouse's own directory %q", p)
 		}
+	}
+	if p := policy.AutorunProblem(real, g.Autorun); p != "" {
+		return p
 	}
 	if p := policy.RootProblem(real, g.Home, g.DenyRead, g.Mandatory); p != "" {
 		return p

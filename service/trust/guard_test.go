@@ -200,3 +200,53 @@ func TestTop(t *testing.T) {
 		t.Errorf("Top(worktree/pkg) = %q, want %q", got, wt)
 	}
 }
+
+// The places whose files run later on the host are refused at once, as
+// the home directory and ~/.ssh are: each itself, anything inside one and
+// anything above one, wherever a symlink leads. A project beside them is
+// trusted.
+func TestAddRefusesAutorunPlaces(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	for _, rel := range []string{
+		".config/autostart", ".local/bin", ".config/systemd/user", ".cache/gatehouse",
+		".cache/gatehouse/sandbox/claude-code/cargo", ".config/environment.d",
+		".bashrc.d", ".config/fish/conf.d", ".oh-my-zsh/custom", ".local/share/dbus-1/services",
+		".local/share/systemd/user", ".config/git", "bin",
+		"Library/LaunchAgents", "Library/Application Support/com.apple.backgroundtaskmanagementagent",
+	} {
+		dir := mkdir(t, f.home, rel)
+		f.refused(t, dir, "run later on the host")
+	}
+	// Above one: ~/.cache holds Gatehouse's caches.
+	f.refused(t, filepath.Join(f.home, ".cache"), `above "`+filepath.Join(f.home, ".cache", "gatehouse")+`"`)
+	// Through a symlink: a project link that leads into ~/.local/bin.
+	link := symlink(t, filepath.Join(f.home, ".local", "bin"), filepath.Join(f.src, "tools"))
+	f.refused(t, link, "run later on the host")
+	// A dotfiles layout: ~/.config/autostart is a link into a repository,
+	// so that repository holds an autorun place.
+	dots := mkdir(t, f.home, "dotfiles", "autostart")
+	symlink(t, dots, filepath.Join(f.home, ".config", "autostart-scripts"))
+	f.guard = GuardFor(nil, f.home, []string{f.state})
+	f.refused(t, filepath.Dir(dots), "above")
+	// A project beside them is trusted.
+	f.add(t, mkdir(t, f.src, "app"))
+}
+
+// The autorun places are refused as policy.workspace_roots too, by the
+// same list: the guard and the configuration agree.
+func TestAutorunListIsOne(t *testing.T) {
+	t.Parallel()
+	home := "/home/u"
+	g := Guard{Home: home, Autorun: policy.AutorunFor(home)}
+	for _, rel := range policy.AutorunHome {
+		if p := g.Problem(filepath.Join(home, rel)); !strings.Contains(p, "run later on the host") {
+			t.Errorf("~/%s: problem %q", rel, p)
+		}
+	}
+	for _, abs := range policy.AutorunSystem {
+		if p := g.Problem(abs); p == "" {
+			t.Errorf("%s: no problem", abs)
+		}
+	}
+}
