@@ -3,7 +3,10 @@
 // execution card).
 package api
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Surfaces an execution request can arrive through.
 const (
@@ -64,6 +67,7 @@ type Event struct {
 	ActionType     string    `json:"action_type"`
 	Decision       string    `json:"decision"`
 	BlockedBy      string    `json:"blocked_by,omitempty"`
+	Rule           string    `json:"rule,omitempty"` // the deciding rule's name; the reason quotes the command
 	Reason         string    `json:"reason,omitempty"`
 	Dialect        string    `json:"dialect,omitempty"`
 	CommandHash    string    `json:"command_hash,omitempty"`
@@ -88,6 +92,11 @@ type Event struct {
 	// of (ids only); the egress proxy put their values on the wire to
 	// their hosts.
 	CredentialsMasked []string `json:"credentials_masked,omitempty"`
+	// CredentialNotes say what an id alone does not: how a credential of
+	// mode auto reached the command (its value's shape decided), and that
+	// a masked credential was unusable, its hosts not allowed by the
+	// egress allowlist.
+	CredentialNotes []CredentialNote `json:"credential_notes,omitempty"`
 	Egress            Egress   `json:"egress"`
 	Limits            *Limits  `json:"limits_enforced,omitempty"`
 	WriteBlocked      []string `json:"write_deny_blocked,omitempty"`
@@ -127,6 +136,47 @@ func (ev Event) Command() string { return ev.command }
 
 // SetCommand sets the judged text ev carries to the audit record.
 func (ev *Event) SetCommand(text string) { ev.command = text }
+
+// A CredentialNote is the card's word on one credential of an execution.
+// It names ids, fields and hosts, never a value.
+type CredentialNote struct {
+	ID string `json:"id"`
+	// Field is the mapping that gave the credential its mode:
+	// "exec.credentials.env.GITHUB_TOKEN".
+	Field string `json:"field,omitempty"`
+	// Mode is masked or injected, as it reached the command.
+	Mode string `json:"mode"`
+	// Hosts are a masked credential's hosts.
+	Hosts []string `json:"hosts,omitempty"`
+	// Reason says why: "mode auto: a GitHub token", "mode auto:
+	// injected: an AWS access key: ...".
+	Reason string `json:"reason,omitempty"`
+	// Unusable are the hosts of a masked credential that the agent's
+	// egress allowlist does not allow: the placeholder reaches none of
+	// them until they are allowed.
+	Unusable []string `json:"unusable_hosts,omitempty"`
+}
+
+// String is the note as every face writes it: "github_token masked
+// (mode auto, masked: a GitHub token; exec.credentials.env.GITHUB_TOKEN);
+// unusable until the egress allowlist allows api.github.com, github.com".
+func (n CredentialNote) String() string {
+	s := n.ID + " " + n.Mode
+	var why []string
+	if n.Reason != "" {
+		why = append(why, n.Reason)
+	}
+	if n.Field != "" {
+		why = append(why, n.Field)
+	}
+	if len(why) > 0 {
+		s += " (" + strings.Join(why, "; ") + ")"
+	}
+	if len(n.Unusable) > 0 {
+		s += "; unusable until the egress allowlist allows " + strings.Join(n.Unusable, ", ")
+	}
+	return s
+}
 
 // Output describes the output of an execution; the text itself is not here.
 type Output struct {

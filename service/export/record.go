@@ -55,8 +55,9 @@ func Resource(version string) *resource.Resource {
 // attributes (credential ids, never values; output sizes and hashes,
 // never output), the host's sandbox reason, and a one-line body naming
 // the agent, the action and the outcome. The judged command text is not
-// exported: the card's command_hash names it, and it stays in the local
-// trail.
+// exported, nor any field that quotes it (commandFields): the card's
+// command_hash names the command, blocked_by and rule say why it was
+// decided so, and the text stays in the local trail.
 type Encoder struct {
 	provider *sdklog.LoggerProvider
 	logger   otellog.Logger
@@ -131,7 +132,8 @@ func record(e *audit.Entry) (otellog.Record, error) {
 // event's JSON (as `gatehouse audit export` writes it) under AttrPrefix,
 // nested objects flattened with dots, lists of objects as lists of maps,
 // nulls left out; the time is the record's timestamp, not an attribute.
-// The host's sandbox reason is added; the command text is not.
+// The host's sandbox reason is added; the command text, and the fields
+// that quote it, are not.
 func Attributes(e *audit.Entry) ([]attribute.KeyValue, error) {
 	b, err := json.Marshal(e.Event)
 	if err != nil {
@@ -144,6 +146,9 @@ func Attributes(e *audit.Entry) ([]attribute.KeyValue, error) {
 		return nil, fmt.Errorf("export: encoding event %s: %w", e.Event.ID, err)
 	}
 	delete(card, "time")
+	for _, k := range commandFields {
+		delete(card, k)
+	}
 	var out []attribute.KeyValue
 	flatten(strings.TrimSuffix(AttrPrefix, "."), card, &out)
 	if e.SandboxReason != "" {
@@ -151,6 +156,12 @@ func Attributes(e *audit.Entry) ([]attribute.KeyValue, error) {
 	}
 	return out, nil
 }
+
+// commandFields are the card's fields that quote the command's text: a
+// denial's reason names the part of the command it is about (up to 160
+// bytes of it, a token typed literally included). They stay in the local
+// trail; the export has the code (blocked_by) and the rule's name instead.
+var commandFields = []string{"reason"}
 
 // flatten appends the attributes of the object m, whose key is prefix.
 func flatten(prefix string, m map[string]any, out *[]attribute.KeyValue) {
