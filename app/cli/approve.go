@@ -274,6 +274,8 @@ func matchSummary(r *policy.Rule) string {
 	}
 	for _, a := range r.Args {
 		switch {
+		case a.Exact != nil:
+			parts = append(parts, "exact ["+strings.Join(a.Exact, " ")+"]")
 		case len(a.Seq) > 0:
 			parts = append(parts, "seq ["+strings.Join(a.Seq, " ")+"]")
 		case len(a.Flag) > 0:

@@ -208,6 +208,8 @@ func ruleMatch(r *policy.Rule) string {
 	}
 	for _, a := range r.Args {
 		switch {
+		case a.Exact != nil:
+			parts = append(parts, "exact ["+strings.Join(a.Exact, " ")+"]")
 		case len(a.Flag) > 0:
 			parts = append(parts, "flag "+strings.Join(a.Flag, " | "))
 		case len(a.Seq) > 0:

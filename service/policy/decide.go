@@ -233,6 +233,16 @@ func RuleMatches(r *Rule, n *analysis.Node) bool {
 // argMatch applies one argument matcher.
 func argMatch(m ArgMatch, args []analysis.Arg) bool {
 	switch {
+	case m.Exact != nil:
+		if len(args) != len(m.Exact) {
+			return false
+		}
+		for i, pat := range m.Exact {
+			if args[i].Dynamic || !globMatch(pat, args[i].Value) {
+				return false
+			}
+		}
+		return true
 	case len(m.Flag) > 0:
 		for _, x := range args {
 			if x.Dynamic {

@@ -104,6 +104,11 @@ type Rule struct {
 // An ArgMatch is one condition over a node's arguments (argv[1:]); exactly
 // one of its fields is set. Arguments only known at run time never match.
 type ArgMatch struct {
+	// Exact holds when the arguments are these, in this order, and no
+	// others; each is a shell pattern. An empty list (exact: []) holds
+	// for a command given no arguments. It is what an approval proposes
+	// (ProposeRule): the call the person saw, and nothing more.
+	Exact ArgList `yaml:"exact,omitempty" json:"exact,omitzero"`
 	// Flag holds when one of these flags is present: "--force" matches
 	// --force and --force=x; a one-letter "-f" also matches a cluster like
 	// -rf. Only arguments before "--" are flags.
@@ -119,6 +124,13 @@ type ArgMatch struct {
 	Regex string `yaml:"regex,omitempty" json:"regex,omitempty"`
 }
 
+// An ArgList is a list of argument patterns in which an empty list is
+// set (it says "no arguments") and only nil is unset.
+type ArgList []string
+
+// IsZero reports whether l is unset: nil, not merely empty.
+func (l ArgList) IsZero() bool { return l == nil }
+
 // Rules is the ordered list under policy.rules. Rules from the managed file
 // come first and are marked (Managed); the user file's rules follow.
 type Rules []Rule
@@ -132,7 +144,8 @@ func sameRule(a, b *Rule) bool {
 	return a.Name == b.Name && a.Action == b.Action && a.Reason == b.Reason &&
 		a.Where == b.Where && slices.Equal(a.Command, b.Command) && slices.Equal(a.Script, b.Script) &&
 		slices.Equal(a.Flags, b.Flags) && slices.EqualFunc(a.Args, b.Args, func(x, y ArgMatch) bool {
-		return slices.Equal(x.Flag, y.Flag) && slices.Equal(x.Seq, y.Seq) && slices.Equal(x.Glob, y.Glob) && x.Regex == y.Regex
+		return (x.Exact == nil) == (y.Exact == nil) && slices.Equal(x.Exact, y.Exact) &&
+			slices.Equal(x.Flag, y.Flag) && slices.Equal(x.Seq, y.Seq) && slices.Equal(x.Glob, y.Glob) && x.Regex == y.Regex
 	})
 }
 
@@ -317,7 +330,7 @@ func decodeArgs(n *yaml.Node, bad func(line int, key, format string, args ...any
 		return nil, true
 	}
 	if n.Kind != yaml.SequenceNode {
-		bad(n.Line, "", "want a list like [{flag: -f}, {seq: [push]}], got %s", describe(n))
+		bad(n.Line, "", "want a list like [{flag: -f}, {seq: [push]}, {exact: [push, origin, main]}], got %s", describe(n))
 		return nil, false
 	}
 	var out []ArgMatch
@@ -326,13 +339,21 @@ func decodeArgs(n *yaml.Node, bad func(line int, key, format string, args ...any
 		item = resolve(item)
 		key := fmt.Sprintf("[%d]", i)
 		if item.Kind != yaml.MappingNode || len(item.Content) != 2 {
-			bad(item.Line, key, "want a mapping with one of flag, seq, glob or regex, got %s", describe(item))
+			bad(item.Line, key, "want a mapping with one of exact, flag, seq, glob or regex, got %s", describe(item))
 			ok = false
 			continue
 		}
 		k, v := item.Content[0], resolve(item.Content[1])
 		var m ArgMatch
 		switch k.Value {
+		case "exact":
+			list, err := stringOrList(v)
+			if err != nil || v.Kind != yaml.SequenceNode {
+				bad(v.Line, key+".exact", "want the list of arguments, [] for none, got %s", describe(v))
+				ok = false
+				continue
+			}
+			m.Exact = append(ArgList{}, list...)
 		case "flag", "seq", "glob":
 			list, err := stringOrList(v)
 			if err != nil {
@@ -362,7 +383,7 @@ func decodeArgs(n *yaml.Node, bad func(line int, key, format string, args ...any
 			}
 			m.Regex = s
 		default:
-			bad(k.Line, key+"."+k.Value, "unknown matcher; want flag, seq, glob or regex")
+			bad(k.Line, key+"."+k.Value, "unknown matcher; want exact, flag, seq, glob or regex")
 			ok = false
 			continue
 		}
@@ -443,6 +464,9 @@ func (r *Rule) problems() []ruleProblem {
 	for i, m := range r.Args {
 		key := fmt.Sprintf("args[%d]", i)
 		set := 0
+		if m.Exact != nil {
+			set++
+		}
 		for _, l := range [][]string{m.Flag, m.Seq, m.Glob} {
 			if len(l) > 0 {
 				set++
@@ -452,7 +476,7 @@ func (r *Rule) problems() []ruleProblem {
 			set++
 		}
 		if set != 1 {
-			add(key, "want exactly one of flag, seq, glob or regex")
+			add(key, "want exactly one of exact, flag, seq, glob or regex")
 			continue
 		}
 		for _, f := range m.Flag {
@@ -460,7 +484,7 @@ func (r *Rule) problems() []ruleProblem {
 				add(key+".flag", "%q is not a flag; want -x or --name", f)
 			}
 		}
-		for _, g := range append(append([]string{}, m.Seq...), m.Glob...) {
+		for _, g := range slices.Concat(m.Exact, m.Seq, m.Glob) {
 			if _, err := CompileGlob(g); err != nil {
 				add(key, "%q is not a valid pattern: %v", g, err)
 			}
@@ -584,6 +608,8 @@ func (rs Rules) String() string {
 					b.WriteString(", ")
 				}
 				switch {
+				case m.Exact != nil:
+					fmt.Fprintf(&b, "{exact: %s}", formatValue([]string(m.Exact)))
 				case len(m.Flag) > 0:
 					fmt.Fprintf(&b, "{flag: %s}", formatValue(m.Flag))
 				case len(m.Seq) > 0:

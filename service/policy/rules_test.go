@@ -64,7 +64,7 @@ func TestRulesErrors(t *testing.T) {
 		{"bad flag", "rules:\n  - {name: x, action: deny, flags: [dynamic, wat]}\n", `[0].flags[1]: "wat" is not an analysis flag`},
 		{"bad regex", "rules:\n  - {name: x, action: deny, args: [{regex: '('}]}\n", `[0].args[0].regex: "(" does not compile`},
 		{"bad glob", "rules:\n  - {name: x, action: deny, command: '[z-a]'}\n", `[0].command[0]: "[z-a]" is not a valid pattern`},
-		{"two matchers", "rules:\n  - {name: x, action: deny, args: [{flag: -f, seq: [a]}]}\n", "[0].args[0]: want a mapping with one of flag, seq, glob or regex"},
+		{"two matchers", "rules:\n  - {name: x, action: deny, args: [{flag: -f, seq: [a]}]}\n", "[0].args[0]: want a mapping with one of exact, flag, seq, glob or regex"},
 		{"unknown matcher", "rules:\n  - {name: x, action: deny, args: [{word: a}]}\n", "[0].args[0].word: unknown matcher"},
 		{"not a flag", "rules:\n  - {name: x, action: deny, args: [{flag: force}]}\n", `[0].args[0].flag: "force" is not a flag`},
 		{"empty seq", "rules:\n  - {name: x, action: deny, args: [{seq: []}]}\n", "[0].args[0].seq: is empty"},

@@ -160,11 +160,14 @@ func ParseRule(text string) (*Rule, error) {
 	return &r, nil
 }
 
-// ProposeRule returns the narrowest sensible rule that matches the node
-// of t that decided v, with the given action: its command by the path it
-// resolves to (or its name), every static argument in a row, top_level
-// when the node is, and the dynamic flag when dynamic_action decided. It
-// returns nil when the deciding node is not a command a rule can name.
+// ProposeRule returns the rule that matches the call the person saw and
+// nothing more, with the given action: the node of t that decided v, its
+// command by the path it resolves to (or its name), its arguments exactly
+// (exact: the same ones, in the same order, and no others), top_level
+// when the node is, and the dynamic flag when dynamic_action decided.
+// Generalising it is the person's own edit. It returns nil when the
+// deciding node is not a command a rule can name, or when an argument is
+// only known at run time: no rule can say which value the person saw.
 func ProposeRule(t *analysis.Tree, v Verdict, action string) *Rule {
 	if t == nil || v.Node < 0 || v.Node >= len(t.Nodes) {
 		return nil
@@ -179,16 +182,14 @@ func ProposeRule(t *analysis.Tree, v Verdict, action string) *Rule {
 		cmd = n.Path
 	}
 	r.Command = []string{pattern.QuoteMeta(cmd, 0)}
-	var seq []string
+	exact := ArgList{}
 	for _, a := range n.Argv[min(1, len(n.Argv)):] {
 		if a.Dynamic {
-			break // what follows is only known at run time
+			return nil
 		}
-		seq = append(seq, pattern.QuoteMeta(a.Value, 0))
+		exact = append(exact, pattern.QuoteMeta(a.Value, 0))
 	}
-	if len(seq) > 0 {
-		r.Args = []ArgMatch{{Seq: seq}}
-	}
+	r.Args = []ArgMatch{{Exact: exact}}
 	if n.TopLevel() {
 		r.Where = WhereTopLevel
 	}

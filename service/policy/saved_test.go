@@ -16,9 +16,9 @@ func savedTree(cmd string) *analysis.Tree {
 	})
 }
 
-// The proposed rule matches the deciding node and, narrowly, little else:
-// the command by its path, every static argument in a row (glob
-// characters quoted), top_level.
+// The proposed rule matches the deciding node and nothing else: the
+// command by its path, its arguments exactly (glob characters quoted),
+// top_level.
 func TestProposeRule(t *testing.T) {
 	t.Parallel()
 	p := &Policy{Rules: Rules{{Name: "ask-push", Action: ActionAsk, Command: []string{"git"}, Args: []ArgMatch{{Seq: []string{"push"}}}}}, DynamicAction: ActionAsk}
@@ -28,7 +28,7 @@ func TestProposeRule(t *testing.T) {
 		t.Fatalf("verdict %+v", v)
 	}
 	r := ProposeRule(tree, v, ActionAllow)
-	if r == nil || r.Command[0] != "/usr/bin/git" || len(r.Args) != 1 || strings.Join(r.Args[0].Seq, " ") != `push origin feat\*` || r.Where != WhereTopLevel || !strings.HasPrefix(r.Name, "approved-git-") {
+	if r == nil || r.Command[0] != "/usr/bin/git" || len(r.Args) != 1 || strings.Join(r.Args[0].Exact, " ") != `push origin feat\*` || r.Where != WhereTopLevel || !strings.HasPrefix(r.Name, "approved-git-") {
 		t.Fatalf("proposed %+v", r)
 	}
 	if !RuleMatches(r, tree.Nodes[v.Node]) {
@@ -55,6 +55,75 @@ func TestProposeRule(t *testing.T) {
 	back, err := ParseRule(RuleYAML(r))
 	if err != nil || !sameRule(back, r) {
 		t.Errorf("round trip: %+v %v", back, err)
+	}
+}
+
+// What was approved runs, and nothing more: a call that adds an argument
+// anywhere, changes one, or has one only known at run time is not
+// covered by the rule an approval proposes.
+func TestProposeRuleExact(t *testing.T) {
+	t.Parallel()
+	p := &Policy{Rules: Rules{{Name: "ask-git", Action: ActionAsk, Command: []string{"git"}}}}
+	propose := func(cmd string) *Rule {
+		t.Helper()
+		tree := savedTree(cmd)
+		v := Decide(tree, p)
+		if v.Action != ActionAsk {
+			t.Fatalf("%s: verdict %+v", cmd, v)
+		}
+		return ProposeRule(tree, v, ActionAllow)
+	}
+	matches := func(r *Rule, cmd string) bool {
+		for _, n := range savedTree(cmd).Nodes {
+			if RuleMatches(r, n) {
+				return true
+			}
+		}
+		return false
+	}
+	r := propose("git push origin feat")
+	if r == nil || !matches(r, "git push origin feat") || !matches(r, "cd /w && git push origin feat") {
+		t.Fatalf("proposed %+v does not match the call", r)
+	}
+	for _, other := range []string{
+		"git push origin feat --force",
+		"git -c core.sshCommand='sh -c id' push origin feat --delete",
+		"git push origin feat2 +refs/heads/feat2:refs/heads/other",
+		"git push origin feat feat2",
+		"git --force push origin feat",
+		"git push origin",
+		"git push origin 'feat*'",
+	} {
+		if matches(r, other) {
+			t.Errorf("the rule approved for `git push origin feat` matches %q", other)
+		}
+	}
+	// A command given no arguments: exact: [], which holds for none.
+	st := propose("git")
+	if st == nil || len(st.Args) != 1 || st.Args[0].Exact == nil || len(st.Args[0].Exact) != 0 || !matches(st, "git") || matches(st, "git status") {
+		t.Errorf("proposed for a bare git: %+v", st)
+	}
+	if y := RuleYAML(st); !strings.Contains(y, "exact: []") {
+		t.Errorf("YAML of a bare git's rule does not say exact: []:\n%s", y)
+	}
+	if back, err := ParseRule(RuleYAML(st)); err != nil || !sameRule(back, st) || matches(back, "git status") {
+		t.Errorf("round trip of exact: []: %+v %v", back, err)
+	}
+	// An argument only known at run time: no rule can say which value
+	// was seen, so none is proposed.
+	if d := propose(`git push origin "$(cat branch)"`); d != nil {
+		t.Errorf("proposed %+v for a dynamic argument", d)
+	}
+	// The person's own edit may generalise: seq, glob or patterns.
+	gen, err := ParseRule("{name: push-feat, action: allow, command: [git], args: [{exact: [push, origin, 'feat*']}]}")
+	if err != nil || !matches(gen, "git push origin feat2") || matches(gen, "git push origin feat2 --force") {
+		t.Errorf("an edited exact rule: %+v %v", gen, err)
+	}
+	if _, err := ParseRule("{name: x, action: allow, args: [{exact: push}]}"); err == nil || !strings.Contains(err.Error(), "args[0].exact") {
+		t.Errorf("exact given a string: %v", err)
+	}
+	if _, err := ParseRule("{name: x, action: allow, args: [{exact: [push], seq: [x]}]}"); err == nil {
+		t.Error("a matcher with exact and seq parsed")
 	}
 }
 
