@@ -21,7 +21,9 @@ package egress
 //     reads included), the value becomes the placeholder again, so that
 //     a host echoing a credential hands back nothing new. Responses from
 //     these hosts are asked for without compression (Accept-Encoding is
-//     dropped), so that the scan sees the bytes the client gets;
+//     dropped), so that the scan sees the bytes the client gets; one
+//     compressed regardless is decoded before the scan, or refused
+//     (mask_encoding.go);
 //   - every other destination is tunnelled as before: TLS untouched, the
 //     placeholder goes out as written and is worth nothing there. Where
 //     the proxy sees the bytes (plain http, and the clear-text bytes a
@@ -389,6 +391,13 @@ func (h *swapHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer resp.Body.Close()
+	body, decoded, err := decodeBody(r.Method, resp)
+	if err != nil {
+		h.p.log.Info("egress: bound host's response refused", "dest", h.t.String(), "err", err)
+		w.Header().Set("X-Gatehouse-Egress-Rule", ruleUnrequestedEncoding)
+		http.Error(w, fmt.Sprintf("gatehouse egress: refused the response of %s: %v", h.t, err), http.StatusBadGateway)
+		return
+	}
 	for k, vs := range resp.Header {
 		for _, v := range vs {
 			w.Header().Add(k, unswapString(v, h.creds))
@@ -405,7 +414,7 @@ func (h *swapHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer bufPool.Put(bp)
 	buf := *bp
 	for {
-		n, err := resp.Body.Read(buf)
+		n, err := body.Read(buf)
 		if n > 0 {
 			if sw.writeOwned(buf[:n]) != nil {
 				return
@@ -416,6 +425,12 @@ func (h *swapHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			fl.flush(n >= fullRecord)
 		}
 		if err != nil {
+			if decoded && err != io.EOF {
+				// A body that stops decoding is cut off, not ended as if
+				// whole: the client sees the response fail.
+				h.p.log.Info("egress: bound host's response does not decode", "dest", h.t.String(), "err", err)
+				panic(http.ErrAbortHandler)
+			}
 			break
 		}
 	}

@@ -2,6 +2,9 @@ package egress
 
 import (
 	"bytes"
+	"compress/flate"
+	"compress/gzip"
+	"compress/zlib"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -447,5 +450,147 @@ func TestSeenPlaceholders(t *testing.T) {
 	s.scan([]byte("different" + maskPlaceholder[20:]))
 	if len(p.stats.Placeholders) != 0 {
 		t.Errorf("counted %+v", p.stats.Placeholders)
+	}
+}
+
+// A bound host that compresses its response though the proxy asked for
+// none: a coding the standard library decodes (gzip, deflate as zlib or
+// raw, stacked) reaches the client decoded and swapped; any other
+// (br, zstd, compress) is refused with a 502 naming it; a body that
+// stops decoding is cut off. The value never reaches the client.
+func TestMaskCompressedRegardless(t *testing.T) {
+	t.Parallel()
+	// The decoded body: the value the server got, many times over, so
+	// that it spans reads of the decoder.
+	echo := func(r *http.Request) []byte {
+		var b bytes.Buffer
+		for i := 0; b.Len() < 200<<10; i++ {
+			fmt.Fprintf(&b, "line %d: %s\n", i, strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
+		}
+		return b.Bytes()
+	}
+	encode := func(coding string, b []byte) []byte {
+		var out bytes.Buffer
+		var w io.WriteCloser
+		switch coding {
+		case "gzip", "x-gzip":
+			w = gzip.NewWriter(&out)
+		case "deflate":
+			w, _ = zlib.NewWriterLevel(&out, zlib.BestSpeed)
+		case "raw-deflate":
+			w, _ = flate.NewWriter(&out, flate.BestSpeed)
+		default: // not compressed at all: the label alone must stop it
+			return b
+		}
+		w.Write(b)
+		w.Close()
+		return out.Bytes()
+	}
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// /c/<coding>[/<coding>…]: applied in that order, Accept-Encoding
+		// or not.
+		cs := strings.Split(strings.TrimPrefix(r.URL.Path, "/c/"), "/")
+		body := echo(r)
+		for _, c := range cs {
+			body = encode(c, body)
+		}
+		if r.URL.Query().Get("corrupt") != "" {
+			body = append(body[:len(body)/2], bytes.Repeat([]byte{0xff}, 4096)...)
+		}
+		w.Header().Set("Content-Encoding", strings.ReplaceAll(strings.Join(cs, ", "), "raw-deflate", "deflate"))
+		w.Header().Set("X-Echo", r.Header.Get("Authorization"))
+		w.Header().Set("Content-Length", fmt.Sprint(len(body)))
+		if r.Method != http.MethodHead {
+			w.Write(body)
+		}
+	}))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	defer srv.Close()
+	port := maskPort(srv)
+	tp, roots := maskProxy(t, port, serverRoots(srv))
+
+	// plain is what the client can read out of resp: its body, decoded
+	// as its Content-Encoding says, as any HTTP client would.
+	plain := func(resp *http.Response) ([]byte, error) {
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return b, err
+		}
+		cs := codings(resp.Header)
+		for i := len(cs) - 1; i >= 0; i-- {
+			var r io.Reader
+			switch cs[i] {
+			case "gzip", "x-gzip":
+				r, err = gzip.NewReader(bytes.NewReader(b))
+			case "deflate":
+				if r, err = zlib.NewReader(bytes.NewReader(b)); err != nil {
+					r, err = flate.NewReader(bytes.NewReader(b)), nil
+				}
+			default:
+				return b, nil
+			}
+			if err != nil {
+				return b, nil
+			}
+			if b, err = io.ReadAll(r); err != nil {
+				return b, err
+			}
+		}
+		return b, nil
+	}
+
+	for _, h2 := range []bool{false, true} {
+		c := tp.client(roots)
+		tr := c.Transport.(*http.Transport)
+		tr.ForceAttemptHTTP2, tr.DisableCompression = h2, true
+		get := func(method, path string) (*http.Response, []byte, error) {
+			req, _ := http.NewRequest(method, "https://example.com:"+port+path, nil)
+			req.Header.Set("Authorization", "Bearer "+maskPlaceholder)
+			req.Header.Set("Accept-Encoding", "gzip, deflate, br, zstd")
+			resp, err := c.Do(req)
+			if err != nil {
+				return nil, nil, err
+			}
+			defer resp.Body.Close()
+			b, err := plain(resp)
+			if bytes.Contains(b, []byte(maskValue)) || strings.Contains(fmt.Sprint(resp.Header), maskValue) {
+				t.Errorf("h2=%v %s %s: the value reached the client", h2, method, path)
+			}
+			return resp, b, err
+		}
+		for _, cs := range []string{"gzip", "x-gzip", "deflate", "raw-deflate", "deflate/gzip", "gzip/gzip"} {
+			resp, b, err := get("GET", "/c/"+cs)
+			if err != nil {
+				t.Errorf("h2=%v %s: %v", h2, cs, err)
+				continue
+			}
+			if resp.StatusCode != 200 || resp.Header.Get("Content-Encoding") != "" || len(b) < 200<<10 ||
+				!bytes.Contains(b, []byte("line 3: "+maskPlaceholder+"\n")) {
+				t.Errorf("h2=%v %s: %s, Content-Encoding %q, %d bytes: want 200, decoded, the placeholder back",
+					h2, cs, resp.Status, resp.Header.Get("Content-Encoding"), len(b))
+			}
+		}
+		for _, cs := range []string{"br", "zstd", "compress", "gzip/br", "x-unknown"} {
+			resp, b, err := get("GET", "/c/"+cs)
+			if err != nil {
+				t.Errorf("h2=%v %s: %v", h2, cs, err)
+				continue
+			}
+			last := cs[strings.LastIndex(cs, "/")+1:]
+			if resp.StatusCode != http.StatusBadGateway || resp.Header.Get("X-Gatehouse-Egress-Rule") != ruleUnrequestedEncoding ||
+				!strings.Contains(string(b), fmt.Sprintf("Content-Encoding %q", last)) {
+				t.Errorf("h2=%v %s: %s rule %q body %.200q: want 502 %s naming the coding", h2, cs, resp.Status,
+					resp.Header.Get("X-Gatehouse-Egress-Rule"), b, ruleUnrequestedEncoding)
+			}
+		}
+		// A body that stops decoding half-way fails at the client.
+		if _, b, err := get("GET", "/c/gzip?corrupt=1"); err == nil {
+			t.Errorf("h2=%v: a corrupt gzip body read to its end (%d bytes)", h2, len(b))
+		}
+		// No body, nothing to decode: a HEAD is answered as it came.
+		if resp, _, err := get("HEAD", "/c/br"); err != nil || resp.StatusCode != 200 {
+			t.Errorf("h2=%v HEAD: %v %v", h2, resp, err)
+		}
 	}
 }
