@@ -9,6 +9,7 @@ import (
 	"github.com/godbus/dbus/v5"
 
 	"github.com/gatehouse-dev/gatehouse/service/api"
+	"github.com/gatehouse-dev/gatehouse/service/termesc"
 )
 
 // The freedesktop notification service (Desktop Notifications
@@ -21,23 +22,32 @@ const (
 )
 
 // ActionPrompter raises approvals as freedesktop notifications with the
-// actions Approve once and Deny, and answers the request when one is
-// invoked. Only signals from the notification service's own connection
-// count: another client of the bus cannot answer by sending a lookalike.
-// Where the service offers no actions, the notification says how to
-// answer instead (as PlainPrompter).
+// actions Approve once (only where the notification shows the whole
+// command: ApprovalText), Deny and Show (where Show is set), and answers
+// the request when one is invoked. Only signals from the notification
+// service's own connection count: another client of the bus cannot
+// answer by sending a lookalike. Where the service offers no actions, the
+// notification says how to answer instead (as PlainPrompter). Where it
+// reads the body as markup (body-markup), the body's &, < and > are
+// written as entities.
 type ActionPrompter struct {
+	// Show, when set before the first Open, is what the Show action does:
+	// show the request whole (the dashboard).
+	Show func(a api.Approval)
+
 	conn    *dbus.Conn
 	sigs    chan *dbus.Signal
 	mu      sync.Mutex
 	open    map[uint32]prompt // notification id → request
 	byID    map[string]uint32 // request id → notification id
 	actions bool
+	markup  bool
 }
 
 type prompt struct {
-	id     string
+	a      api.Approval
 	answer Answerer
+	keys   []string // the action keys offered
 }
 
 // NewActionPrompter connects to the session bus. It fails where there is
@@ -57,6 +67,7 @@ func NewActionPrompter() (*ActionPrompter, error) {
 		return nil, fmt.Errorf("no notification service on the session bus: %w", err)
 	}
 	p.actions = slices.Contains(caps, "actions")
+	p.markup = slices.Contains(caps, "body-markup")
 	if err := conn.AddMatchSignal(dbus.WithMatchInterface(fdoIface), dbus.WithMatchObjectPath(fdoPath)); err != nil {
 		conn.Close()
 		return nil, err
@@ -71,10 +82,16 @@ func (p *ActionPrompter) Shutdown() { p.conn.Close() }
 
 // Open implements Prompter.
 func (p *ActionPrompter) Open(a api.Approval, answer Answerer) error {
-	title, body := ApprovalText(a)
-	var actions []string
+	title, body, whole := ApprovalText(a)
+	if p.markup {
+		body = termesc.Markup(body)
+	}
+	var actions, keys []string
 	if p.actions {
-		actions = []string{ActionApproveOnce, "Approve once", ActionDeny, "Deny"}
+		actions = approvalActions(a, whole, p.Show != nil)
+		for i := 0; i < len(actions); i += 2 {
+			keys = append(keys, actions[i])
+		}
 	}
 	hints := map[string]dbus.Variant{"urgency": dbus.MakeVariant(byte(2)), "resident": dbus.MakeVariant(true)}
 	var nid uint32
@@ -84,7 +101,7 @@ func (p *ActionPrompter) Open(a api.Approval, answer Answerer) error {
 		return fmt.Errorf("raising the approval notification: %w", err)
 	}
 	p.mu.Lock()
-	p.open[nid] = prompt{id: a.ID, answer: answer}
+	p.open[nid] = prompt{a: a, answer: answer, keys: keys}
 	p.byID[a.ID] = nid
 	p.mu.Unlock()
 	return nil
@@ -131,7 +148,7 @@ func (p *ActionPrompter) listen() {
 			p.mu.Lock()
 			if pr, ok := p.open[nid]; ok {
 				delete(p.open, nid)
-				delete(p.byID, pr.id)
+				delete(p.byID, pr.a.ID)
 			}
 			p.mu.Unlock()
 		}
@@ -148,8 +165,16 @@ func (p *ActionPrompter) invoke(nid uint32, key string) error {
 	if !ok {
 		return nil
 	}
+	if !slices.Contains(pr.keys, key) {
+		return errNoAction // not offered on this notification
+	}
 	answer := ""
 	switch key {
+	case ActionShow:
+		if p.Show != nil {
+			p.Show(pr.a)
+		}
+		return nil
 	case ActionApproveOnce:
 		answer = api.AnswerOnce
 	case ActionDeny:
@@ -157,6 +182,6 @@ func (p *ActionPrompter) invoke(nid uint32, key string) error {
 	default:
 		return errNoAction
 	}
-	pr.answer(api.AnswerRequest{ID: pr.id, Answer: answer, By: api.ByNotification})
+	pr.answer(api.AnswerRequest{ID: pr.a.ID, Answer: answer, By: api.ByNotification})
 	return nil
 }

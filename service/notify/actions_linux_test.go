@@ -105,7 +105,8 @@ func TestActionPrompter(t *testing.T) {
 	defer p.Shutdown()
 	answers := make(chan api.AnswerRequest, 4)
 	answer := func(r api.AnswerRequest) api.AnswerResponse { answers <- r; return api.AnswerResponse{OK: true} }
-	a := api.Approval{ID: "ab12cd34", Kind: api.ApprovalCommand, Agent: "claude-code", Command: "git push --force origin main\x1b[2J", Rule: "ask-push", Origin: "user", Reason: `rule "ask-push" matched "git push": shared history`}
+	a := api.Approval{ID: "ab12cd34", Kind: api.ApprovalCommand, Agent: "claude-code", Command: "git push --force origin main\x1b[2J", Rule: "ask-push", Origin: "user", Reason: `rule "ask-push" matched "git push": shared history`,
+		Answers: []string{api.AnswerOnce, api.AnswerDeny}}
 	if err := p.Open(a, answer); err != nil {
 		t.Fatal(err)
 	}
@@ -178,5 +179,105 @@ func TestActionPrompterNoActions(t *testing.T) {
 	defer f.mu.Unlock()
 	if n := f.notes[0]; len(n.actions) != 0 || !strings.Contains(n.body, "gatehouse approve x1") || !strings.Contains(n.summary, "trust a workspace") {
 		t.Errorf("%+v", n)
+	}
+}
+
+// A notification may offer an approving answer only where it shows the
+// whole command: one longer than CommandWidth (its tail hidden after
+// spaces) offers Deny and Show, and an Approve once signal for it answers
+// nothing. A workspace request, which shows the directory and not the
+// command, offers no approval either. Where the server reads bodies as
+// markup, a command's markup reaches it as entities.
+func TestActionPrompterWholeCommandOnly(t *testing.T) {
+	privateBus(t)
+	f := startFake(t, "body", "actions", "body-markup")
+	p, err := NewActionPrompter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Shutdown()
+	shown := make(chan string, 1)
+	p.Show = func(a api.Approval) { shown <- a.ID }
+	answers := make(chan api.AnswerRequest, 4)
+	answer := func(r api.AnswerRequest) api.AnswerResponse { answers <- r; return api.AnswerResponse{OK: true} }
+	all := []string{api.AnswerOnce, api.AnswerSession, api.AnswerDeny}
+
+	long := api.Approval{ID: "10n9", Kind: api.ApprovalCommand, Agent: "claude-code", Rule: "ask-push", Origin: "user",
+		Command: "git push origin feat" + strings.Repeat(" ", 200) + "; echo HIDDEN > ~/.bashrc", Answers: all,
+		Reason: `rule "ask-push" matched "git push origin feat": pushing <b>is</b> shared`}
+	p.Open(long, answer)
+	<-f.arrived
+	f.mu.Lock()
+	n := f.notes[0]
+	f.mu.Unlock()
+	if got := strings.Join(n.actions, ","); got != "deny,Deny,show,Show" {
+		t.Errorf("a cut command's actions %q, want deny and show only", got)
+	}
+	if strings.Contains(n.summary, "HIDDEN") || !strings.Contains(n.body, "gatehouse approvals 10n9") {
+		t.Errorf("a cut command's notification %q / %q", n.summary, n.body)
+	}
+	if strings.Contains(n.body, "<b>") || !strings.Contains(n.body, "&lt;b&gt;is&lt;/b&gt;") {
+		t.Errorf("body-markup server got markup: %q", n.body)
+	}
+	f.conn.Emit(fdoPath, fdoIface+".ActionInvoked", uint32(1), ActionApproveOnce)
+	f.conn.Emit(fdoPath, fdoIface+".ActionInvoked", uint32(1), ActionShow)
+	select {
+	case id := <-shown:
+		if id != long.ID {
+			t.Errorf("Show showed %q", id)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Show did nothing")
+	}
+	select {
+	case r := <-answers:
+		t.Fatalf("Approve once answered a notification that did not offer it: %+v", r)
+	default:
+	}
+
+	// Markup in the command itself, which fits: Approve once is offered,
+	// and the body-markup server gets entities.
+	short := api.Approval{ID: "5h0r", Kind: api.ApprovalCommand, Agent: "claude-code", Rule: "ask", Origin: "user",
+		Command: "echo '<a href=\"http://x\">click</a>' \u202e", Answers: all, Reason: `rule "ask" matched "echo": see <i>this</i> & that`}
+	p.Open(short, answer)
+	<-f.arrived
+	f.mu.Lock()
+	n = f.notes[1]
+	f.mu.Unlock()
+	if got := strings.Join(n.actions, ","); got != "approve-once,Approve once,deny,Deny,show,Show" {
+		t.Errorf("a whole command's actions %q", got)
+	}
+	if !strings.Contains(n.summary, `\u202e`) || strings.ContainsRune(n.summary, '\u202e') {
+		t.Errorf("summary %q: the bidi control is not shown escaped", n.summary)
+	}
+	if strings.Contains(n.body, "<i>") || !strings.Contains(n.body, "&lt;i&gt;this&lt;/i&gt; &amp; that") {
+		t.Errorf("body %q", n.body)
+	}
+
+	// A workspace request: no approval from the notification.
+	ws := api.Approval{ID: "w5", Kind: api.ApprovalWorkspace, Agent: "claude-code", Workspace: "/home/u/work/app", Command: "make", Answers: []string{api.AnswerOnce, api.AnswerDeny}}
+	p.Open(ws, answer)
+	<-f.arrived
+	f.mu.Lock()
+	n = f.notes[2]
+	f.mu.Unlock()
+	if got := strings.Join(n.actions, ","); got != "deny,Deny,show,Show" {
+		t.Errorf("a workspace request's actions %q", got)
+	}
+}
+
+// The plain notification (beeep) escapes markup too, for a server that
+// reads it.
+func TestDesktopMarkup(t *testing.T) {
+	privateBus(t)
+	f := startFake(t, "body", "body-markup")
+	if err := (Desktop{}).Send("Approval needed: <b>x</b>", "run <b>rm</b> & go"); err != nil {
+		t.Fatal(err)
+	}
+	<-f.arrived
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if n := f.notes[0]; n.body != "run &lt;b&gt;rm&lt;/b&gt; &amp; go" {
+		t.Errorf("body %q", n.body)
 	}
 }

@@ -2,6 +2,7 @@ package notify
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/gatehouse-dev/gatehouse/service/api"
@@ -15,27 +16,62 @@ const KindApprovalNeeded = "approval.needed"
 const (
 	ActionApproveOnce = "approve-once"
 	ActionDeny        = "deny"
+	// ActionShow shows the whole request elsewhere (Prompter's Show).
+	ActionShow = "show"
 )
 
-// ApprovalText words the notification of a pending request.
-func ApprovalText(a api.Approval) (title, body string) {
+// CommandWidth is the most characters of a command a notification shows:
+// a longer one is cut, and its notification offers no approving answer.
+const CommandWidth = 80
+
+// ApprovalText words the notification of a pending request. whole says
+// whether it shows everything an approving answer would let run, escaped
+// (termesc.Line): a command request whose command fits in CommandWidth. A
+// workspace request shows the directory, not the command its call would
+// run, so it is never whole. Only a whole notification may offer Approve
+// once; otherwise the text says where to see the request whole.
+func ApprovalText(a api.Approval) (title, body string, whole bool) {
+	const elsewhere = "See it whole with `gatehouse approvals %s` or in the dashboard, and answer there"
 	if a.Kind == api.ApprovalWorkspace {
 		return "Approval needed: trust a workspace?",
-			fmt.Sprintf("%s asks to work in %s, which is in no workspace root. Answer from the Gatehouse tray or run: gatehouse approve %s",
-				a.Agent, termesc.String(a.Workspace), a.ID)
+			fmt.Sprintf("%s asks to work in %s, which is in no workspace root. "+elsewhere+" (or run: gatehouse approve %s).",
+				termesc.Line(a.Agent), termesc.Line(a.Workspace), a.ID, a.ID), false
 	}
-	cmd := []rune(termesc.String(a.Command))
-	short := string(cmd)
-	if len(cmd) > 80 {
-		short = string(cmd[:79]) + "…"
+	cmd := []rune(termesc.Line(a.Command))
+	short, whole := string(cmd), len(cmd) <= CommandWidth
+	if !whole {
+		short = string(cmd[:CommandWidth-1]) + "…"
 	}
-	title = fmt.Sprintf("Approval needed: %s wants to run `%s`", a.Agent, short)
+	title = fmt.Sprintf("Approval needed: %s wants to run `%s`", termesc.Line(a.Agent), short)
 	why := a.Reason
 	if i := strings.Index(why, ": "); i >= 0 && a.Origin != "" {
 		why = why[i+2:] // the rule's own reason, after what it matched
 	}
-	body = fmt.Sprintf("Held by %s (%s). Answer from the Gatehouse tray or run: gatehouse approve %s", a.Rule, termesc.String(why), a.ID)
-	return title, body
+	if !whole {
+		body = fmt.Sprintf("The command is longer than a notification shows. "+elsewhere+". Held by %s (%s).",
+			a.ID, termesc.Line(a.Rule), termesc.Line(why))
+		return title, body, false
+	}
+	body = fmt.Sprintf("Held by %s (%s). Answer from the Gatehouse tray or run: gatehouse approve %s", termesc.Line(a.Rule), termesc.Line(why), a.ID)
+	return title, body, true
+}
+
+// approvalActions are the freedesktop actions (key, label pairs) a
+// notification of a offers: Approve once only where the notification
+// shows the whole command and once is offered; Show where show is set;
+// Deny where deny is offered.
+func approvalActions(a api.Approval, whole, show bool) []string {
+	var out []string
+	if whole && slices.Contains(a.Answers, api.AnswerOnce) {
+		out = append(out, ActionApproveOnce, "Approve once")
+	}
+	if slices.Contains(a.Answers, api.AnswerDeny) {
+		out = append(out, ActionDeny, "Deny")
+	}
+	if show {
+		out = append(out, ActionShow, "Show")
+	}
+	return out
 }
 
 // An Answerer answers a pending request from a notification's action.
@@ -60,7 +96,7 @@ func (p PlainPrompter) Open(a api.Approval, _ Answerer) error {
 	if s == nil {
 		s = Desktop{}
 	}
-	title, body := ApprovalText(a)
+	title, body, _ := ApprovalText(a)
 	return s.Send(title, body)
 }
 

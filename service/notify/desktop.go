@@ -20,7 +20,7 @@ func (Desktop) Send(title, body string) error {
 		return err
 	}
 	setAppName.Do(func() { beeep.AppName = AppName })
-	return beeep.Notify(title, body, "")
+	return beeep.Notify(title, forServer(body), "")
 }
 
 var setAppName sync.Once

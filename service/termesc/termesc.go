@@ -32,6 +32,7 @@ package termesc
 
 import (
 	"io"
+	"strings"
 	"sync"
 	"unicode"
 	"unicode/utf16"
@@ -158,6 +159,35 @@ func String(s string) string {
 	}
 	return s
 }
+
+// Line returns s escaped for a face that shows it on one line or in a
+// heading — a menu label, a notification, the dashboard's question —
+// where a tab, a newline or a carriage return cannot be shown either: as
+// String, with those written \t, \n and \r. Every face's text drawn
+// from a command goes through Line or String, never a copy of its own.
+func Line(s string) string {
+	s = String(s)
+	if !strings.ContainsAny(s, "\t\n\r") {
+		return s
+	}
+	return lineBreaks.Replace(s)
+}
+
+var lineBreaks = strings.NewReplacer("\t", `\t`, "\n", `\n`, "\r", `\r`)
+
+// Markup returns s, a text already escaped, with the characters of
+// markup written as entities (&amp; &lt; &gt;): for a receiver that reads
+// its text as markup, such as a freedesktop notification server that
+// advertises body-markup, so that a command's "<b>" or "<a href=…>" is
+// shown as written and never acts.
+func Markup(s string) string {
+	if !strings.ContainsAny(s, "&<>") {
+		return s
+	}
+	return markup.Replace(s)
+}
+
+var markup = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
 
 // A Writer escapes what is written to it and passes it on to W. It holds
 // back at most three bytes between writes (an incomplete UTF-8 sequence, or

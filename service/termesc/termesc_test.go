@@ -207,3 +207,33 @@ func BenchmarkAppendText(b *testing.B) {
 		dst, _ = Append(dst[:0], p, true)
 	}
 }
+
+// Line shows everything String does, and the line breaks a one-line face
+// cannot show: bidi controls, escape sequences, tabs and newlines all read
+// as text.
+func TestLine(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ in, want string }{
+		{"git status", "git status"},
+		{"echo a\nrm -rf ~", `echo a\nrm -rf ~`},
+		{"a\tb\r\nc\rd", `a\tb\r\nc\x0dd`},
+		{"printf '\x1b]0;owned\x07'", `printf '\x1b]0;owned\x07'`},
+		{"ls \u202egnp.exe \u202a\u202b\u202c\u202d", `ls \u202egnp.exe \u202a\u202b\u202c\u202d`},
+		{"x \u2066\u2067\u2068\u2069 y", `x \u2066\u2067\u2068\u2069 y`},
+		{"echo <b>&</b>", "echo <b>&</b>"},
+	} {
+		if got := Line(tc.in); got != tc.want {
+			t.Errorf("Line(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestMarkup(t *testing.T) {
+	t.Parallel()
+	if got, want := Markup(Line("echo <b>x</b> && <a href='http://e'>y</a>\u202e")), `echo &lt;b&gt;x&lt;/b&gt; &amp;&amp; &lt;a href='http://e'&gt;y&lt;/a&gt;\u202e`; got != want {
+		t.Errorf("Markup = %q, want %q", got, want)
+	}
+	if got := Markup("plain"); got != "plain" {
+		t.Errorf("Markup(plain) = %q", got)
+	}
+}
