@@ -92,3 +92,32 @@ func TestCredentialInArgvRunners(t *testing.T) {
 		}
 	}
 }
+
+// The credential check walks the units analysis parsed: brace expansion in
+// them (which analysis applies to a copy) neither crashes it nor hides a
+// credential that a brace makes an argument.
+func TestCredentialInArgvAfterBraces(t *testing.T) {
+	t.Parallel()
+	opts := argvcred.Options{Dialect: "bash", Vars: []string{"GITHUB_TOKEN"}}
+	for _, tc := range []struct{ cmd, want string }{
+		{"for i in {1..3}; do echo $i; done | cat", ""},
+		{"mkdir -p t/{a,b} && ls t", ""},
+		{"echo {a,b} | tr a-z A-Z", ""},
+		{"f() { for x in {01..10..2}; do printf '%s\\n' pre{$x,y}post; done; }; f | sort", ""},
+		{"cp file{,.bak} && echo {a..c}{1,2}", ""},
+		{`{./tool,"$GITHUB_TOKEN"}`, "GITHUB_TOKEN"},
+		{`curl {-H,"$GITHUB_TOKEN"} https://x`, "GITHUB_TOKEN"},
+		{`echo {a,"$GITHUB_TOKEN"} | cat`, ""},
+	} {
+		tr := analysis.Analyze(tc.cmd, analysis.Opts("/w"))
+		opts := opts
+		opts.Tree = tr
+		use := argvcred.Find(tc.cmd, nil, opts)
+		switch {
+		case tc.want == "" && use != nil:
+			t.Errorf("%s: %+v", tc.cmd, use)
+		case tc.want != "" && (use == nil || use.Var != tc.want):
+			t.Errorf("%s: %+v, want %s on a command line", tc.cmd, use, tc.want)
+		}
+	}
+}

@@ -59,9 +59,22 @@ type fieldBuilder struct {
 	// noIfEmpty: an unknown part can never be empty (${x:?}, $$...).
 	noIfEmpty bool
 	src       string
+	// maybe are the values the field may take while maybeOK (Arg.maybe):
+	// every unknown part so far was an assigned variable of literal
+	// values.
+	maybe   []string
+	noMaybe bool
 }
 
+// maxMaybe bounds the values Arg.maybe lists for one word.
+const maxMaybe = 16
+
 func (b *fieldBuilder) lit(s string, glob bool) {
+	if len(b.maybe) > 0 {
+		for i := range b.maybe {
+			b.maybe[i] += s
+		}
+	}
 	b.cur.WriteString(s)
 	if b.dyn {
 		b.ifEmpty.WriteString(s)
@@ -71,6 +84,33 @@ func (b *fieldBuilder) lit(s string, glob bool) {
 }
 
 func (b *fieldBuilder) unknown(nonEmpty bool) {
+	b.noMaybe = true
+	b.unknownPart(nonEmpty)
+}
+
+// assignedPart is an unknown part that is one of vals, the literal values
+// the text assigns a variable.
+func (b *fieldBuilder) assignedPart(vals []string) {
+	if !b.dyn && !b.noMaybe {
+		b.maybe = []string{b.cur.String()}
+	}
+	if !b.noMaybe {
+		if len(b.maybe)*len(vals) > maxMaybe {
+			b.noMaybe, b.maybe = true, nil
+		} else {
+			var next []string
+			for _, m := range b.maybe {
+				for _, v := range vals {
+					next = append(next, m+v)
+				}
+			}
+			b.maybe = next
+		}
+	}
+	b.unknownPart(false)
+}
+
+func (b *fieldBuilder) unknownPart(nonEmpty bool) {
 	if !b.dyn {
 		// What the field would be if this (and every later) unknown
 		// part were empty starts as what it holds so far.
@@ -88,7 +128,11 @@ func (b *fieldBuilder) end() {
 	a := Arg{Value: b.cur.String(), Glob: b.glob}
 	if b.dyn {
 		a = Arg{Value: b.src, Dynamic: true, Glob: b.glob, ifEmpty: b.ifEmpty.String(), hasIfEmpty: !b.noIfEmpty, subs: b.subs}
+		if !b.noMaybe {
+			a.maybe = b.maybe
+		}
 	}
+	b.maybe, b.noMaybe = nil, false
 	b.subs = nil
 	b.fields = append(b.fields, a)
 	b.cur.Reset()
@@ -122,10 +166,14 @@ func (a *analyzer) fields(w *syntax.Word, sc *scope, owner int, subs *[]int) []A
 	src := a.text(sc.u, w)
 	// Brace expansion is bash's; it is applied in sh too, where it only
 	// makes the analysis stricter (and /bin/sh is bash on macOS).
-	if syntax.SplitBraces(w) {
+	// SplitBraces rewrites the word it is given: it splits a copy, for
+	// the parsed unit is shared with the credential check, whose walk
+	// knows no brace nodes.
+	split := *w
+	if syntax.SplitBraces(&split) {
 		var out []Arg
 		n := 0
-		for bw, err := range expand.BracesSeq(nil, w) {
+		for bw, err := range expand.BracesSeq(nil, &split) {
 			n++
 			if err != nil || n > maxBraceFields {
 				a.note(owner, "brace expansion of "+short(src)+" is too large to follow")
@@ -237,6 +285,10 @@ func (a *analyzer) part(b *fieldBuilder, p syntax.WordPart, first bool, mode int
 			b.ifEmpty.WriteString(*a.lastDefault)
 			a.lastDefault = nil
 		case !known:
+			if vals, ok := a.assignedValues(p, quoted); ok {
+				b.assignedPart(vals)
+				break
+			}
 			b.unknown(nonEmpty)
 		case quoted && len(vals) > 1 && isAtParam(p):
 			// "$@": one field per parameter.
@@ -330,6 +382,28 @@ func (a *analyzer) tilde(user string, sc *scope) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// assignedValues returns the literal values the text assigns the
+// variable p expands ($x, ${x}), when every assignment of it is literal;
+// unquoted, only values that neither split nor glob.
+func (a *analyzer) assignedValues(p *syntax.ParamExp, quoted bool) ([]string, bool) {
+	if p.Param == nil || p.Excl || p.Length || p.Width || p.IsSet || p.Index != nil || p.Slice != nil || p.Repl != nil ||
+		p.Names != 0 || p.Exp != nil || p.NestedParam != nil || p.Flags != nil || a.taintAll {
+		return nil, false
+	}
+	v := a.vars[p.Param.Value]
+	if v == nil || v.unknown || len(v.static) == 0 || v.array {
+		return nil, false
+	}
+	if !quoted {
+		for _, s := range v.static {
+			if s == "" || strings.ContainsAny(s, " \t\n*?[") {
+				return nil, false
+			}
+		}
+	}
+	return v.static, true
 }
 
 // lookupVar returns the static value of a plain variable.
