@@ -98,7 +98,7 @@ func (a *analyzer) envValues(name string, local map[string]Arg, sc *scope) []Arg
 				out = append(out, Arg{Value: s})
 			}
 		}
-		if v == nil || v.unknown {
+		if v == nil || v.unknown || len(v.elemsOf) > 0 {
 			out = append(out, Arg{Value: "$" + name, Dynamic: true})
 		}
 		return out

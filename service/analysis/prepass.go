@@ -23,7 +23,20 @@ func (a *analyzer) prepass(f *syntax.File, u *unit, sc *scope) {
 			}
 		case *syntax.Assign:
 			if x.Name != nil && !prefixAssigns[x] {
-				a.assigned(x.Name.Value, x.Value, x.Array != nil || x.Append)
+				switch {
+				case x.Array != nil:
+					// The elements' values: what arithmetic over an element
+					// evaluates (the keys of an associative array never are).
+					for _, e := range x.Array.Elems {
+						a.assigned(x.Name.Value, e.Value, false, sc)
+					}
+					a.info(x.Name.Value).array = true
+				default:
+					a.assigned(x.Name.Value, x.Value, x.Append, sc)
+					if x.Index != nil {
+						a.info(x.Name.Value).array = true
+					}
+				}
 			}
 		case *syntax.DeclClause:
 			for _, as := range x.Args {
@@ -106,7 +119,7 @@ func (a *analyzer) info(name string) *varInfo {
 }
 
 // assigned records name=value.
-func (a *analyzer) assigned(name string, value *syntax.Word, complexValue bool) {
+func (a *analyzer) assigned(name string, value *syntax.Word, complexValue bool, sc *scope) {
 	a.taint(name)
 	v := a.info(name)
 	if complexValue {
@@ -118,6 +131,10 @@ func (a *analyzer) assigned(name string, value *syntax.Word, complexValue bool) 
 		return
 	}
 	if s, ok := literal(value); ok {
+		v.static = append(v.static, s)
+		return
+	}
+	if s, ok := a.staticValue(value, sc); ok {
 		v.static = append(v.static, s)
 		return
 	}
@@ -170,10 +187,15 @@ func (a *analyzer) loopVar(x *syntax.WordIter) {
 		}
 		// ${!arr[@]}: the keys of an indexed array are numbers (those of an
 		// associative array are never evaluated as arithmetic).
+		// "${arr[@]}": the array's elements.
 		if len(w.Parts) == 1 {
 			if dq, ok := w.Parts[0].(*syntax.DblQuoted); ok && len(dq.Parts) == 1 {
 				if pe, ok := dq.Parts[0].(*syntax.ParamExp); ok && pe.Excl && pe.Index != nil {
 					v.static = append(v.static, "0")
+					continue
+				}
+				if pe, ok := dq.Parts[0].(*syntax.ParamExp); ok && allElems(pe) {
+					v.elemsOf = append(v.elemsOf, pe.Param.Value)
 					continue
 				}
 			}
@@ -316,4 +338,73 @@ func (a *analyzer) prepassCall(x *syntax.CallExpr, u *unit, sc *scope) {
 			}
 		}
 	}
+}
+
+// staticValue returns the value of an assignment's word made of literal
+// text, a leading tilde and variables of the constructed environment
+// ($HOME/.netrc, ~/.aws), when it is known before anything runs.
+func (a *analyzer) staticValue(w *syntax.Word, sc *scope) (string, bool) {
+	var b strings.Builder
+	var walk func(parts []syntax.WordPart, quoted bool) bool
+	walk = func(parts []syntax.WordPart, quoted bool) bool {
+		for i, p := range parts {
+			switch p := p.(type) {
+			case *syntax.Lit:
+				v := p.Value
+				if i == 0 && !quoted && (v == "~" || strings.HasPrefix(v, "~/")) {
+					home, ok := a.lookupVar("HOME", sc)
+					if !ok {
+						return false
+					}
+					b.WriteString(home)
+					v = v[1:]
+				}
+				if quoted {
+					b.WriteString(unescapeDouble(v, true))
+					continue
+				}
+				if strings.ContainsAny(v, "~*?[") {
+					return false
+				}
+				s, _ := unescapeLit(v)
+				b.WriteString(s)
+			case *syntax.SglQuoted:
+				if p.Dollar {
+					return false
+				}
+				b.WriteString(p.Value)
+			case *syntax.DblQuoted:
+				if !walk(p.Parts, true) {
+					return false
+				}
+			case *syntax.ParamExp:
+				if p.Param == nil || p.Excl || p.Length || p.Width || p.IsSet || p.Index != nil || p.Slice != nil ||
+					p.Repl != nil || p.Names != 0 || p.Exp != nil || p.NestedParam != nil || p.Flags != nil {
+					return false
+				}
+				val, ok := a.lookupVar(p.Param.Value, sc)
+				if !ok {
+					return false
+				}
+				b.WriteString(val)
+			default:
+				return false
+			}
+		}
+		return true
+	}
+	if !walk(w.Parts, false) {
+		return "", false
+	}
+	return b.String(), true
+}
+
+// allElems reports whether p is "${arr[@]}" (or [*]) and nothing more.
+func allElems(p *syntax.ParamExp) bool {
+	if p.Param == nil || p.Excl || p.Length || p.Width || p.IsSet || p.Slice != nil || p.Repl != nil ||
+		p.Names != 0 || p.Exp != nil || p.NestedParam != nil || p.Flags != nil {
+		return false
+	}
+	w, ok := p.Index.(*syntax.Word)
+	return ok && (w.Lit() == "@" || w.Lit() == "*")
 }

@@ -513,27 +513,41 @@ func (t *Tree) secret(p string) bool {
 
 // readsSecret reports whether n names a credential file in its arguments
 // or its stdin.
+// A word whose value is only known at run time is judged by the values
+// the text assigns the variables in it (Arg.maybe).
 func (t *Tree) readsSecret(n *Node) bool {
 	for _, x := range args1(n) {
+		vals := []string{x.Value}
 		if x.Dynamic {
-			continue
+			vals = x.maybe
 		}
-		v := x.Value
-		if i := strings.Index(v, "@"); i >= 0 && (i == 0 || v[i-1] == '=') {
-			v = v[i+1:]
-		}
-		if i := strings.IndexByte(v, '<'); i >= 0 {
-			v = v[i+1:]
-		}
-		for _, p := range t.targets(n, []Arg{{Value: v}}) {
-			if t.secret(p) {
-				return true
+		for _, v := range vals {
+			if i := strings.Index(v, "@"); i >= 0 && (i == 0 || v[i-1] == '=') {
+				v = v[i+1:]
+			}
+			if i := strings.IndexByte(v, '<'); i >= 0 {
+				v = v[i+1:]
+			}
+			for _, p := range t.targets(n, []Arg{{Value: v}}) {
+				if t.secret(p) {
+					return true
+				}
 			}
 		}
 	}
 	for _, r := range n.Redirs {
-		if r.Op == "<" && !r.Dynamic && t.secret(r.Target) {
+		if r.Op != "<" {
+			continue
+		}
+		if !r.Dynamic && t.secret(r.Target) {
 			return true
+		}
+		for _, v := range r.maybe {
+			for _, p := range t.targets(n, []Arg{{Value: v}}) {
+				if t.secret(p) {
+					return true
+				}
+			}
 		}
 	}
 	return false

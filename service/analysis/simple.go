@@ -252,7 +252,7 @@ func (a *analyzer) redirs(n *Node, rs []*syntax.Redirect, sc *scope, pending *[]
 			}
 		case syntax.RdrIn:
 			t := a.str(r.Word, sc, n.ID, nil)
-			rd.Target, rd.Dynamic = a.displayPath(t, sc), t.Dynamic
+			rd.Target, rd.Dynamic, rd.maybe = a.displayPath(t, sc), t.Dynamic, t.maybe
 			if t.Dynamic {
 				a.flag(n.ID, FlagDynamicArgs, "")
 			}

@@ -323,7 +323,8 @@ func (a *analyzer) arith(x syntax.ArithmExpr, sc *scope, owner int, subs *[]int)
 					a.flag(owner, FlagDynamic, "arithmetic evaluates $%s, whose value is only known at run time and may hold code (a[$(cmd)])", p.Value)
 				}
 			case *syntax.ParamExp:
-				if p.Param != nil && !a.arithSafe(p.Param.Value, sc, 0) {
+				// ${#x} is a length: a number, whatever x holds.
+				if p.Param != nil && !p.Length && !a.arithSafe(p.Param.Value, sc, 0) {
 					a.flag(owner, FlagDynamic, "arithmetic evaluates $%s, whose value is only known at run time and may hold code (a[$(cmd)])", p.Param.Value)
 				}
 				if p.Index != nil {
@@ -361,6 +362,11 @@ func (a *analyzer) arithSafe(name string, sc *scope, depth int) bool {
 	if v := a.vars[name]; v != nil {
 		if v.unknown {
 			return false
+		}
+		for _, arr := range v.elemsOf {
+			if arr == name || !a.arithSafe(arr, sc, depth+1) {
+				return false
+			}
 		}
 		for _, s := range v.static {
 			if isName(s) {

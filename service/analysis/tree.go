@@ -199,6 +199,12 @@ type Arg struct {
 	hasIfEmpty bool
 	// subs are the substitutions in the word.
 	subs []int
+	// maybe, for a dynamic word whose only unknown parts are variables the
+	// text assigns literal values, are the values it may take (one per
+	// combination of those assignments); nil when not known. Analysis is
+	// not flow-sensitive, so it never resolves the word to one of them: the
+	// shapes of harm look at every one (f=~/.netrc; curl -d @"$f").
+	maybe []string
 }
 
 // A Redir is one redirection of a node.
@@ -211,6 +217,8 @@ type Redir struct {
 	// static), or the source text when dynamic.
 	Target  string `json:"target"`
 	Dynamic bool   `json:"dynamic,omitempty"`
+	// maybe are the values a dynamic target may take (Arg.maybe).
+	maybe []string
 }
 
 // A Script is a file analysis read.

@@ -48,6 +48,10 @@ type analyzer struct {
 type varInfo struct {
 	static  []string // literal values assigned
 	unknown bool     // some assignment is only known at run time
+	array   bool     // static holds an array's elements
+	// elemsOf are arrays whose elements it is assigned (for x in
+	// "${arr[@]}"), judged when the text has been read.
+	elemsOf []string
 }
 
 // A unit is one piece of shell text: the command, a bash -c string, a
