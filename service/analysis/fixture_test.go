@@ -94,6 +94,7 @@ func corpusFixture(t testing.TB) fixture {
 		os.Symlink("build.sh", filepath.Join(fx.ws, "link.sh"))
 		os.Symlink("../outside/x.sh", filepath.Join(fx.ws, "escape.sh"))
 		os.Symlink("evil.sh", filepath.Join(fx.ws, "innocent.sh"))
+		os.Symlink("sub", filepath.Join(fx.ws, "tools"))
 		fixtureDir = fx
 	})
 	return fixtureDir

@@ -393,7 +393,19 @@ func shebang(data []byte) (string, bool) {
 func (a *analyzer) linkWrites(n *Node, p, lang, how string, pr params, sc *scope, depth int) bool {
 	linked := false
 	for _, w := range a.writes {
-		if !slices.Contains(w.paths, p) || w.node == n.ID {
+		if w.node == n.ID {
+			continue
+		}
+		// A write of a directory on the script's path (ln -sfn other dir)
+		// makes the path name another file than the one read here.
+		if dir := slices.IndexFunc(w.paths, func(q string) bool { return q != p && fspath.Within(p, q) }); dir >= 0 {
+			linked = true
+			n.writtenBy = append(n.writtenBy, w.node)
+			n.runsCode = true
+			a.flag(n.ID, FlagDynamic, "runs %s, whose directory %s this command replaces first (%s): what it runs is only known at run time", p, w.paths[dir], w.what)
+			continue
+		}
+		if !slices.Contains(w.paths, p) {
 			continue
 		}
 		linked = true

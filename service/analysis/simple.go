@@ -149,6 +149,13 @@ func (a *analyzer) specialVar(n *Node, name string, val Arg, sc *scope) {
 			a.flag(n.ID, FlagDynamic, "%s names a startup file only known at run time; shells started with it source that file", name)
 			return
 		}
+		if val.Value != "" && !path.IsAbs(val.Value) {
+			// Not a search: each shell started with it opens the name from
+			// the directory it starts in, which may be another one, with
+			// other contents, than where the command is analysed.
+			// What it names here is judged too.
+			a.flag(n.ID, FlagDynamic, "%s names a relative startup file (%s): each shell started with it reads that name from the directory it starts in; give an absolute path", name, short(val.Value))
+		}
 		if val.Value != "" {
 			lang := "bash"
 			if name == "ENV" {

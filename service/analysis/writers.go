@@ -41,7 +41,10 @@ func (a *analyzer) writer(n *Node, sc *scope) {
 		} else if len(rest) >= 2 {
 			srcs, rest = rest[:len(rest)-1], rest[len(rest)-1:]
 			dir = rest[0].Value
-			if len(srcs) == 1 && !strings.HasSuffix(dir, "/") && !a.isDir(dir, sc) {
+			// -T (and ln -n): the last operand is the target itself, even
+			// when it is a directory or a link to one.
+			noDeref := res.has("T") || res.has("no-target-directory") || n.Name == "ln" && (res.has("n") || res.has("no-dereference"))
+			if len(srcs) == 1 && (noDeref || !strings.HasSuffix(dir, "/") && !a.isDir(dir, sc)) {
 				from := a.fromPaths(srcs[0], sc, n.Name == "ln" && res.has("s"))
 				rec(rest[0], writeRec{from: from})
 				return
