@@ -24,6 +24,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/sandbox/sandboxinit"
 	"github.com/gatehouse-dev/gatehouse/sandbox/sandboxtest"
 	"github.com/gatehouse-dev/gatehouse/service/api"
+	"github.com/gatehouse-dev/gatehouse/service/broker"
 	"github.com/gatehouse-dev/gatehouse/service/localapi"
 	"github.com/gatehouse-dev/gatehouse/service/pipeline"
 	"github.com/gatehouse-dev/gatehouse/service/policy"
@@ -86,6 +87,12 @@ func start(t *testing.T, mutate func(*policy.Config)) *fixture {
 // startWith is start with opt changing the service's options.
 func startWith(t *testing.T, mutate func(*policy.Config), opt func(*Options)) *fixture {
 	t.Helper()
+	return startExec(t, mutate, opt, nil)
+}
+
+// startExec is startWith with pipe changing the executors' options.
+func startExec(t *testing.T, mutate func(*policy.Config), opt func(*Options), pipe func(*pipeline.Options)) *fixture {
+	t.Helper()
 	sandboxtest.RequireBwrap(t)
 	dir := sandboxtest.Dir(t)
 	f := &fixture{t: t, home: filepath.Join(dir, "home"), relay: filepath.Join(dir, "relay")}
@@ -118,7 +125,11 @@ func startWith(t *testing.T, mutate func(*policy.Config), opt func(*Options)) *f
 			return l, nil
 		},
 		NewExecutor: func(cfg *policy.Config) (*pipeline.Executor, error) {
-			ex, err := pipeline.New(cfg, pipeline.Options{Home: f.home, InitPath: exe, HostPath: "/usr/local/bin:/usr/bin:/bin"})
+			po := pipeline.Options{Home: f.home, InitPath: exe, HostPath: "/usr/local/bin:/usr/bin:/bin"}
+			if pipe != nil {
+				pipe(&po)
+			}
+			ex, err := pipeline.New(cfg, po)
 			if err == nil && fixtureAudit != nil {
 				ex.SetObservers(fixtureAudit, nil)
 			}
@@ -501,6 +512,9 @@ func TestFileAccess(t *testing.T) {
 		{api.FileRead, false, filepath.Join(f.home, ".ssh", "id"), DenyPathDenied},
 		{api.FileRead, false, filepath.Join(f.relay, "x"), DenyPathDenied},
 		{api.FileRead, false, filepath.Join(filepath.Dir(f.svc.opts.SocketPath), "s.sock"), DenyPathDenied},
+		// An execution's credential files, whichever agent it was for.
+		{api.FileRead, false, filepath.Join(broker.DefaultDir(""), "0123abcd", "token"), DenyPathDenied},
+		{api.FileRead, false, "/proc/self/environ", DenyPathDenied},
 		{api.FileRead, true, f.home, DenyPathDenied},
 		{api.FileWrite, false, filepath.Join(f.home, "x"), DenyPathOutsideWorkspace},
 		{api.FileWrite, false, "new/file.go", ""},
@@ -667,4 +681,50 @@ func TestExportFollowsConfiguration(t *testing.T) {
 	next(change{true, "http://[::1]:4318"})
 	f.shutdown()
 	next(change{false, "http://[::1]:4318"})
+}
+
+// A fault of Gatehouse's own code while deciding denies that call alone,
+// as internal_error, on the record and on every face of the API; the
+// service goes on serving.
+func TestInternalErrorDeniesTheCall(t *testing.T) {
+	var log lockedBuffer
+	f := startExec(t, nil, nil, func(o *pipeline.Options) {
+		o.Logger = slog.New(slog.NewTextHandler(&log, nil))
+		o.TestOnlyFault = func(command string) {
+			if strings.Contains(command, "FAULT") {
+				panic("fault injected by the test")
+			}
+		}
+	})
+	end, err := f.c.Execute(context.Background(), api.ExecuteRequest{Request: api.ExecRequest{Command: "echo FAULT", Agent: "cli", Surface: api.SurfaceCLI}}, io.Discard, io.Discard)
+	if err != nil {
+		t.Fatalf("execute: %v (the service must answer, not be lost)", err)
+	}
+	if end.Exit != api.ExitCannotRun || end.Error == nil || end.Error.Kind != api.ErrDenied || end.Error.BlockedBy != pipeline.DenyInternalError ||
+		!strings.Contains(end.Error.Message, "nothing ran") || strings.Contains(end.Error.Message, "fault injected") {
+		t.Errorf("execute: %+v %+v", end, end.Error)
+	}
+	d, err := f.c.Decide(context.Background(), api.DecideRequest{Route: true, Request: api.ExecRequest{
+		Command: "echo FAULT", Cwd: f.ws, Agent: "claude-code", Surface: api.SurfaceAgentHook, SessionID: "sess"}})
+	if err != nil || d.Decision != "deny" || d.BlockedBy != pipeline.DenyInternalError || d.Ticket != "" {
+		t.Errorf("decide: %+v %v", d, err)
+	}
+	evs, err := f.c.Events(context.Background(), 2)
+	if err != nil || len(evs) != 2 {
+		t.Fatalf("events: %v %v", evs, err)
+	}
+	for _, ev := range evs {
+		if ev.Decision != "deny" || ev.BlockedBy != pipeline.DenyInternalError {
+			t.Errorf("event %+v", ev)
+		}
+	}
+	if !strings.Contains(log.String(), "fault injected by the test") || !strings.Contains(log.String(), "pipeline.(*Executor).decide") {
+		t.Errorf("the log lacks the fault and its stack:\n%s", log.String())
+	}
+	// The next call is served.
+	var out bytes.Buffer
+	end, err = f.c.Execute(context.Background(), api.ExecuteRequest{Request: api.ExecRequest{Command: "echo fine", Agent: "cli", Surface: api.SurfaceCLI}}, &out, io.Discard)
+	if err != nil || end.Exit != 0 || out.String() != "fine\n" {
+		t.Errorf("after the fault: %+v %v %q", end, err, out.String())
+	}
 }

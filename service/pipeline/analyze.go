@@ -33,6 +33,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -360,8 +361,16 @@ type Explanation struct {
 
 // Explain decides req as Execute would, without running or recording
 // anything. An *ArgError is a bad request.
-func (e *Executor) Explain(ctx context.Context, req api.ExecRequest) (*Explanation, error) {
-	x := &Explanation{Decision: "deny", PinnedScripts: []api.Pin{}, Analysis: policy.Verdict{Node: -1}}
+func (e *Executor) Explain(ctx context.Context, req api.ExecRequest) (x *Explanation, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			e.opts.Logger.Error("internal error explaining", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			x = &Explanation{Decision: "deny", PinnedScripts: []api.Pin{}, Analysis: policy.Verdict{Node: -1},
+				BlockedBy: DenyInternalError, Reason: internalReason("explaining", "")}
+			err = nil
+		}
+	}()
+	x = &Explanation{Decision: "deny", PinnedScripts: []api.Pin{}, Analysis: policy.Verdict{Node: -1}}
 	if err := e.checkArgs(&req); err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -135,6 +136,10 @@ type Options struct {
 	// sandbox ready start one and run in it (pool.go), so that a test
 	// suite can run every command the warm way.
 	TestOnlyWarmEveryCommand bool
+	// TestOnlyFault, when set, is called with the command while each
+	// request is decided, after analysis: a test makes Gatehouse's own
+	// code fail there.
+	TestOnlyFault func(command string)
 }
 
 // Executor runs requests under one configuration. It is safe for
@@ -220,8 +225,19 @@ func (d *Admitted) Request() api.ExecRequest { return d.req }
 // Decide runs the pipeline up to the decision: argument checks, workspace,
 // analysis and policy. A *Denial (recorded) or *ArgError means the request
 // may not run.
-func (e *Executor) Decide(ctx context.Context, req api.ExecRequest) (*Admitted, error) {
-	d, err := e.decide(ctx, req)
+func (e *Executor) Decide(ctx context.Context, req api.ExecRequest) (d *Admitted, err error) {
+	ev := newEvent(&req, filepath.Base(e.cfg.Exec.Shell))
+	func() {
+		// A failure of Gatehouse's own code while deciding denies this
+		// request alone, on the record: nothing runs, and the caller is
+		// told why instead of losing the service.
+		defer func() {
+			if r := recover(); r != nil {
+				d, err = nil, e.internalError(ev, "deciding", r)
+			}
+		}()
+		d, err = e.decide(ctx, req, ev)
+	}()
 	var den *Denial
 	if errors.As(err, &den) && den.Event != nil {
 		if aerr := e.observe(den.Event, nil); aerr != nil {
@@ -231,8 +247,31 @@ func (e *Executor) Decide(ctx context.Context, req api.ExecRequest) (*Admitted, 
 	return d, err
 }
 
-func (e *Executor) decide(ctx context.Context, req api.ExecRequest) (*Admitted, error) {
-	ev := api.Event{
+// DenyInternalError: Gatehouse's own code failed while handling the
+// request; nothing ran.
+const DenyInternalError = "internal_error"
+
+// internalError logs what a panic of Gatehouse's own code while doing
+// what recovered, with its stack, and returns the denial that says so on
+// ev. The panic's value is not in the reason: it may quote the command.
+func (e *Executor) internalError(ev *api.Event, what string, recovered any) *Denial {
+	e.opts.Logger.Error("internal error "+what, "event", ev.ID, "panic", fmt.Sprint(recovered), "stack", string(debug.Stack()))
+	return deny(ev, DenyInternalError, internalReason(what, ev.ID)).
+		withHint("this is a fault in Gatehouse, not in the command: report it with the command and the log's entry")
+}
+
+// internalReason is the reason of an internal_error denial.
+func internalReason(what, id string) string {
+	where := "the log"
+	if id != "" {
+		where = "the log, event " + id
+	}
+	return "Gatehouse failed while " + what + " this command and denied it; nothing ran (" + where + ")"
+}
+
+// newEvent returns the event of a request about to be decided.
+func newEvent(req *api.ExecRequest, dialect string) *api.Event {
+	ev := &api.Event{
 		ID:            NewID(),
 		Time:          time.Now().UTC(),
 		Agent:         req.Agent,
@@ -240,7 +279,7 @@ func (e *Executor) decide(ctx context.Context, req api.ExecRequest) (*Admitted, 
 		SessionID:     req.SessionID,
 		ActionType:    api.ActionShellExecute,
 		Decision:      "allow",
-		Dialect:       filepath.Base(e.cfg.Exec.Shell),
+		Dialect:       dialect,
 		CommandHash:   hashHex([]byte(req.Command)),
 		ResolvedCmds:  []string{},
 		PinnedScripts: []api.Pin{},
@@ -248,45 +287,52 @@ func (e *Executor) decide(ctx context.Context, req api.ExecRequest) (*Admitted, 
 		Egress:        api.Egress{DeniedHosts: []string{}},
 	}
 	ev.SetCommand(req.Command) // the text as asked, until it is judged
+	return ev
+}
+
+func (e *Executor) decide(ctx context.Context, req api.ExecRequest, ev *api.Event) (*Admitted, error) {
 	if err := e.checkArgs(&req); err != nil {
 		return nil, err
 	}
 	// ${credential:ID} becomes ${GATEHOUSE_CRED_<ID>} before analysis
 	// (credentials.go).
-	if err := e.rewriteCredentials(&req, &ev); err != nil {
+	if err := e.rewriteCredentials(&req, ev); err != nil {
 		return nil, err
 	}
 	timeout := e.timeout(req.TimeoutSeconds)
 	ev.TimeoutSeconds = timeout
 	if !e.cfg.Exec.Enabled {
-		return nil, deny(&ev, DenyExecDisabled, "the governed shell is turned off (exec.enabled: false)")
+		return nil, deny(ev, DenyExecDisabled, "the governed shell is turned off (exec.enabled: false)")
 	}
 	roots, err := e.workspaceRoots()
 	if err != nil {
-		return nil, deny(&ev, DenyWorkspaceRoot, err.Error())
+		return nil, deny(ev, DenyWorkspaceRoot, err.Error())
 	}
 	dir, err := e.resolveCwd(req.Cwd, roots)
 	if err != nil {
 		// A directory in no root asks to be trusted (hold.go).
-		if roots, dir, err = e.holdWorkspace(ctx, &req, err, &ev); err != nil {
+		if roots, dir, err = e.holdWorkspace(ctx, &req, err, ev); err != nil {
 			return nil, err
 		}
 	}
 	ev.Cwd = dir
 
 	// Command analysis and policy (analyze.go): a denial stops here.
-	plan, err := e.analyze(ctx, &req, dir, roots, &ev)
+	plan, err := e.analyze(ctx, &req, dir, roots, ev)
 	if err != nil {
 		return nil, err
 	}
 	ev.SetCommand(req.Command) // the judged text
+	if e.opts.TestOnlyFault != nil {
+		e.opts.TestOnlyFault(req.Command)
+	}
 	// credential_in_argv, then the credentials it gets under the grants
 	// (credentials.go).
-	creds, err := e.planCredentials(&req, plan, &ev)
+	creds, err := e.planCredentials(&req, plan, ev)
 	if err != nil {
 		return nil, err
 	}
-	return &Admitted{Event: ev, req: req, dir: dir, timeout: timeout, plan: plan, creds: creds}, nil
+	return &Admitted{Event: *ev, req: req, dir: dir, timeout: timeout, plan: plan, creds: creds}, nil
 }
 
 // Run executes an allowed decision and records its execution event, ev:
@@ -344,7 +390,7 @@ func (e *Executor) run(ctx context.Context, d *Admitted, out sandbox.Streams, ev
 	// must not change what is bound writable. They are judged against the
 	// deny-read set as it resolves now, here and at the last check.
 	judge := e.rootJudge()
-	roots, err := e.recheckWorkspace(dir, judge)
+	roots, err := e.recheckWorkspace(d, judge)
 	if err != nil {
 		var den *Denial
 		errors.As(err, &den)
@@ -378,24 +424,26 @@ func (e *Executor) run(ctx context.Context, d *Admitted, out sandbox.Streams, ev
 		defer e.trimToolCaches()
 	}
 
+	// Credentials (credentials.go): they live for this run only. They are
+	// read before a sandbox is chosen: a credential of mode auto is
+	// masked or not by its value, and a masked one needs a fresh sandbox.
+	lease, err := e.leaseCredentials(d, spec, choice.backend, ev)
+	if err != nil {
+		return nil, err
+	}
+	defer lease.Release()
+
 	// A warm sandbox (pool.go) when one is ready for this command's plan.
 	var slot *warmSlot
 	if _, ok := choice.runner.(sandbox.WarmStarter); ok {
 		var why string
-		slot, why = e.take(req, spec, len(plan.scripts) > 0, d.creds != nil && len(d.creds.Files) > 0, d.creds != nil && len(d.creds.Masked) > 0)
+		slot, why = e.take(req, spec, len(plan.scripts) > 0, d.creds != nil && len(d.creds.Files) > 0, lease != nil && len(lease.Masked) > 0)
 		defer e.refillAfter()()
 		ev.SandboxStart, ev.SandboxStartReason = StartFresh, why
 		if slot != nil {
 			defer slot.discard() // after its run, what is left of it
 		}
 	}
-
-	// Credentials (credentials.go): they live for this run only.
-	lease, err := e.leaseCredentials(d, spec, choice.backend, ev)
-	if err != nil {
-		return nil, err
-	}
-	defer lease.Release()
 
 	// Egress (egress.go): the per-execution proxy, its bind and environment.
 	egressInto := ""
@@ -412,7 +460,7 @@ func (e *Executor) run(ctx context.Context, d *Admitted, out sandbox.Streams, ev
 		stopEgress()
 		return nil, err
 	}
-	if now, err := e.recheckWorkspace(dir, judge); err != nil || !slices.Equal(e.cfg.Settings.Writable(now), spec.WorkspaceRoots) {
+	if now, err := e.recheckWorkspace(d, judge); err != nil || !slices.Equal(e.cfg.Settings.Writable(now), spec.WorkspaceRoots) {
 		stopEgress()
 		code, reason := DenyWorkspaceRoot, "a workspace root changed where it resolves while the command was being prepared; run it again"
 		var den *Denial
