@@ -2,16 +2,20 @@ package pipeline
 
 import (
 	"archive/zip"
+	"crypto/sha256"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gatehouse-dev/gatehouse/sandbox/sandboxtest"
 	"github.com/gatehouse-dev/gatehouse/service/api"
+	"github.com/gatehouse-dev/gatehouse/service/policy"
 	"github.com/gatehouse-dev/gatehouse/service/toolcache"
 )
 
@@ -149,4 +153,138 @@ func listTree(dir string) []string {
 		return nil
 	})
 	return out
+}
+
+// A command that points its cache directories at another directory (here
+// ~/.ssh), before and while its agent's other commands run, gets nothing
+// there written, replaced or removed: the host's preparation of the cache
+// before each execution and warm refill, and the trim after, follow no
+// link. The cache is whole again for the next command.
+func TestCacheLinksACommandPlantsAreNotFollowed(t *testing.T) {
+	sandboxtest.RequireBwrap(t)
+	f := newFixture(t, sandboxtest.Dir(t), func(c *policy.Config) { c.Exec.Sandbox.CacheMax = 1 })
+	cargo := filepath.Join(f.home, ".cargo")
+	os.MkdirAll(filepath.Join(cargo, "bin"), 0o755)
+	for _, n := range []string{"config.toml", "config", "env"} {
+		os.WriteFile(filepath.Join(cargo, n), []byte("[net]\n"), 0o644)
+	}
+	// ~/.ssh, with files of the names the preparation and the trim touch.
+	ssh := filepath.Join(f.home, ".ssh")
+	for name, body := range map[string]string{
+		"config": "Host *\n", "id_ed25519": "key", "env": "e", "config.toml": "c", "bin/x": "x",
+		"00/old": "precious", "repository/keep": "k",
+	} {
+		os.MkdirAll(filepath.Dir(filepath.Join(ssh, name)), 0o700)
+		os.WriteFile(filepath.Join(ssh, name), []byte(body), 0o600)
+	}
+	before := hashTree(ssh)
+	root := f.ex.opts.ToolCacheRoot
+	// Each command below is followed by a trim that has work to do.
+	trimNext := func() { os.Remove(filepath.Join(root, ".trimmed")) }
+	run := func(command string) {
+		t.Helper()
+		trimNext()
+		if o, err := f.try(command); err != nil {
+			t.Errorf("%q: %v", command, err)
+		} else if o.Event.Status != "completed" {
+			t.Errorf("%q: %s %s %s", command, o.Event.Status, o.Event.Reason, o.Result.Stderr)
+		}
+	}
+	dirs := `"$CARGO_HOME" "$GOCACHE" "$npm_config_cache" "$(dirname "${MAVEN_OPTS#*=}")" "${MAVEN_OPTS#*=}"`
+	plant := `for d in ` + dirs + `; do rm -rf "$d"; ln -s ~/.ssh "$d"; done`
+	fill := `mkdir -p "$GOCACHE/00" && echo cached > "$GOCACHE/00/old"`
+
+	// Between commands: the links are there when the next two start.
+	run(fill + " && " + plant)
+	run(fill)
+	run("true")
+	if after := hashTree(ssh); after != before {
+		t.Fatalf("~/.ssh changed after the links were planted between commands:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+
+	// During a command: one re-plants the links as fast as it can while
+	// others of its agent are prepared, run and trimmed, until it has
+	// done so twenty times.
+	started, stop, count := filepath.Join(f.ws, "racer-started"), filepath.Join(f.ws, "racer-stop"), filepath.Join(f.ws, "racer-count")
+	racer := `C="$CARGO_HOME" M="$(dirname "${MAVEN_OPTS#*=}")" G="$GOCACHE"; touch ` + started + `; i=0; ` +
+		`while [ ! -e ` + stop + ` ] && [ $i -lt 100000 ]; do ` +
+		`rm -rf "$C" "$M" "$G"; ln -s ~/.ssh "$C"; ln -s ~/.ssh "$M"; ln -s ~/.ssh "$G"; ` +
+		`rm -f "$C" "$M" "$G"; mkdir -p "$C" "$M/repository" "$G"; i=$((i+1)); echo $i > ` + count + `; done; ` +
+		plant + `; echo $i`
+	done := make(chan error, 1)
+	go func() {
+		o, err := f.try(racer)
+		if err == nil && o.Event.Status != "completed" {
+			err = fmt.Errorf("racer: %s %s", o.Event.Status, o.Result.Stderr)
+		}
+		if err == nil {
+			t.Logf("the racer re-planted its links %s times", strings.TrimSpace(o.Result.Stdout))
+		}
+		done <- err
+	}()
+	for waiting := true; waiting; {
+		select {
+		case err := <-done:
+			t.Fatalf("the racer ended before it started racing: %v", err)
+		default:
+			if _, err := os.Stat(started); err == nil {
+				waiting = false
+			} else {
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+	}
+	beside, failed := 0, 0
+	for ; beside < 500; beside++ {
+		if b, _ := os.ReadFile(count); len(b) > 0 {
+			if n, _ := strconv.Atoi(strings.TrimSpace(string(b))); n >= 20 && beside >= 5 {
+				break
+			}
+		}
+		trimNext()
+		// The racer may win a race for the cache's directories: the
+		// command then fails, or does not start; nothing is followed.
+		if o, err := f.try(fill); err != nil || o.Event.Status != "completed" {
+			failed++
+		}
+	}
+	t.Logf("%d commands ran beside the racer, %d of them failed", beside, failed)
+	if failed == beside {
+		t.Errorf("no command beside the racer completed")
+	}
+	os.WriteFile(stop, nil, 0o644)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	// The racer ended with its links planted: two more commands.
+	run(fill)
+	run("true")
+	if after := hashTree(ssh); after != before {
+		t.Fatalf("~/.ssh changed while a command raced links in:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+	for _, sub := range []string{"cargo", "go-build", "npm", "m2", "m2/repository"} {
+		if fi, err := os.Lstat(filepath.Join(root, "cli", sub)); err != nil || !fi.IsDir() {
+			t.Errorf("the cache's %s: %v %v, want a directory again", sub, fi, err)
+		}
+	}
+}
+
+// hashTree is every entry below dir: its type, mode and content hash.
+func hashTree(dir string) string {
+	var s strings.Builder
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			fmt.Fprintf(&s, "%s: %v\n", p, err)
+			return nil
+		}
+		fi, _ := d.Info()
+		var sum [32]byte
+		if d.Type().IsRegular() {
+			b, _ := os.ReadFile(p)
+			sum = sha256.Sum256(b)
+		}
+		fmt.Fprintf(&s, "%s %v %x\n", p, fi.Mode(), sum[:8])
+		return nil
+	})
+	return s.String()
 }

@@ -17,9 +17,14 @@ package toolcache
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/gatehouse-dev/gatehouse/internal/nofollow"
 )
 
 // A Cache is one agent's cache directory.
@@ -134,32 +139,66 @@ var cargoLinks = []string{"config.toml", "config", "bin", "env"}
 
 // Prepare creates c's directories (private to the user) and the links to
 // the host's cargo configuration; it is cheap when they exist.
+//
+// The agent's commands write c.Dir, so a command may have replaced any
+// directory in it with a link (to ~/.ssh, say), and may be doing so
+// while Prepare runs. Nothing below c.Dir is followed (nofollow): a link
+// or file standing where one of Gatehouse's directories belongs is
+// removed as an entry and a directory made in its place; a cargo entry
+// that is not Gatehouse's link is replaced by it, except a directory the
+// agent made, which is left as the agent's own. Root is the user's, not
+// the sandbox's, and is created by path.
 func (c Cache) Prepare(home string) error {
-	if err := os.MkdirAll(c.Dir, 0o700); err != nil {
+	if filepath.Dir(c.Dir) != filepath.Clean(c.Root) {
+		return fmt.Errorf("tool cache %s is not directly in %s", c.Dir, c.Root)
+	}
+	if err := os.MkdirAll(c.Root, 0o700); err != nil {
 		return err
 	}
+	root, err := nofollow.Open(c.Root)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	dir, err := root.MakeDir(filepath.Base(c.Dir), 0o700)
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	subs := []string{"m2/repository"}
 	for _, t := range tools {
-		if err := os.MkdirAll(filepath.Join(c.Dir, t.sub), 0o700); err != nil {
+		subs = append(subs, t.sub)
+	}
+	for _, sub := range subs {
+		d, err := dir.MakeDir(sub, 0o700)
+		if err != nil {
 			return err
 		}
-	}
-	if err := os.MkdirAll(filepath.Join(c.Dir, "m2", "repository"), 0o700); err != nil {
-		return err
+		d.Close()
 	}
 	if home == "" {
 		return nil
 	}
+	cargo, err := dir.OpenDir("cargo")
+	if err != nil {
+		return err
+	}
+	defer cargo.Close()
 	for _, name := range cargoLinks {
 		host := filepath.Join(home, ".cargo", name)
-		link := filepath.Join(c.Dir, "cargo", name)
 		if _, err := os.Lstat(host); err != nil {
 			continue
 		}
-		if cur, err := os.Readlink(link); err == nil && cur == host {
+		if cur, err := cargo.Readlink(name); err == nil && cur == host {
 			continue
 		}
-		os.Remove(link)
-		if err := os.Symlink(host, link); err != nil {
+		if fi, err := cargo.Lstat(name); err == nil && fi.IsDir() {
+			continue // the agent's own (cargo install into a directory it made)
+		}
+		if err := cargo.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		if err := cargo.Symlink(host, name); err != nil {
 			return err
 		}
 	}
