@@ -35,7 +35,7 @@ func ExampleDescribe() {
 		fmt.Printf("%s: %s\n", f[0], f[1])
 	}
 	// Output:
-	// socket when args[0] is AF_UNIX: EPERM
+	// socket unless args[0] is AF_INET or AF_INET6, or AF_NETLINK with args[2] NETLINK_ROUTE: EPERM
 	// io_uring_setup, io_uring_enter, io_uring_register: EPERM
 	// bpf: EPERM
 	// userfaultfd: EPERM

@@ -119,6 +119,18 @@ func probes() []probe {
 		{"socket_inet", true, func() unix.Errno {
 			return closeIfFd(unix.Syscall(unix.SYS_SOCKET, unix.AF_INET, unix.SOCK_STREAM, 0))
 		}},
+		{"socket_inet6", true, func() unix.Errno {
+			return closeIfFd(unix.Syscall(unix.SYS_SOCKET, unix.AF_INET6, unix.SOCK_DGRAM, 0))
+		}},
+		{"socket_netlink_route", true, func() unix.Errno {
+			return closeIfFd(unix.Syscall(unix.SYS_SOCKET, unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_ROUTE))
+		}},
+		{"socket_netlink_uevent", true, func() unix.Errno {
+			return closeIfFd(unix.Syscall(unix.SYS_SOCKET, unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_KOBJECT_UEVENT))
+		}},
+		{"socket_vsock", false, func() unix.Errno {
+			return closeIfFd(unix.Syscall(unix.SYS_SOCKET, unix.AF_VSOCK, unix.SOCK_STREAM, 0))
+		}},
 		{"socketpair_unix", true, func() unix.Errno {
 			var fds [2]int32
 			_, _, e := unix.Syscall6(unix.SYS_SOCKETPAIR, unix.AF_UNIX, unix.SOCK_STREAM, 0, uintptr(unsafe.Pointer(&fds)), 0, 0)
@@ -266,25 +278,29 @@ func TestInstall(t *testing.T) {
 	}
 	// What each probe must return under the filter.
 	want := map[string]string{
-		"socket_unix":         "EPERM",
-		"socket_inet":         "ok",
-		"socketpair_unix":     "ok",
-		"io_uring_setup":      "EPERM",
-		"bpf":                 "EPERM",
-		"keyctl":              "EPERM",
-		"userfaultfd":         "EPERM",
-		"tiocsti":             "EPERM",
-		"tcgets":              "ok",
-		"unshare_user":        "EPERM",
-		"clone_user":          "EPERM",
-		"clone_plain":         "ok",
-		"clone3":              "ENOSYS",
-		"ptrace":              "EPERM",
-		"setns":               "EPERM",
-		"mount":               "EPERM",
-		"personality_query":   "ok",
-		"personality_no_aslr": "EPERM",
-		"open_read":           "ok",
+		"socket_unix":           "EPERM",
+		"socket_inet":           "ok",
+		"socket_inet6":          "ok",
+		"socket_netlink_route":  "ok",
+		"socket_netlink_uevent": "EPERM",
+		"socket_vsock":          "EPERM",
+		"socketpair_unix":       "ok",
+		"io_uring_setup":        "EPERM",
+		"bpf":                   "EPERM",
+		"keyctl":                "EPERM",
+		"userfaultfd":           "EPERM",
+		"tiocsti":               "EPERM",
+		"tcgets":                "ok",
+		"unshare_user":          "EPERM",
+		"clone_user":            "EPERM",
+		"clone_plain":           "ok",
+		"clone3":                "ENOSYS",
+		"ptrace":                "EPERM",
+		"setns":                 "EPERM",
+		"mount":                 "EPERM",
+		"personality_query":     "ok",
+		"personality_no_aslr":   "EPERM",
+		"open_read":             "ok",
 	}
 	// Probes whose unfiltered result is known not to match the filtered
 	// one on any host, proving the filter (not the kernel) answered.

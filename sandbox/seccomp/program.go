@@ -149,6 +149,11 @@ func Program(arch Arch, opts Options) ([]bpf.RawInstruction, error) {
 			for _, v := range r.values {
 				a.jumpIf(bpf.JumpEqual, v, "allow", "")
 			}
+			if p := r.unlessWith; p != nil {
+				a.jumpIf(bpf.JumpNotEqual, p.value, deny, "")
+				a.load(offArgLow(p.arg))
+				a.jumpIf(bpf.JumpEqual, p.also, "allow", "")
+			}
 			a.ret(retErrno | r.errno)
 		default:
 			return nil, fmt.Errorf("building seccomp filter: rule for %v has unknown test %d", r.syscalls, r.test)

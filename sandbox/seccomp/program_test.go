@@ -106,7 +106,6 @@ const (
 	auditArchI386 = 0x40000003 // AUDIT_ARCH_I386
 	auditArchARM  = 0x40000028 // AUDIT_ARCH_ARM (AArch32)
 
-	afInet       = 2
 	tcgets       = 0x5401
 	sigchld      = 17
 	cloneNewNS   = 0x00020000
@@ -136,6 +135,17 @@ func TestProgramVerdicts(t *testing.T) {
 		{desc: "socket AF_UNIX", call: call{"socket", []uint64{afUnix, 1, 0}}, want: eperm},
 		{desc: "socket AF_UNIX high bits ignored by the kernel", call: call{"socket", []uint64{highBits | afUnix, 1, 0}}, want: eperm},
 		{desc: "socket AF_INET", call: call{"socket", []uint64{afInet, 1, 0}}, want: allow},
+		{desc: "socket AF_INET6", call: call{"socket", []uint64{afInet6, 2, 0}}, want: allow},
+		{desc: "socket AF_INET6 high bits ignored by the kernel", call: call{"socket", []uint64{highBits | afInet6, 2, 0}}, want: allow},
+		{desc: "socket AF_NETLINK NETLINK_ROUTE", call: call{"socket", []uint64{16, 3, 0}}, want: allow},
+		{desc: "socket AF_NETLINK NETLINK_KOBJECT_UEVENT", call: call{"socket", []uint64{16, 3, 15}}, want: eperm},
+		{desc: "socket AF_NETLINK NETLINK_AUDIT", call: call{"socket", []uint64{16, 3, 9}}, want: eperm},
+		{desc: "socket AF_NETLINK protocol high bits ignored by the kernel", call: call{"socket", []uint64{16, 3, highBits | 15}}, want: eperm},
+		{desc: "socket AF_INET with protocol 15", call: call{"socket", []uint64{afInet, 1, 15}}, want: allow},
+		{desc: "socket AF_PACKET", call: call{"socket", []uint64{17, 3, 0}}, want: eperm},
+		{desc: "socket AF_VSOCK", call: call{"socket", []uint64{40, 1, 0}}, want: eperm},
+		{desc: "socket AF_ALG", call: call{"socket", []uint64{38, 5, 0}}, want: eperm},
+		{desc: "socket AF_UNSPEC", call: call{"socket", []uint64{0, 1, 0}}, want: eperm},
 		{desc: "socketpair AF_UNIX", call: call{"socketpair", []uint64{afUnix, 1, 0, 0}}, want: allow},
 		{desc: "read", call: call{"read", []uint64{0, 0, 0}}, want: allow},
 		{desc: "openat", call: call{"openat", []uint64{0, 0, 0}}, want: allow},
@@ -254,15 +264,20 @@ func TestOnlyListedSyscallsDenied(t *testing.T) {
 					}
 				}
 				v := vm(t, arch, opts)
-				// Argument 0 passes every argument test: it is not
-				// AF_UNIX, has no CLONE_NEWUSER and is PER_LINUX; and
-				// args[1] = 0 is not TIOCSTI.
+				// Argument 0 passes every other argument test: it has no
+				// CLONE_NEWUSER and is PER_LINUX; and args[1] = 0 is not
+				// TIOCSTI. socket is given AF_INET.
+				socket := uint32(archInfo[arch].sysnum["socket"])
 				for n := range uint32(1024) {
 					w, ok := want[n]
 					if !ok {
 						w = allow
 					}
-					if got := verdict(t, v, seccompData(n, archInfo[arch].audit)); got != w {
+					var arg0 uint64
+					if n == socket {
+						arg0 = afInet
+					}
+					if got := verdict(t, v, seccompData(n, archInfo[arch].audit, arg0)); got != w {
 						t.Errorf("nr %d: got %s, want %s", n, verdictName(got), verdictName(w))
 					}
 				}
@@ -392,7 +407,7 @@ func TestDescribe(t *testing.T) {
 		t.Errorf("first line %q does not describe the ABI check", def[0])
 	}
 	for _, want := range []string{
-		"socket when args[0] is AF_UNIX: EPERM",
+		"socket unless args[0] is AF_INET or AF_INET6, or AF_NETLINK with args[2] NETLINK_ROUTE: EPERM",
 		"clone, unshare when args[0] has CLONE_NEWUSER: EPERM",
 		"clone3: ENOSYS",
 		"ioctl when args[1] is TIOCSTI or TIOCLINUX: EPERM",

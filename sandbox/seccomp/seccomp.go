@@ -101,6 +101,10 @@ const (
 // word whose CLONE_NEWUSER bit lies in the low half.
 const (
 	afUnix       = 1          // AF_UNIX (AF_LOCAL)
+	afInet       = 2          // AF_INET
+	afInet6      = 10         // AF_INET6
+	afNetlink    = 16         // AF_NETLINK
+	netlinkRoute = 0          // NETLINK_ROUTE
 	tiocsti      = 0x5412     // TIOCSTI
 	tioclinux    = 0x541c     // TIOCLINUX
 	cloneNewUser = 0x10000000 // CLONE_NEWUSER
@@ -118,28 +122,44 @@ const (
 	noneOf                 // denied unless the argument equals one of values
 )
 
+// An argPair allows value in the rule's argument when args[arg] is also.
+type argPair struct {
+	value uint32
+	arg   int
+	also  uint32
+}
+
 // A rule denies a group of syscalls for one reason.
 type rule struct {
 	syscalls []string
 	test     argTest
 	arg      int      // index into seccomp_data.args; unused when test is always
 	values   []uint32 // see argTest
-	what     string   // the values as written in C, for Describe
-	errno    uint32
-	ptrace   bool // lifted by Options.AllowPtrace
-	why      string
+	// unlessWith, for noneOf, allows one more value of the argument when
+	// another argument has a given value.
+	unlessWith *argPair
+	what       string // the values as written in C, for Describe
+	errno      uint32
+	ptrace     bool // lifted by Options.AllowPtrace
+	why        string
 }
 
 // rules is the denylist. A syscall appears in at most one rule; names missing
 // on an architecture are marked in its table, not here.
 var rules = []rule{
 	{
-		syscalls: []string{"socket"}, test: anyOf, arg: 0, values: []uint32{afUnix}, what: "AF_UNIX",
-		errno: errnoEPERM,
+		syscalls: []string{"socket"}, test: noneOf, arg: 0, values: []uint32{afInet, afInet6},
+		unlessWith: &argPair{value: afNetlink, arg: 2, also: netlinkRoute},
+		what:       "AF_INET or AF_INET6, or AF_NETLINK with args[2] NETLINK_ROUTE",
+		errno:      errnoEPERM,
 		// socketpair(2) stays allowed: it returns an already connected pair
 		// with no name, so it reaches nothing outside the process tree, and
 		// many programs use it for plain IPC.
-		why: "unix sockets reach host services (container engines, ssh-agent, D-Bus) through any socket file visible in the sandbox, outside egress control; a read-only bind does not stop connect(2). socketpair(2) stays allowed: it creates no path to anything",
+		why: "the sandbox's network is its own loopback and the egress bridge; every other address family reaches around it: " +
+			"AF_UNIX host services (container engines, ssh-agent, D-Bus) through any socket file visible in the sandbox, which a read-only bind does not stop; " +
+			"AF_VSOCK the hypervisor's services, which no network namespace separates; AF_PACKET, AF_ALG, the other netlink protocols (uevents and audit are not namespaced) and the rest kernel interfaces no command needs. " +
+			"NETLINK_ROUTE stays: it answers for the sandbox's own network namespace, and getifaddrs (Node's os.networkInterfaces, ip addr) and getaddrinfo use it. " +
+			"socketpair(2) stays allowed: it creates no path to anything",
 	},
 	{
 		syscalls: []string{"io_uring_setup", "io_uring_enter", "io_uring_register"}, test: always,

@@ -252,6 +252,17 @@ func TestSeccomp(t *testing.T) {
 	if got := probe("unix-socket"); !strings.Contains(got, "EPERM") {
 		t.Errorf("unix-socket: got %q, want EPERM", got)
 	}
+	// Only the internet families (and netlink's route protocol, which
+	// answers for the sandbox's own namespace) are open: vsock reaches the
+	// hypervisor around the network namespace.
+	for _, name := range []string{"vsock", "netlink-uevent", "packet"} {
+		if got := probe(name); got != name+": blocked: EPERM" {
+			t.Errorf("%s: got %q, want blocked: EPERM", name, got)
+		}
+	}
+	if got := probe("netlink-route"); got != "netlink-route: allowed" {
+		t.Errorf("netlink-route: got %q, want allowed", got)
+	}
 	// The init outside the filter cannot be reached through its memory.
 	if got := probe("proc-mem 1"); !strings.HasPrefix(got, "proc-mem: blocked") {
 		t.Errorf("proc-mem 1: got %q, want blocked", got)

@@ -63,6 +63,10 @@ func TestProbesUnderFilter(t *testing.T) {
 	}{
 		{[]string{"unix-socket"}, "unix-socket: blocked: EPERM"},
 		{[]string{"socketpair"}, "socketpair: allowed"},
+		{[]string{"vsock"}, "vsock: blocked: EPERM"},
+		{[]string{"netlink-uevent"}, "netlink-uevent: blocked: EPERM"},
+		{[]string{"packet"}, "packet: blocked: EPERM"},
+		{[]string{"netlink-route"}, "netlink-route: allowed"},
 		{[]string{"io-uring"}, "io-uring: blocked: EPERM"},
 		{[]string{"bpf"}, "bpf: blocked: EPERM"},
 		{[]string{"userfaultfd"}, "userfaultfd: blocked: EPERM"},

@@ -17,6 +17,24 @@ func setupErrorf(format string, a ...any) error {
 	return setupError{fmt.Errorf(format, a...)}
 }
 
+// probeSocket opens and closes a socket of the family, type and protocol.
+func probeSocket(family, typ, proto int) func() error {
+	return func() error {
+		fd, err := unix.Socket(family, typ|unix.SOCK_CLOEXEC, proto)
+		if err != nil {
+			return err
+		}
+		return unix.Close(fd)
+	}
+}
+
+var (
+	probeVsock         = probeSocket(unix.AF_VSOCK, unix.SOCK_STREAM, 0)
+	probeNetlinkRoute  = probeSocket(unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_ROUTE)
+	probeNetlinkUevent = probeSocket(unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_KOBJECT_UEVENT)
+	probePacket        = probeSocket(unix.AF_PACKET, unix.SOCK_DGRAM, 0)
+)
+
 func probeIOUring() error {
 	var params [120]byte // struct io_uring_params, zeroed: default setup
 	fd, _, e := unix.Syscall(unix.SYS_IO_URING_SETUP, 1, uintptr(unsafe.Pointer(&params)), 0)

@@ -14,6 +14,10 @@ func unsupported() error {
 }
 
 func probeIOUring() error           { return unsupported() }
+func probeVsock() error             { return unsupported() }
+func probeNetlinkRoute() error      { return unsupported() }
+func probeNetlinkUevent() error     { return unsupported() }
+func probePacket() error            { return unsupported() }
 func probeBPF() error               { return unsupported() }
 func probeUserfaultfd() error       { return unsupported() }
 func probeKeyctl() error            { return unsupported() }
