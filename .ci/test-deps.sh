@@ -38,6 +38,9 @@ test_needs() {
 	/usr/bin/python3 -c 'import setuptools' >/dev/null 2>&1 || need+=(python3-setuptools)
 	/usr/bin/python3 -c 'import wheel' >/dev/null 2>&1 || need+=(python3-wheel)
 	/usr/bin/python3 -c 'import pytest' >/dev/null 2>&1 || need+=(python3-pytest)
+	# The egress tests reach a server on the sandbox's loopback with
+	# requests, as agents' scripts do.
+	/usr/bin/python3 -c 'import requests' >/dev/null 2>&1 || need+=(python3-requests)
 	command -v node >/dev/null 2>&1 || need+=(nodejs)
 	command -v npm >/dev/null 2>&1 || need+=(npm)
 	# The packages' test (.ci/package-test.sh): rpm to read the .rpm, file

@@ -27,10 +27,18 @@ type Bridge struct {
 // proxyVars are the variables ProxyEnv sets, upper and lower case.
 var proxyVars = []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"}
 
+// NoProxy is NO_PROXY inside the sandbox: its own loopback, in the forms
+// common clients parse (curl and Go take CIDR ranges, Python's urllib
+// only names and literals, some clients a bracketed IPv6 literal). The
+// sandbox's loopback is its own network namespace's: a server the command
+// started, never the host's.
+const NoProxy = "localhost,.localhost,127.0.0.1,127.0.0.0/8,::1,[::1]"
+
 // ProxyEnv returns env with the proxy variables pointing at the bridge:
 // HTTP_PROXY and HTTPS_PROXY at http://ADDR, ALL_PROXY at socks5h://ADDR
-// (names resolved by the proxy), NO_PROXY empty, each in upper and lower
-// case. Values env already had for them are dropped.
+// (names resolved by the proxy), NO_PROXY the sandbox's loopback
+// (NoProxy), each in upper and lower case. Values env already had for
+// them are dropped.
 func (b *Bridge) ProxyEnv(env []string) []string {
 	out := make([]string, 0, len(env)+2*len(proxyVars))
 	for _, kv := range env {
@@ -53,7 +61,7 @@ func (b *Bridge) ProxyEnv(env []string) []string {
 		"HTTP_PROXY=http://" + addr,
 		"HTTPS_PROXY=http://" + addr,
 		"ALL_PROXY=socks5h://" + addr,
-		"NO_PROXY=",
+		"NO_PROXY=" + NoProxy,
 	} {
 		k, v, _ := strings.Cut(kv, "=")
 		out = append(out, kv, strings.ToLower(k)+"="+v)

@@ -16,7 +16,7 @@ func TestProxyEnv(t *testing.T) {
 		"HTTP_PROXY=http://127.0.0.1:3128", "http_proxy=http://127.0.0.1:3128",
 		"HTTPS_PROXY=http://127.0.0.1:3128", "https_proxy=http://127.0.0.1:3128",
 		"ALL_PROXY=socks5h://127.0.0.1:3128", "all_proxy=socks5h://127.0.0.1:3128",
-		"NO_PROXY=", "no_proxy=",
+		"NO_PROXY=localhost,.localhost,127.0.0.1,127.0.0.0/8,::1,[::1]", "no_proxy=localhost,.localhost,127.0.0.1,127.0.0.0/8,::1,[::1]",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("ProxyEnv =\n%q\nwant\n%q", got, want)

@@ -40,6 +40,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/sandbox/bwrap"
 	"github.com/gatehouse-dev/gatehouse/sandbox/egress"
+	"github.com/gatehouse-dev/gatehouse/sandbox/sandboxinit"
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/policy"
 )
@@ -182,12 +183,41 @@ func TestEgressEnvironment(t *testing.T) {
 	o := f.run(`env | grep -i _proxy= | sort; cat /etc/resolv.conf`)
 	for _, want := range []string{
 		"ALL_PROXY=socks5h://127.0.0.1:3128\n", "HTTPS_PROXY=http://127.0.0.1:3128\n", "HTTP_PROXY=http://127.0.0.1:3128\n",
-		"NO_PROXY=\n", "all_proxy=socks5h://127.0.0.1:3128\n", "http_proxy=http://127.0.0.1:3128\n",
-		"https_proxy=http://127.0.0.1:3128\n", "no_proxy=\n", "nameserver 127.0.0.1\n",
+		"NO_PROXY=" + sandboxinit.NoProxy + "\n", "all_proxy=socks5h://127.0.0.1:3128\n", "http_proxy=http://127.0.0.1:3128\n",
+		"https_proxy=http://127.0.0.1:3128\n", "no_proxy=" + sandboxinit.NoProxy + "\n", "nameserver 127.0.0.1\n",
 	} {
 		if !strings.Contains(o.Result.Stdout, want) {
 			t.Errorf("environment lacks %q:\n%s", want, o.Result.Stdout)
 		}
+	}
+}
+
+// A server a command starts is reached over its loopback by ordinary
+// clients with their default proxy handling; the proxy is not asked.
+func TestEgressLoopbackStaysInside(t *testing.T) {
+	t.Parallel()
+	f := egressFixture(t, nil, nil)
+	o := f.run(`set -u
+mkdir -p www && echo served > www/index.html
+python3 -m http.server --bind 127.0.0.1 --directory www 8765 >/dev/null 2>&1 &
+for i in $(seq 100); do curl -s --noproxy '*' -o /dev/null http://127.0.0.1:8765/ && break; sleep 0.1; done
+echo "curl $(curl -s http://127.0.0.1:8765/index.html)"
+echo "curl-localhost $(curl -s http://localhost:8765/index.html)"
+/usr/bin/python3 -c 'import urllib.request; print("urllib", urllib.request.urlopen("http://127.0.0.1:8765/index.html").read().decode().strip())'
+/usr/bin/python3 -c 'import urllib.request; print("urllib-localhost", urllib.request.urlopen("http://localhost:8765/index.html").read().decode().strip())'
+/usr/bin/python3 -c 'import requests; print("requests", requests.get("http://127.0.0.1:8765/index.html").text.strip())'
+node -e 'fetch("http://127.0.0.1:8765/index.html").then(r => r.text()).then(t => console.log("node", t.trim()))'
+` + bwrap.InitPath + ` escape-probe http-get http://127.0.0.1:8765/index.html
+` + bwrap.InitPath + ` escape-probe http-get http://localhost:8765/index.html
+kill %1`)
+	for _, want := range []string{"curl served", "curl-localhost served", "urllib served", "urllib-localhost served", "requests served",
+		"node served", "http-get: allowed\nhttp-get: allowed"} {
+		if !strings.Contains(o.Result.Stdout, want+"\n") {
+			t.Errorf("missing %q in:\n%s\nstderr:\n%s", want, o.Result.Stdout, o.Result.Stderr)
+		}
+	}
+	if len(o.Event.Egress.DeniedHosts) != 0 || o.Event.Egress.Allowed != 0 {
+		t.Errorf("the proxy was asked: %+v", o.Event.Egress)
 	}
 }
 

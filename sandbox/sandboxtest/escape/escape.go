@@ -39,6 +39,7 @@ import (
 	"io"
 	"maps"
 	"net"
+	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -93,6 +94,8 @@ var probes = map[string]probe{
 		run: noArgs(probeUnshareUser)},
 	"tcp": {args: "HOST:PORT", doc: "TCP connect, 2s timeout",
 		run: func(a []string) error { return dialCheck("tcp", a[0]) }},
+	"http-get": {args: "URL", doc: "GET URL with Go's default client (proxy from the environment), 5s timeout; allowed means 200",
+		run: func(a []string) error { return httpGet(a[0]) }},
 	"resolve": {args: "NAME", doc: "DNS lookup, 3s timeout",
 		run: func(a []string) error { return resolve(a[0]) }},
 	"read": {args: "PATH", doc: "read the file at PATH",
@@ -184,6 +187,21 @@ func dialCheck(network, addr string) error {
 		return err
 	}
 	return c.Close()
+}
+
+// httpGet fetches url with a client like http.DefaultClient's: proxies
+// from the environment (NO_PROXY included).
+func httpGet(url string) error {
+	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{Proxy: http.ProxyFromEnvironment}}
+	resp, err := c.Get(url)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("status %s", resp.Status)
+	}
+	return nil
 }
 
 func resolve(name string) error {
