@@ -1,7 +1,7 @@
 package service
 
 // The service's side of the dashboard (service/dashboard): it listens on
-// 127.0.0.1 when exec.dashboard.enabled says so, hands out login URLs over
+// 127.0.0.1 when exec.dashboard.enabled says so, hands out login codes over
 // the socket, and offers the dashboard what the admission API offers, plus
 // the workspaces and the configuration in force.
 
@@ -22,9 +22,9 @@ type Dashboard interface {
 	// Listen takes l to serve on; Serve serves on it until ctx ends.
 	Listen(l net.Listener) error
 	Serve(ctx context.Context) error
-	// LoginURL returns the address with a new one-time login code; it
-	// fails before Listen.
-	LoginURL() (string, error)
+	// Login returns a new one-time login code, the sign-in form's
+	// address and the page that posts the code; it fails before Listen.
+	Login() (api.DashboardLoginResponse, error)
 }
 
 // startDashboard listens on 127.0.0.1 at the configured port and serves
@@ -68,8 +68,8 @@ type dashboardState struct {
 	err string
 }
 
-// DashboardLogin returns the dashboard's address with a new one-time
-// login code, or why there is none.
+// DashboardLogin returns a new one-time login code for the dashboard,
+// with its sign-in page, or why there is none.
 func (s *Service) DashboardLogin() api.DashboardLoginResponse {
 	st := s.dashboard.Load()
 	switch {
@@ -80,11 +80,11 @@ func (s *Service) DashboardLogin() api.DashboardLoginResponse {
 	case st.err != "":
 		return api.DashboardLoginResponse{Error: st.err}
 	}
-	u, err := st.d.LoginURL()
+	r, err := st.d.Login()
 	if err != nil {
 		return api.DashboardLoginResponse{Error: err.Error()}
 	}
-	return api.DashboardLoginResponse{URL: u}
+	return r
 }
 
 // AddWorkspace trusts dir as a workspace root, as gatehouse workspace add

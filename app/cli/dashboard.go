@@ -20,6 +20,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/app/tray"
 	"github.com/gatehouse-dev/gatehouse/service"
+	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/audit"
 	"github.com/gatehouse-dev/gatehouse/service/dashboard"
 	"github.com/gatehouse-dev/gatehouse/service/localapi"
@@ -34,11 +35,14 @@ var dashboardCmd = &command{name: "dashboard",
 
 const dashboardUsage = `usage: gatehouse dashboard [--no-open]
 
-Prints the address of the dashboard the running service serves on
-127.0.0.1, with a one-time login code, and opens it in the browser
-(xdg-open, open on macOS; --no-open, or no opener, only prints it). The
-code works once, for five minutes: the page exchanges it for a session
-and drops it from the address bar (docs/dashboard.md).`
+Asks the running service for a one-time login code and opens the
+dashboard it serves on 127.0.0.1, signed in: the browser's opener
+(xdg-open, open on macOS) is handed a sign-in page the service wrote in a
+directory only you can enter, never the code, which an argument list would
+show to every local user. It prints the sign-in address, the code and the
+page: where the browser cannot open the page (a snap or flatpak browser),
+paste the code into the form at the address. --no-open, or no opener,
+only prints. The code works once, for five minutes (docs/dashboard.md).`
 
 func runDashboard(fl *flag.FlagSet) runFunc {
 	noOpen := fl.Bool("no-open", false, "")
@@ -50,38 +54,46 @@ func runDashboard(fl *flag.FlagSet) runFunc {
 		if err != nil {
 			return err
 		}
-		u, err := c.DashboardLogin(ctx)
+		l, err := c.DashboardLogin(ctx)
 		switch {
 		case errors.Is(err, localapi.ErrNotRunning):
 			return withHint(err, "the service serves the dashboard; "+notRunningHint)
 		case err != nil:
 			return err
 		}
-		fmt.Fprintln(env.Stdout, u)
+		fmt.Fprintf(env.Stdout, "dashboard:    %s\nlogin code:   %s\n", l.URL, l.Code)
+		if l.LaunchFile != "" {
+			fmt.Fprintf(env.Stdout, "sign-in page: %s\n", l.LaunchFile)
+		}
 		if *noOpen {
 			return nil
 		}
-		if err := openURL(env, u); err != nil {
-			fmt.Fprintf(env.Stderr, "gatehouse: no browser opened (%v); open the address above\n", err)
+		if l.LaunchFile == "" {
+			fmt.Fprintln(env.Stderr, "gatehouse: no browser opened (the service wrote no sign-in page); paste the code at the address above")
+			return nil
+		}
+		if err := openPage(env, l.LaunchFile); err != nil {
+			fmt.Fprintf(env.Stderr, "gatehouse: no browser opened (%v); paste the code at the address above\n", err)
 		}
 		return nil
 	}
 }
 
-// openURL opens u in the desktop's browser: xdg-open (open on macOS), as
-// found in the PATH of env.
-func openURL(env *Env, u string) error {
+// openPage opens the file page in the desktop's browser: xdg-open (open
+// on macOS), as found in the PATH of env. Its argument list holds the
+// page's path and nothing else.
+func openPage(env *Env, page string) error {
 	name := "xdg-open"
 	switch runtime.GOOS {
 	case "darwin":
 		name = "open"
 	case "windows":
-		return tray.Open(u)
+		return tray.Open(page)
 	}
 	for _, dir := range filepath.SplitList(env.Getenv("PATH")) {
 		p := filepath.Join(dir, name)
 		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			cmd := exec.Command(p, u)
+			cmd := exec.Command(p, page)
 			if err := cmd.Start(); err != nil {
 				return fmt.Errorf("running %s: %w", p, err)
 			}
@@ -99,7 +111,7 @@ func serveDashboard(ctx context.Context, env *Env, opts policy.LoadOptions, logg
 	return func(svc *service.Service) service.Dashboard {
 		o := dashboard.Options{Service: svc, Logger: logger, Doctor: func(ctx context.Context) (string, bool, error) {
 			return doctorText(ctx, env)
-		}}
+		}, LaunchDir: launchDir(env, opts.Home)}
 		st, err := audit.Open(ctx, audit.Options{Path: auditPath(env, opts.Home), Keys: keyStore(env)})
 		if err != nil {
 			o.TrailError = err.Error()
@@ -113,6 +125,13 @@ func serveDashboard(ctx context.Context, env *Env, opts policy.LoadOptions, logg
 		}
 		return d
 	}
+}
+
+// launchDir is where the dashboard writes its sign-in pages: beside the
+// service's socket, in the directory only this user enters
+// ($XDG_RUNTIME_DIR/gatehouse/dashboard), which no sandbox sees.
+func launchDir(env *Env, home string) string {
+	return filepath.Join(filepath.Dir(servicePaths(env, home).socket), "dashboard")
 }
 
 // doctorText runs gatehouse doctor in this process and returns what it
@@ -139,4 +158,6 @@ func (b brokenDashboard) Listen(l net.Listener) error {
 
 func (b brokenDashboard) Serve(ctx context.Context) error { return b.err }
 
-func (b brokenDashboard) LoginURL() (string, error) { return "", b.err }
+func (b brokenDashboard) Login() (api.DashboardLoginResponse, error) {
+	return api.DashboardLoginResponse{}, b.err
+}

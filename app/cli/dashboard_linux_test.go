@@ -90,11 +90,14 @@ func (u *dashUser) gatehouseEnv(ctx context.Context, over []string, args ...stri
 }
 
 // The dashboard end to end in a real headless Chromium against a real
-// service: log in through the URL gatehouse dashboard prints, see a
+// service: log in through the sign-in page gatehouse dashboard hands the
+// opener (whose argument list, like every process's, never holds the
+// login code), see a
 // command run appear live, open its card, approve a held command from the
 // Approvals page and see it run, add and remove a workspace, find the
-// source of a user-file value on the policy page; and a form on a second
-// origin posting to the dashboard gets nothing done. With -update it
+// source of a user-file value on the policy page; a form on a second
+// origin posting to the dashboard gets nothing done; and a browser
+// without the session signs in with the code typed into the form. With -update it
 // writes the screenshots in docs/.
 func TestDashboardInChromium(t *testing.T) {
 	chrome := requireBrowser(t)
@@ -154,15 +157,13 @@ policy:
 			t.Error("the service did not stop")
 		}
 	})
-	var login string
 	for start := time.Now(); ; time.Sleep(50 * time.Millisecond) {
-		// No opener in PATH: it prints the address, says so, and succeeds.
+		// No opener in PATH: it prints the code, says so, and succeeds.
 		code, out, errs := u.gatehouseEnv(context.Background(), []string{"PATH", t.TempDir()}, "dashboard")
 		if code == 0 {
-			if !strings.Contains(errs, "no browser opened") {
-				t.Errorf("without an opener: stderr %q", errs)
+			if !strings.Contains(errs, "no browser opened") || !strings.Contains(out, "login code:") {
+				t.Errorf("without an opener: stdout %q stderr %q", out, errs)
 			}
-			login = strings.TrimSpace(out)
 			break
 		}
 		if time.Since(start) > 20*time.Second {
@@ -174,10 +175,42 @@ policy:
 			t.Fatalf("gatehouse dashboard: exit %d: %s%s", code, out, errs)
 		}
 	}
-	if !regexp.MustCompile(`^http://127\.0\.0\.1:[0-9]+/login\?code=[A-Za-z0-9_-]{43}$`).MatchString(login) {
-		t.Fatalf("gatehouse dashboard printed %q", login)
+	// The opener: an xdg-open that keeps the argument list it was given,
+	// as every local user can read it in /proc.
+	opener := t.TempDir()
+	script := "#!/bin/sh\ncat /proc/$$/cmdline > " + opener + "/cmdline.tmp && mv " + opener + "/cmdline.tmp " + opener + "/cmdline\n"
+	if err := os.WriteFile(filepath.Join(opener, "xdg-open"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
 	}
-	base := login[:strings.Index(login, "/login")]
+	code, out, errs := u.gatehouseEnv(context.Background(), []string{"PATH", opener + ":" + os.Getenv("PATH")}, "dashboard")
+	m := regexp.MustCompile(`^dashboard: +(http://127\.0\.0\.1:[0-9]+)/login\nlogin code: +([A-Za-z0-9_-]{43})\nsign-in page: +(/\S+\.html)\n$`).FindStringSubmatch(out)
+	if code != 0 || m == nil || errs != "" {
+		t.Fatalf("gatehouse dashboard: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	base, loginCode, signIn := m[1], m[2], m[3]
+	var cmdline []byte
+	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
+		if cmdline, err = os.ReadFile(filepath.Join(opener, "cmdline")); err == nil {
+			break
+		}
+		if time.Since(start) > 20*time.Second {
+			t.Fatal("the opener never ran")
+		}
+	}
+	if args := strings.Split(strings.TrimSuffix(string(cmdline), "\x00"), "\x00"); len(args) != 3 || args[2] != signIn {
+		t.Errorf("the opener's arguments %q, want the sign-in page %s alone", args, signIn)
+	}
+	if strings.Contains(string(cmdline), loginCode) {
+		t.Errorf("the login code is in the opener's argument list: %q", cmdline)
+	}
+	if dir := filepath.Join(u.vars["XDG_RUNTIME_DIR"], "gatehouse", "dashboard"); filepath.Dir(signIn) != dir {
+		t.Errorf("the sign-in page %s is not in %s", signIn, dir)
+	}
+	for path, want := range map[string]os.FileMode{filepath.Dir(signIn): 0o700 | os.ModeDir, signIn: 0o600} {
+		if fi, err := os.Lstat(path); err != nil || fi.Mode() != want {
+			t.Errorf("%s: mode %v (%v), want %v", path, fi.Mode(), err, want)
+		}
+	}
 
 	// The browser.
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chrome), chromedp.WindowSize(1280, 860),
@@ -234,11 +267,22 @@ policy:
 		shots[name] = b
 	}
 
-	// Log in: the code is exchanged and leaves the address bar.
-	do("logging in", chromedp.Navigate(login), chromedp.WaitVisible(chromedp.CSS("#executions")))
+	// Log in as the opener would have the browser do: it opens the page
+	// it was handed, which posts the code; the code is spent, its page
+	// removed, and no process's argument list ever held it.
+	do("logging in", chromedp.Navigate("file://"+signIn), chromedp.WaitVisible(chromedp.CSS("#executions")))
 	loc := value("the address", chromedp.Location())
 	if loc != base+"/executions" {
 		t.Errorf("after login the address is %q", loc)
+	}
+	if _, err := os.Lstat(signIn); err == nil {
+		t.Errorf("the sign-in page %s outlived its code", signIn)
+	}
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		if b, err := os.ReadFile(p); err == nil && strings.Contains(string(b), loginCode) {
+			t.Errorf("%s holds the login code: %q", p, b)
+		}
 	}
 	do("waiting for the live stream", chromedp.WaitVisible(chromedp.CSS("#live.on")))
 
@@ -364,6 +408,28 @@ policy:
 	}
 	if slices.Contains(trusted(), work) {
 		t.Error("the cross-origin post trusted a workspace")
+	}
+
+	// A browser without the session (a new browser context: its own
+	// cookies) signs in with the form and a code typed in, as from a
+	// browser that cannot open the sign-in page.
+	tctx, cancelTyped := chromedp.NewContext(bctx, chromedp.WithNewBrowserContext())
+	defer cancelTyped()
+	if err := chromedp.Do(tctx, chromedp.Navigate(base+"/executions"), chromedp.WaitVisible(chromedp.CSS("h1"))); err != nil {
+		t.Fatalf("signed out: %v", err)
+	}
+	if h, err := chromedp.Run(tctx, chromedp.Text(chromedp.CSS("h1"))); err != nil || !strings.Contains(h, "Sign in") {
+		t.Fatalf("signed out: %q %v", h, err)
+	}
+	code, out, _ = u.gatehouse(context.Background(), "dashboard", "--no-open")
+	typed := regexp.MustCompile(`login code: +(\S+)`).FindStringSubmatch(out)
+	if code != 0 || typed == nil {
+		t.Fatalf("gatehouse dashboard --no-open: exit %d: %q", code, out)
+	}
+	if err := chromedp.Do(tctx, chromedp.Navigate(base+"/login"), chromedp.WaitVisible(chromedp.CSS("#sign-in")),
+		chromedp.SendKeys(chromedp.CSS(`input[name="code"]`), typed[1]), chromedp.Click(chromedp.CSS("#sign-in")),
+		chromedp.WaitVisible(chromedp.CSS("#executions"))); err != nil {
+		t.Fatalf("signing in with a typed code: %v", err)
 	}
 
 	if *update {

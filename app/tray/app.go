@@ -223,16 +223,22 @@ func (a *app) answer(ctx context.Context, id, answer string) {
 	a.update(func(s *State) { s.RemoveApproval(id) })
 }
 
-// openDashboard opens the dashboard with a login code the service gives.
+// openDashboard opens the dashboard signed in: the opener gets the
+// sign-in page the service wrote for a new login code, never the code
+// (an argument list is readable by every local user).
 func (a *app) openDashboard(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	u, err := a.opts.Client.DashboardLogin(ctx)
+	l, err := a.opts.Client.DashboardLogin(ctx)
 	if err != nil {
 		a.notify("Gatehouse: no dashboard", err.Error())
 		return
 	}
-	if err := a.opts.Open(u); err != nil {
+	if l.LaunchFile == "" {
+		a.notify("Gatehouse: cannot open the dashboard", "the service wrote no sign-in page; run gatehouse dashboard in a terminal for a login code")
+		return
+	}
+	if err := a.opts.Open(l.LaunchFile); err != nil {
 		a.notify("Gatehouse: cannot open the dashboard", err.Error())
 	}
 }

@@ -14,6 +14,13 @@ import (
 	"github.com/gatehouse-dev/gatehouse/service/socket"
 )
 
+// The fake service's dashboard login: a code, and the sign-in page that
+// would post it.
+const (
+	fakeLoginCode  = "Zm9yZ2VkLWxvZ2luLWNvZGUtbm90LWEtcmVhbC1vbmUx"
+	fakeSignInPage = "/run/user/1000/gatehouse/dashboard/login-0123456789abcdef.html"
+)
+
 // fakeService serves the part of the admission API the tray reads, on a
 // unix socket, from state the test sets: status, events, approvals,
 // answers, workspaces and the live stream. It can be stopped and started
@@ -88,7 +95,7 @@ func (f *fakeService) start() {
 	})
 	mux.HandleFunc("GET "+api.PathStream, f.stream)
 	mux.HandleFunc("POST "+api.PathDashboardLogin, func(w http.ResponseWriter, r *http.Request) {
-		reply(w, api.DashboardLoginResponse{URL: "http://127.0.0.1:1/login?code=test"})
+		reply(w, api.DashboardLoginResponse{URL: "http://127.0.0.1:1/login", Code: fakeLoginCode, LaunchFile: fakeSignInPage})
 	})
 	srv := &http.Server{Handler: mux}
 	f.mu.Lock()

@@ -24,9 +24,9 @@ type Client interface {
 	Approvals(ctx context.Context) ([]api.Approval, error)
 	Answer(ctx context.Context, req api.AnswerRequest) (*api.AnswerResponse, error)
 	Workspaces(ctx context.Context) ([]api.Workspace, error)
-	// DashboardLogin returns the dashboard's address with a one-time
-	// login code.
-	DashboardLogin(ctx context.Context) (string, error)
+	// DashboardLogin returns a one-time login code for the dashboard
+	// and the sign-in page that posts it.
+	DashboardLogin(ctx context.Context) (*api.DashboardLoginResponse, error)
 	// Stream calls fn with each notice of the live stream until ctx ends
 	// (nil) or the service goes away (an error).
 	Stream(ctx context.Context, fn func(api.StreamNotice)) error

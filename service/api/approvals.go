@@ -19,18 +19,24 @@ const (
 	// PathSessionEnd says an agent's session ended (POST
 	// SessionEndRequest): its approve-for-session grants end.
 	PathSessionEnd = "/v1/session/end"
-	// PathDashboardLogin returns the dashboard's address with a new
-	// one-time login code (POST, DashboardLoginResponse).
+	// PathDashboardLogin returns a new one-time login code for the
+	// dashboard (POST, DashboardLoginResponse).
 	PathDashboardLogin = "/v1/dashboard/login"
 )
 
-// DashboardLoginResponse is the dashboard's login URL: its address on
-// 127.0.0.1 with a one-time code, which the page exchanges for a session
-// cookie. Error says why there is none (the dashboard is off, or could not
-// listen).
+// DashboardLoginResponse is a one-time login code for the dashboard,
+// which a browser posts to exchange for a session cookie. The code never
+// goes into an address or an argument list (every local user reads those
+// in /proc): an opener is handed LaunchFile, a page (0600, in a 0700
+// directory) that posts the code when opened; a person may type Code into
+// the form at URL. Error says why there is none (the dashboard is off, or
+// could not listen).
 type DashboardLoginResponse struct {
-	URL   string `json:"url,omitempty"`
-	Error string `json:"error,omitempty"`
+	// URL is the dashboard's sign-in form, http://127.0.0.1:PORT/login.
+	URL        string `json:"url,omitempty"`
+	Code       string `json:"code,omitempty"`
+	LaunchFile string `json:"launch_file,omitempty"`
+	Error      string `json:"error,omitempty"`
 }
 
 // Kinds of approval request.

@@ -12,10 +12,13 @@
 //     else 421: a page on another name that resolves here (DNS rebinding)
 //     gets nothing.
 //   - A page needs a session: a cookie (HttpOnly, SameSite=Strict) the
-//     browser gets by presenting a one-time login code, which only the
-//     user can get from the service's socket (gatehouse dashboard, the
-//     tray). A code works once, for five minutes; sessions live in memory
-//     and end with the service.
+//     browser gets by posting a one-time login code, which only the user
+//     can get from the service's socket (gatehouse dashboard, the tray).
+//     A code works once, for five minutes; sessions live in memory and
+//     end with the service. A code never rides an address or an argument
+//     list (which every local user reads in /proc): the opener is handed
+//     a sign-in page in a directory only the user enters, which posts the
+//     code, or the user types the code the terminal shows (login.go).
 //   - A request that changes anything is a POST with the session, an
 //     Origin header naming this dashboard's own origin, and the session's
 //     CSRF token; anything else is refused 403.
@@ -88,6 +91,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Now returns the current time; tests replace it.
 	Now func() time.Time
+	// LaunchDir is where Login writes its sign-in pages: a directory
+	// only this user may enter (made 0700; an existing one must belong
+	// to the user). "" writes none.
+	LaunchDir string
 }
 
 // Lifetimes of the secrets.
@@ -111,7 +118,7 @@ type Server struct {
 	doctorMu sync.Mutex
 
 	mu       sync.Mutex
-	codes    map[[32]byte]time.Time // hashes of login codes → expiry
+	codes    map[[32]byte]loginCode // hashes of login codes → their expiry and page
 	sessions map[[32]byte]*session  // hashes of cookies → session
 }
 
@@ -138,7 +145,7 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	return &Server{opts: opts, log: opts.Logger, tmpl: t,
-		codes: map[[32]byte]time.Time{}, sessions: map[[32]byte]*session{}}, nil
+		codes: map[[32]byte]loginCode{}, sessions: map[[32]byte]*session{}}, nil
 }
 
 // Listen takes l, which must be a TCP listener on a loopback address, for
@@ -180,6 +187,7 @@ func (s *Server) Serve(ctx context.Context) error {
 		srv.Shutdown(sctx)
 	})
 	defer stop()
+	defer s.dropCodes() // their sign-in pages go with the service
 	err := srv.Serve(l)
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
@@ -189,35 +197,6 @@ func (s *Server) Serve(ctx context.Context) error {
 
 // Port is the port Listen took; 0 before.
 func (s *Server) Port() int { return int(s.port.Load()) }
-
-// LoginURL returns the dashboard's address with a new one-time login code.
-func (s *Server) LoginURL() (string, error) {
-	port := s.Port()
-	if port == 0 {
-		return "", errors.New("the dashboard is not listening yet")
-	}
-	code := secret()
-	now := s.opts.Now()
-	s.mu.Lock()
-	for h, exp := range s.codes {
-		if now.After(exp) {
-			delete(s.codes, h)
-		}
-	}
-	for len(s.codes) >= maxCodes { // the oldest goes first
-		var oldest [32]byte
-		first := true
-		for h, exp := range s.codes {
-			if first || exp.Before(s.codes[oldest]) {
-				oldest, first = h, false
-			}
-		}
-		delete(s.codes, oldest)
-	}
-	s.codes[sha256.Sum256([]byte(code))] = now.Add(codeTTL)
-	s.mu.Unlock()
-	return fmt.Sprintf("http://127.0.0.1:%d/login?code=%s", port, code), nil
-}
 
 // secret returns 32 random bytes, base64url.
 func secret() string {
@@ -230,7 +209,8 @@ func secret() string {
 // package comment in front of it.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /login", s.login)
+	mux.HandleFunc("GET /login", s.loginPage)
+	mux.HandleFunc("POST /login", s.login)
 	mux.Handle("GET /static/", staticHandler())
 	page := func(pattern string, h func(http.ResponseWriter, *http.Request, *session)) {
 		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) { s.withSession(w, r, h) })
@@ -277,47 +257,6 @@ func (s *Server) hostOK(host string) bool {
 	return host == "127.0.0.1:"+port || host == "localhost:"+port
 }
 
-// login exchanges a login code for a session: the cookie, then a
-// redirect that drops the code from the address bar.
-func (s *Server) login(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet { // a HEAD (a link preview) spends nothing
-		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
-		return
-	}
-	code := r.URL.Query().Get("code")
-	h := sha256.Sum256([]byte(code))
-	now := s.opts.Now()
-	s.mu.Lock()
-	exp, ok := s.codes[h]
-	delete(s.codes, h)
-	if ok && now.After(exp) {
-		ok = false
-	}
-	var cookie string
-	if ok {
-		for k, ss := range s.sessions {
-			if now.After(ss.expires) {
-				delete(s.sessions, k)
-			}
-		}
-		if len(s.sessions) >= maxSession {
-			ok = false
-		} else {
-			cookie = secret()
-			s.sessions[sha256.Sum256([]byte(cookie))] = &session{csrf: secret(), expires: now.Add(sessionTTL)}
-		}
-	}
-	s.mu.Unlock()
-	if !ok || code == "" {
-		s.message(w, http.StatusForbidden, "This login link does not work",
-			"A login link works once, for five minutes. Run gatehouse dashboard (or use Open dashboard in the tray) for a new one.")
-		return
-	}
-	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: cookie, Path: "/", HttpOnly: true,
-		SameSite: http.SameSiteStrictMode, MaxAge: int(sessionTTL / time.Second)})
-	http.Redirect(w, r, "/executions", http.StatusSeeOther)
-}
-
 // withSession calls h with the request's session, or refuses: no valid
 // cookie is 401; a POST without this origin and the session's CSRF token
 // is 403.
@@ -336,7 +275,7 @@ func (s *Server) withSession(w http.ResponseWriter, r *http.Request, h func(http
 	}
 	if ss == nil {
 		s.message(w, http.StatusUnauthorized, "Sign in to the dashboard",
-			"Run gatehouse dashboard (or use Open dashboard in the tray): it opens this dashboard with a one-time login code.")
+			"Run gatehouse dashboard (or use Open dashboard in the tray): it opens a page that signs in with a one-time login code, and prints the code for the form at /login.")
 		return
 	}
 	if r.Method == http.MethodPost {

@@ -3,8 +3,10 @@ package dashboard
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/http/cookiejar"
@@ -115,8 +117,10 @@ type fixture struct {
 	svc   *fakeService
 	trail *audit.Store
 	base  string // http://127.0.0.1:PORT
-	mu    sync.Mutex
-	skew  time.Duration
+	// launchDir is where the sign-in pages are written.
+	launchDir string
+	mu        sync.Mutex
+	skew      time.Duration
 }
 
 func newFixture(t testing.TB, events int) *fixture {
@@ -142,7 +146,8 @@ func newFixture(t testing.TB, events int) *fixture {
 	f := &fixture{t: t, trail: st}
 	f.svc = &fakeService{loaded: l, notices: make(chan api.StreamNotice, 8),
 		ws: []api.Workspace{{Path: "/w/policy", Origin: api.WorkspacePolicy}, {Path: "/w/trusted", Origin: api.WorkspaceTrusted, By: "cli", Added: time.Now()}}}
-	f.srv, err = New(Options{Service: f.svc, Trail: st, Now: f.time})
+	f.launchDir = filepath.Join(dir, "run", "dashboard")
+	f.srv, err = New(Options{Service: f.svc, Trail: st, Now: f.time, LaunchDir: f.launchDir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,18 +202,34 @@ func (f *fixture) client() *http.Client {
 	return &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
 
-// login signs c in with a new code and returns the code.
+// login signs c in with a new code, posted as the sign-in page posts it,
+// and returns the code.
 func (f *fixture) login(c *http.Client) string {
 	f.t.Helper()
-	u, err := f.srv.LoginURL()
+	l, err := f.srv.Login()
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	resp := f.get(c, u, nil)
-	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/executions" {
-		f.t.Fatalf("login: %s, Location %q", resp.Status, resp.Header.Get("Location"))
+	resp, body := f.postCode(c, l.Code, "null", nil)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, `<meta http-equiv="refresh" content="0;url=/executions">`) {
+		f.t.Fatalf("login: %s\n%s", resp.Status, body)
 	}
-	return strings.TrimPrefix(u, f.base+"/login?code=")
+	return l.Code
+}
+
+// postCode posts a login code with origin as its Origin header ("" for
+// none); mod changes the request.
+func (f *fixture) postCode(c *http.Client, code, origin string, mod func(*http.Request)) (*http.Response, string) {
+	f.t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, f.base+"/login", strings.NewReader(url.Values{"code": {code}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if origin != "" {
+		req.Header.Set("Origin", origin)
+	}
+	if mod != nil {
+		mod(req)
+	}
+	return f.do(c, req)
 }
 
 func (f *fixture) do(c *http.Client, req *http.Request) (*http.Response, string) {
@@ -269,12 +290,14 @@ func TestForeignHostRefused(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 3)
 	c := f.client()
-	code := f.login(c)
+	f.login(c)
 	port := f.srv.Port()
+	fresh, _ := f.srv.Login()
 	for _, host := range []string{"evil.example", fmt.Sprintf("evil.example:%d", port), fmt.Sprintf("127.0.0.1:%d", port+1),
 		fmt.Sprintf("127.0.0.2:%d", port), fmt.Sprintf("[::1]:%d", port), fmt.Sprintf("localhost.:%d", port), "127.0.0.1", "localhost"} {
-		for _, path := range []string{"/executions", "/login?code=" + code, "/static/app.js", "/stream"} {
-			resp, body := f.getBody(c, f.base+path, func(r *http.Request) { r.Host = host })
+		sethost := func(r *http.Request) { r.Host = host }
+		for _, path := range []string{"/executions", "/login", "/static/app.js", "/stream"} {
+			resp, body := f.getBody(c, f.base+path, sethost)
 			if resp.StatusCode != http.StatusMisdirectedRequest || strings.Contains(body, "Executions") {
 				t.Errorf("Host %q %s: %s, want 421", host, path, resp.Status)
 			}
@@ -282,24 +305,26 @@ func TestForeignHostRefused(t *testing.T) {
 				t.Errorf("Host %q %s: refused without a CSP", host, path)
 			}
 		}
+		for _, origin := range []string{"null", "http://" + host} {
+			if resp, _ := f.postCode(f.client(), fresh.Code, origin, sethost); resp.StatusCode != http.StatusMisdirectedRequest || resp.Header.Get("Set-Cookie") != "" {
+				t.Errorf("Host %q: posting a code from %s: %s, want 421", host, origin, resp.Status)
+			}
+		}
+	}
+	// The code presented under the foreign Hosts was not spent.
+	if resp, _ := f.postCode(f.client(), fresh.Code, "null", nil); resp.StatusCode != http.StatusOK {
+		t.Errorf("a code presented under a foreign Host was spent: %s", resp.Status)
 	}
 	for _, host := range []string{fmt.Sprintf("127.0.0.1:%d", port), fmt.Sprintf("localhost:%d", port)} {
 		c := f.client()
-		u, _ := f.srv.LoginURL()
+		l, _ := f.srv.Login()
 		sethost := func(r *http.Request) { r.Host = host }
-		if resp := f.get(c, u, sethost); resp.StatusCode != http.StatusSeeOther {
-			t.Errorf("Host %q: login %s, want 303", host, resp.Status)
+		if resp, _ := f.postCode(c, l.Code, "http://"+host, sethost); resp.StatusCode != http.StatusOK {
+			t.Errorf("Host %q: login %s, want 200", host, resp.Status)
 		}
 		if resp := f.get(c, f.base+"/executions", sethost); resp.StatusCode != http.StatusOK {
 			t.Errorf("Host %q: %s, want 200", host, resp.Status)
 		}
-	}
-	// The code presented under a foreign Host was not spent... it was
-	// spent by login above; a fresh one presented there stays good.
-	u, _ := f.srv.LoginURL()
-	f.get(f.client(), u, func(r *http.Request) { r.Host = "evil.example:" + fmt.Sprint(port) })
-	if resp := f.get(f.client(), u, nil); resp.StatusCode != http.StatusSeeOther {
-		t.Errorf("a code shown under a foreign Host was spent: %s", resp.Status)
 	}
 }
 
@@ -325,25 +350,29 @@ func TestNoCookieRefused(t *testing.T) {
 	}
 }
 
-// A login code works once, within its five minutes; the session cookie is
-// HttpOnly and SameSite=Strict, and the redirect drops the code.
+// A login code works once, within its five minutes, posted from the
+// sign-in page (Origin null) or the dashboard's own form, and from no
+// other origin; the session cookie is HttpOnly and SameSite=Strict.
 func TestLoginCodeWorksOnce(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 3)
-	u, err := f.srv.LoginURL()
+	l, err := f.srv.Login()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(u, f.base+"/login?code=") || len(u) < len(f.base)+50 {
-		t.Fatalf("login URL %q", u)
+	if l.URL != f.base+"/login" || len(l.Code) != 43 {
+		t.Fatalf("login %+v", l)
 	}
 	c := f.client()
-	if resp := f.get(c, u, func(r *http.Request) { r.Method = http.MethodHead }); resp.StatusCode != http.StatusMethodNotAllowed {
-		t.Errorf("HEAD of the login URL: %s", resp.Status)
+	// Another origin, or none, does not spend it.
+	for _, origin := range []string{"", "http://evil.example", strings.Replace(f.base, "127.0.0.1", "localhost", 1), "file://"} {
+		if resp, _ := f.postCode(c, l.Code, origin, nil); resp.StatusCode != http.StatusForbidden || resp.Header.Get("Set-Cookie") != "" {
+			t.Errorf("Origin %q: %s, want 403", origin, resp.Status)
+		}
 	}
-	resp := f.get(c, u, nil)
-	if resp.StatusCode != http.StatusSeeOther || strings.Contains(resp.Header.Get("Location"), "code") {
-		t.Fatalf("first use: %s to %q", resp.Status, resp.Header.Get("Location"))
+	resp, body := f.postCode(c, l.Code, "null", nil)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, `<meta http-equiv="refresh" content="0;url=/executions">`) {
+		t.Fatalf("first use: %s\n%s", resp.Status, body)
 	}
 	sc := resp.Header.Get("Set-Cookie")
 	for _, want := range []string{"gatehouse_session=", "HttpOnly", "SameSite=Strict", "Path=/"} {
@@ -355,24 +384,137 @@ func TestLoginCodeWorksOnce(t *testing.T) {
 		t.Fatalf("signed in: %s", resp.Status)
 	}
 	other := f.client()
-	if resp := f.get(other, u, nil); resp.StatusCode != http.StatusForbidden || resp.Header.Get("Set-Cookie") != "" {
+	if resp, _ := f.postCode(other, l.Code, f.base, nil); resp.StatusCode != http.StatusForbidden || resp.Header.Get("Set-Cookie") != "" {
 		t.Errorf("second use: %s, Set-Cookie %q", resp.Status, resp.Header.Get("Set-Cookie"))
 	}
 	if resp := f.get(other, f.base+"/executions", nil); resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("after a refused login: %s", resp.Status)
 	}
-	for _, bad := range []string{"", "?code=", "?code=" + strings.Repeat("A", 43)} {
-		if resp := f.get(f.client(), f.base+"/login"+bad, nil); resp.StatusCode != http.StatusForbidden {
-			t.Errorf("login%s: %s", bad, resp.Status)
+	for _, bad := range []string{"", strings.Repeat("A", 43)} {
+		if resp, _ := f.postCode(f.client(), bad, f.base, nil); resp.StatusCode != http.StatusForbidden {
+			t.Errorf("code %q: %s", bad, resp.Status)
 		}
 	}
+	// The dashboard's own form: typed in, posted from its origin.
+	typed, _ := f.srv.Login()
+	c2 := f.client()
+	if resp, body := f.getBody(c2, f.base+"/login", nil); resp.StatusCode != http.StatusOK || !strings.Contains(body, `<form method="post" action="/login"`) {
+		t.Errorf("the sign-in form: %s\n%s", resp.Status, body)
+	}
+	if resp, _ := f.postCode(c2, " "+typed.Code+"\n", f.base, nil); resp.StatusCode != http.StatusOK {
+		t.Errorf("a typed code: %s", resp.Status)
+	}
+	if resp := f.get(c2, f.base+"/executions", nil); resp.StatusCode != http.StatusOK {
+		t.Errorf("signed in by the form: %s", resp.Status)
+	}
 	// Expired: six minutes later.
-	late, _ := f.srv.LoginURL()
+	late, _ := f.srv.Login()
 	f.mu.Lock()
 	f.skew = 6 * time.Minute
 	f.mu.Unlock()
-	if resp := f.get(f.client(), late, nil); resp.StatusCode != http.StatusForbidden {
+	if resp, _ := f.postCode(f.client(), late.Code, "null", nil); resp.StatusCode != http.StatusForbidden {
 		t.Errorf("expired code: %s", resp.Status)
+	}
+}
+
+// A code in the address is not taken: an address is what an opener and
+// a browser keep in their argument lists, which every local user reads.
+// GET /login shows the form and leaves the code unspent.
+func TestLoginCodeNotInAddress(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 3)
+	l, _ := f.srv.Login()
+	c := f.client()
+	for _, method := range []string{http.MethodGet, http.MethodHead} {
+		resp := f.get(c, f.base+"/login?code="+l.Code, func(r *http.Request) { r.Method = method })
+		if resp.StatusCode != http.StatusOK || resp.Header.Get("Set-Cookie") != "" {
+			t.Errorf("%s /login?code=: %s, Set-Cookie %q", method, resp.Status, resp.Header.Get("Set-Cookie"))
+		}
+	}
+	if resp := f.get(c, f.base+"/executions", nil); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("signed in by an address: %s", resp.Status)
+	}
+	if resp, _ := f.postCode(c, l.Code, "null", nil); resp.StatusCode != http.StatusOK {
+		t.Errorf("the code shown in an address was spent: %s", resp.Status)
+	}
+}
+
+// Login writes a sign-in page, 0600 in a 0700 directory, that posts the
+// code to this dashboard; the address it returns holds no code; the page
+// goes when its code is spent, when it expires, and when the dashboard
+// stops. A directory that is a link is refused.
+func TestLoginPage(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 3)
+	l, err := f.srv.Login()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(l.URL, l.Code) || filepath.Dir(l.LaunchFile) != f.launchDir || strings.Contains(l.LaunchFile, l.Code) {
+		t.Fatalf("login %+v: the address or the page's path holds the code, or the page is not in %s", l, f.launchDir)
+	}
+	for path, want := range map[string]os.FileMode{f.launchDir: 0o700 | os.ModeDir, l.LaunchFile: 0o600} {
+		if fi, err := os.Lstat(path); err != nil || fi.Mode() != want {
+			t.Errorf("%s: %v %v, want %v", path, fi.Mode(), err, want)
+		}
+	}
+	b, err := os.ReadFile(l.LaunchFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	form := regexp.MustCompile(`<form method="post" action="([^"]+)">\s*<input type="hidden" name="code" value="([^"]+)">`).FindStringSubmatch(string(b))
+	if form == nil || form[1] != f.base+"/login" || form[2] != l.Code || !strings.Contains(string(b), "document.forms[0].submit()") {
+		t.Fatalf("the sign-in page:\n%s", b)
+	}
+	// Posted as the browser posts it from the file.
+	c := f.client()
+	if resp, _ := f.postCode(c, form[2], "null", nil); resp.StatusCode != http.StatusOK {
+		t.Fatalf("posting the page's code: %s", resp.Status)
+	}
+	if _, err := os.Lstat(l.LaunchFile); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the spent code's page is still there: %v", err)
+	}
+	// Expired: the next Login removes its page.
+	late, _ := f.srv.Login()
+	f.mu.Lock()
+	f.skew = 6 * time.Minute
+	f.mu.Unlock()
+	kept, _ := f.srv.Login()
+	if _, err := os.Lstat(late.LaunchFile); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the expired code's page is still there: %v", err)
+	}
+	if _, err := os.Lstat(kept.LaunchFile); err != nil {
+		t.Errorf("the new page: %v", err)
+	}
+	// A dashboard that stops takes its pages with it.
+	s, _ := New(Options{Service: f.svc, LaunchDir: filepath.Join(t.TempDir(), "dashboard")})
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	s.Listen(ln)
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(ctx) }()
+	left, err := s.Login()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if err := <-served; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(left.LaunchFile); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the page outlived its dashboard: %v", err)
+	}
+	// A dashboard whose directory is a link: no page.
+	dir := t.TempDir()
+	if err := os.Symlink(t.TempDir(), filepath.Join(dir, "dashboard")); err != nil {
+		t.Fatal(err)
+	}
+	s, _ = New(Options{Service: f.svc, LaunchDir: filepath.Join(dir, "dashboard")})
+	ln, _ = net.Listen("tcp", "127.0.0.1:0")
+	defer ln.Close()
+	s.Listen(ln)
+	if r, err := s.Login(); err == nil || r.Code != "" {
+		t.Errorf("a linked directory: %+v, %v; want an error", r, err)
 	}
 }
 
@@ -478,7 +620,7 @@ func TestStrictCSP(t *testing.T) {
 	c := f.client()
 	f.login(c)
 	inline := regexp.MustCompile(`<script>|<script [^>]*>[^<]|\son[a-z]+=|style=|<style|https?://`)
-	for _, path := range []string{"/executions", "/executions/" + fmt.Sprintf("%032x", 1), "/approvals", "/workspaces", "/policy", "/doctor", "/nowhere"} {
+	for _, path := range []string{"/executions", "/executions/" + fmt.Sprintf("%032x", 1), "/approvals", "/workspaces", "/policy", "/doctor", "/nowhere", "/login"} {
 		resp, body := f.getBody(c, f.base+path, nil)
 		csp := resp.Header.Get("Content-Security-Policy")
 		if !strings.HasPrefix(csp, "default-src 'self'") || strings.Contains(csp, "unsafe") || !strings.Contains(csp, "frame-ancestors 'none'") {

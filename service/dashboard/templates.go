@@ -20,12 +20,15 @@ type templates struct {
 }
 
 // pageNames are the pages under assets/dashboard, without ".html".
-var pageNames = []string{"executions", "card", "approvals", "workspaces", "policy", "doctor", "message"}
+var pageNames = []string{"executions", "card", "approvals", "workspaces", "policy", "doctor", "message", "login", "signedin"}
 
 var funcs = template.FuncMap{
 	// text shows terminal controls, bidi overrides and invisible
 	// characters escaped (\x1b, \u202e); html/template escapes the rest.
 	"text": termesc.String,
+	// line is text for one line or a heading: a tab or a newline shows
+	// as \t, \n too.
+	"line": termesc.Line,
 	"time": func(t time.Time) string {
 		if t.IsZero() {
 			return "-"

@@ -207,18 +207,18 @@ func (c *Client) Workspaces(ctx context.Context) ([]api.Workspace, error) {
 	return r.Workspaces, err
 }
 
-// DashboardLogin asks for the dashboard's address with a new one-time
-// login code; a dashboard that is off or not listening is an error saying
-// why.
-func (c *Client) DashboardLogin(ctx context.Context) (string, error) {
+// DashboardLogin asks for a new one-time login code for the dashboard,
+// with its sign-in page; a dashboard that is off or not listening is an
+// error saying why.
+func (c *Client) DashboardLogin(ctx context.Context) (*api.DashboardLoginResponse, error) {
 	var r api.DashboardLoginResponse
 	if err := c.call(ctx, http.MethodPost, api.PathDashboardLogin, struct{}{}, &r); err != nil {
-		return "", err
+		return nil, err
 	}
 	if r.Error != "" {
-		return "", errors.New(r.Error)
+		return nil, errors.New(r.Error)
 	}
-	return r.URL, nil
+	return &r, nil
 }
 
 // Stream reads the live stream, calling fn for each notice in order, until

@@ -49,8 +49,8 @@ type Admission interface {
 	Workspaces() []api.Workspace
 	// EndSession ends an agent session's approve-for-session grants.
 	EndSession(agent, session string)
-	// DashboardLogin returns the dashboard's address with a new one-time
-	// login code, or why there is none.
+	// DashboardLogin returns a new one-time login code for the dashboard,
+	// with its sign-in page, or why there is none.
 	DashboardLogin() api.DashboardLoginResponse
 }
 

@@ -53,7 +53,7 @@ func (f *fake) Subscribe(ctx context.Context) ([]api.StreamNotice, <-chan api.St
 }
 func (f *fake) EndSession(agent, session string) {}
 func (f *fake) DashboardLogin() api.DashboardLoginResponse {
-	return api.DashboardLoginResponse{URL: "http://127.0.0.1:1234/login?code=c0de"}
+	return api.DashboardLoginResponse{URL: "http://127.0.0.1:1234/login", Code: "c0de", LaunchFile: "/run/user/1000/gatehouse/dashboard/login-x.html"}
 }
 func (f *fake) Workspaces() []api.Workspace {
 	return []api.Workspace{{Path: "/w", Origin: api.WorkspacePolicy}}

@@ -85,12 +85,12 @@ func TestAnswerRefused(t *testing.T) {
 	}
 }
 
-// The dashboard's login URL comes over the socket.
+// The dashboard's login code and sign-in page come over the socket.
 func TestDashboardLogin(t *testing.T) {
 	t.Parallel()
 	c := serveSocket(t, Handler(&fake{}, nil))
-	u, err := c.DashboardLogin(context.Background())
-	if err != nil || u != "http://127.0.0.1:1234/login?code=c0de" {
-		t.Fatalf("got %q, %v", u, err)
+	r, err := c.DashboardLogin(context.Background())
+	if err != nil || *r != (api.DashboardLoginResponse{URL: "http://127.0.0.1:1234/login", Code: "c0de", LaunchFile: "/run/user/1000/gatehouse/dashboard/login-x.html"}) {
+		t.Fatalf("got %+v, %v", r, err)
 	}
 }
