@@ -8,11 +8,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 
 	"github.com/gatehouse-dev/gatehouse/sandbox"
 	"github.com/gatehouse-dev/gatehouse/sandbox/bwrap"
@@ -37,7 +35,8 @@ asks about waits for a person's approval (gatehouse approve, the tray) when
 the service runs it; --session names the session an approve-for-session
 answer covers. The exit status is the
 command's own, 124 on timeout, 126 when it could not start, was denied or the
-service running it was lost, 137 when it was killed.`
+service running it was lost, 137 when it was killed, 130 when interrupted
+(Ctrl-C) and 143 when terminated (SIGTERM).`
 
 // execInitPath lets tests name the binary that implements the sandbox
 // init's stages (the test binary) when exec.sandbox.init_path names none;
@@ -111,9 +110,11 @@ func runExec(fl *flag.FlagSet) runFunc {
 		defer obs.Close()
 		ex.SetObservers(obs, obs.notifier)
 
-		// SIGINT/SIGTERM to gatehouse terminate the command (recorded killed).
-		ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-		defer stop()
+		// SIGINT/SIGTERM to gatehouse terminate the command (recorded
+		// killed) and end this process with 130 or 143.
+		in := interruptContext(ctx)
+		defer in.stop()
+		ctx = in
 
 		var out sandbox.Streams
 		if !*asJSON {
@@ -139,6 +140,10 @@ func runExec(fl *flag.FlagSet) runFunc {
 		}
 		if err != nil {
 			return err
+		}
+		if st, ok := in.ended(env); ok {
+			obs.warn(env)
+			return st
 		}
 		if *asJSON {
 			writeJSON(env.Stdout, obs.annotate(map[string]any{"result": o.Result, "event": o.Event}))

@@ -25,8 +25,11 @@ func execViaService(ctx context.Context, env *Env, req api.ExecRequest, asJSON b
 	if _, err := os.Stat(c.Socket()); errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
-	ctx, stop := signalContext(ctx)
-	defer stop()
+	// SIGINT/SIGTERM end the command (the service records it killed) and
+	// this process with 130 or 143.
+	in := interruptContext(ctx)
+	defer in.stop()
+	ctx = in
 	stdout, stderr := env.Stdout, env.Stderr
 	if asJSON {
 		// The result is printed as JSON; a held call's waiting line is all
@@ -42,6 +45,9 @@ func execViaService(ctx context.Context, env *Env, req api.ExecRequest, asJSON b
 	end, err := c.Execute(ctx, xr, stdout, stderr)
 	if errors.Is(err, localapi.ErrNotRunning) {
 		return false, nil
+	}
+	if st, ok := in.ended(env); ok {
+		return true, st
 	}
 	// The service failed the call, or went away during it: exit 126, never
 	// a status the command could have had. A lost service is one line, as
