@@ -207,6 +207,7 @@ func (e *Executor) analyze(ctx context.Context, req *api.ExecRequest, dir string
 	}
 	tree, dec := e.judge(req, dir, roots)
 	ev.Dialect = tree.Dialect
+	ev.Rule = dec.Rule // what held or denied it, by name: the reason quotes the command
 	ev.ResolvedCmds = tree.ResolvedCommands()
 	switch dec.Action {
 	case policy.ActionAllow:
