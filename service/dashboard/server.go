@@ -149,7 +149,7 @@ func New(opts Options) (*Server, error) {
 }
 
 // Listen takes l, which must be a TCP listener on a loopback address, for
-// Serve; from then on LoginURL works.
+// Serve; from then on Login works.
 func (s *Server) Listen(l net.Listener) error {
 	addr, ok := l.Addr().(*net.TCPAddr)
 	if !ok || !addr.IP.IsLoopback() {
