@@ -11,6 +11,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/service/analysis"
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/policy"
+	"github.com/gatehouse-dev/gatehouse/service/termesc"
 )
 
 // The service's side of the hold stage: the broker every generation's
@@ -82,7 +83,7 @@ func (s *Service) saveRule(r *policy.Rule) error {
 func WaitingLine(a api.Approval) string {
 	left := fmt.Sprintf("%ds", int(time.Until(a.Expires).Round(time.Second)/time.Second))
 	if a.Kind == api.ApprovalWorkspace {
-		return fmt.Sprintf("gatehouse: waiting up to %s for approval %s: trust %s as a workspace? (gatehouse approve %s, or the tray)\n", left, a.ID, a.Workspace, a.ID)
+		return fmt.Sprintf("gatehouse: waiting up to %s for approval %s: to work in %s, which is in no workspace root (gatehouse approve %s for this call, --trust to trust it, or the tray)\n", left, a.ID, termesc.Line(a.Workspace), a.ID)
 	}
 	return fmt.Sprintf("gatehouse: waiting up to %s for approval %s of %q: %s (gatehouse approve %s, or the tray)\n", left, a.ID, analysis.Abbrev(a.Command, 120), a.Rule, a.ID)
 }

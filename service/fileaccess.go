@@ -79,7 +79,7 @@ func (s *Service) FileAccess(ctx context.Context, req api.FileAccessRequest) (*a
 	}
 	scope := fileScope{
 		denied:    append(g.ex.DenyRead(), s.opts.RelayDir, filepath.Dir(s.opts.SocketPath)),
-		roots:     g.ex.WorkspaceRoots(),
+		roots:     g.ex.WorkspaceRootsFor(req.Agent),
 		writeDeny: g.ex.WriteDeny(),
 	}
 	if code, reason := scope.decide(&req); code != "" {

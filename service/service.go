@@ -67,7 +67,7 @@ type Options struct {
 	SavedRulesFile string
 	// Trust trusts a directory as a workspace root when a person approves
 	// it (service/trust); nil refuses workspace approvals.
-	Trust func(dir, by string) (string, error)
+	Trust func(dir, agent, by string) (string, error)
 	// Untrust stops trusting a workspace root (service/trust); nil refuses.
 	Untrust func(dir string) error
 	// Dashboard, when set, builds the dashboard Run serves on 127.0.0.1

@@ -33,17 +33,20 @@ directory to trust as a workspace), the answers offered, and the rule an
 }
 
 var approveCmd = &command{name: "approve",
-	summary: "approve a held call: once, for its session, or always",
-	usage: `usage: gatehouse approve ID [--session | --always [--rule RULE]]
+	summary: "approve a held call: once, for its session, or always; or trust its directory",
+	usage: `usage: gatehouse approve ID [--session | --always [--rule RULE] | --trust | --trust-all]
 
 Approves the pending request ID (gatehouse approvals). Without a flag it
-runs this call once. --session also runs, without asking, the same agent's
-calls in the same session that the same rule would hold for the same
-command, until the session ends (at most 12 h). --always saves a rule that
+runs this call once; for a workspace request, this call alone runs in the
+directory, and nothing is trusted. --session also runs, without asking, the
+same agent's calls in the same session that the rule the request shows
+matches, until the session ends (at most 12 h). --always saves a rule that
 allows it (the one the request shows, or RULE: a rule in YAML or JSON that
 must match the held command) in the saved rules file, listed by
-'gatehouse rules list'. It must be run on a terminal: an agent cannot
-answer its own request.`,
+'gatehouse rules list'. For a workspace request, --trust trusts the
+directory as a workspace for the agent that asked, and --trust-all for
+every agent. It must be run on a terminal: an agent cannot answer its own
+request.`,
 	interspersed: true,
 	flags:        func(fl *flag.FlagSet) runFunc { return runAnswer(fl, true) },
 }
@@ -94,17 +97,32 @@ func printApproval(env *Env, a api.Approval) {
 	fmt.Fprintf(w, "%s  %s via %s, expires in %s\n", a.ID, a.Agent, a.Surface, left)
 	if a.Kind == api.ApprovalWorkspace {
 		fmt.Fprintf(w, "  trust:   %s as a workspace (the call came from %s)\n", termesc.String(a.Workspace), termesc.String(a.Cwd))
-	} else {
-		fmt.Fprintf(w, "  command: %s\n", termesc.String(a.Command))
-		fmt.Fprintf(w, "  in:      %s\n", termesc.String(a.Cwd))
 	}
+	fmt.Fprintf(w, "  command: %s\n", termesc.String(a.Command))
+	fmt.Fprintf(w, "  in:      %s\n", termesc.String(a.Cwd))
 	if a.SessionID != "" {
 		fmt.Fprintf(w, "  session: %s\n", termesc.String(a.SessionID))
 	}
 	fmt.Fprintf(w, "  why:     %s\n", termesc.String(a.Reason))
 	fmt.Fprintf(w, "  answers: %s\n", strings.Join(a.Answers, ", "))
+	for _, ans := range a.Answers {
+		switch ans {
+		case api.AnswerOnce:
+			if a.Kind == api.ApprovalWorkspace {
+				fmt.Fprintf(w, "    once:      this call only; nothing is trusted (gatehouse approve %s)\n", a.ID)
+			}
+		case api.AnswerTrust:
+			fmt.Fprintf(w, "    trust:     trust %s for %s (gatehouse approve %s --trust)\n", termesc.String(a.Workspace), termesc.String(a.Agent), a.ID)
+		case api.AnswerTrustAll:
+			fmt.Fprintf(w, "    trust_all: trust %s for every agent (gatehouse approve %s --trust-all)\n", termesc.String(a.Workspace), a.ID)
+		}
+	}
 	if a.SaveRule != "" {
-		fmt.Fprintf(w, "  always saves:\n")
+		header := "always saves"
+		if slices.Contains(a.Answers, api.AnswerSession) {
+			header = "session grants and always saves"
+		}
+		fmt.Fprintf(w, "  %s:\n", header)
 		for _, l := range strings.Split(a.SaveRule, "\n") {
 			fmt.Fprintf(w, "    %s\n", termesc.String(l))
 		}
@@ -120,9 +138,12 @@ func onTerminal(env *Env) bool {
 
 func runAnswer(fl *flag.FlagSet, approve bool) runFunc {
 	session, always, rule := new(bool), fl.Bool("always", false, ""), new(string)
+	trust, trustAll := new(bool), new(bool)
 	if approve {
 		session = fl.Bool("session", false, "")
 		rule = fl.String("rule", "", "")
+		trust = fl.Bool("trust", false, "")
+		trustAll = fl.Bool("trust-all", false, "")
 	}
 	name := "deny"
 	if approve {
@@ -132,8 +153,8 @@ func runAnswer(fl *flag.FlagSet, approve bool) runFunc {
 		switch {
 		case len(args) != 1:
 			return usagef("%s: want one approval id (see gatehouse approvals)", name)
-		case *session && *always:
-			return usagef("%s: --session and --always are different answers; give one", name)
+		case countTrue(*session, *always, *trust, *trustAll) > 1:
+			return usagef("%s: --session, --always, --trust and --trust-all are different answers; give one", name)
 		case *rule != "" && !*always:
 			return usagef("%s: --rule goes with --always", name)
 		}
@@ -147,6 +168,10 @@ func runAnswer(fl *flag.FlagSet, approve bool) runFunc {
 			answer = api.AnswerSession
 		case approve && *always:
 			answer = api.AnswerAlways
+		case approve && *trust:
+			answer = api.AnswerTrust
+		case approve && *trustAll:
+			answer = api.AnswerTrustAll
 		case approve:
 			answer = api.AnswerOnce
 		case *always:
@@ -170,6 +195,16 @@ func runAnswer(fl *flag.FlagSet, approve bool) runFunc {
 		}
 		return nil
 	}
+}
+
+func countTrue(bs ...bool) int {
+	n := 0
+	for _, b := range bs {
+		if b {
+			n++
+		}
+	}
+	return n
 }
 
 func indent(s string) string { return "  " + strings.ReplaceAll(s, "\n", "\n  ") }

@@ -91,12 +91,12 @@ func runServe(fl *flag.FlagSet) runFunc {
 			SavedRulesFile: opts.SavedRulesFile,
 			// A person's approval trusts a workspace under the configuration
 			// as it is now (workspace.go).
-			Trust: func(dir, by string) (string, error) {
+			Trust: func(dir, agent, by string) (string, error) {
 				l, err := policy.Load(opts)
 				if err != nil {
 					return "", err
 				}
-				return workspaceStore(env, opts.Home).Add(dir, by, workspaceGuard(env, l, opts))
+				return workspaceStore(env, opts.Home).AddFor(dir, agent, by, workspaceGuard(env, l, opts))
 			},
 			// A waiting approval raises a notification with the platform's
 			// actions where it has them.

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/sandbox"
@@ -216,7 +217,11 @@ func printWorkspaces(w io.Writer, ws []api.Workspace) {
 	for _, x := range ws {
 		line := fmt.Sprintf("%-8s %s", x.Origin, x.Path)
 		if x.Origin == api.WorkspaceTrusted {
-			line += fmt.Sprintf("  (added %s by %s)", x.Added.Local().Format(time.DateTime), x.By)
+			line += fmt.Sprintf("  (added %s by %s", x.Added.Local().Format(time.DateTime), x.By)
+			if len(x.Agents) > 0 {
+				line += ", for " + strings.Join(x.Agents, ", ") + " only"
+			}
+			line += ")"
 		}
 		fmt.Fprintln(w, line)
 		if x.Problem != "" {

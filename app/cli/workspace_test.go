@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -96,7 +97,7 @@ func TestWorkspaceCommands(t *testing.T) {
 		t.Fatalf("list --json = %+v, want %+v with a time added", got.Workspaces, want)
 	}
 	got.Workspaces[1].Added = want[1].Added
-	if !slices.Equal(got.Workspaces, want) {
+	if !reflect.DeepEqual(got.Workspaces, want) {
 		t.Errorf("list --json = %+v, want %+v", got.Workspaces, want)
 	}
 

@@ -51,16 +51,24 @@ const (
 
 // Answers to an approval request.
 const (
-	// AnswerOnce runs this call.
+	// AnswerOnce runs this call. For a workspace request it runs this
+	// call alone with the directory writable: nothing is trusted, and
+	// the next call from there asks again.
 	AnswerOnce = "once"
 	// AnswerSession runs this call and, without asking again, every call
 	// of the same agent and session the same rule would hold for the same
 	// command (until the session ends, at most 12 h).
 	AnswerSession = "session"
 	// AnswerAlways saves the request's rule (SaveRule, or the one the
-	// answer gives) as an allow rule, and runs this call. For a workspace
-	// request, approving trusts the directory; it is the same as once.
+	// answer gives) as an allow rule, and runs this call.
 	AnswerAlways = "always"
+	// AnswerTrust, for a workspace request, trusts its directory as a
+	// workspace for the agent that asked ("Trust ~/work/app for
+	// claude-code"), and runs this call.
+	AnswerTrust = "trust"
+	// AnswerTrustAll, for a workspace request, trusts its directory as a
+	// workspace for every agent, and runs this call.
+	AnswerTrustAll = "trust_all"
 	// AnswerDeny refuses this call.
 	AnswerDeny = "deny"
 	// AnswerDenyAlways saves the request's rule as a deny rule, and
@@ -161,6 +169,8 @@ type Workspace struct {
 	Origin string `json:"origin"`
 	// By is what added a trusted one: cli, tray, dashboard, approval.
 	By string `json:"by,omitempty"`
+	// Agents are the agents a trusted one is for; none: every agent.
+	Agents []string `json:"agents,omitempty"`
 	// Problem, when set, says why this root is not in force now.
 	Problem string `json:"problem,omitempty"`
 }

@@ -53,6 +53,9 @@ type Hold struct {
 	Matches func(r *policy.Rule) bool
 	// Timeout is how long the call waits (policy.approval_timeout_seconds).
 	Timeout time.Duration
+	// TrustAgent, for a workspace request, is the agent the trust answer
+	// trusts the directory for; "" offers trust for every agent only.
+	TrustAgent string
 }
 
 // An Outcome is how a hold ended.
@@ -66,9 +69,9 @@ type Options struct {
 	// SaveRule saves r in the saved rules file and puts it in force; an
 	// error refuses the answer, which stays pending.
 	SaveRule func(r *policy.Rule) error
-	// Trust trusts dir as a workspace root and returns the path trusted;
-	// an error refuses the answer.
-	Trust func(dir, by string) (string, error)
+	// Trust trusts dir as a workspace root for agent ("" for every agent)
+	// and returns the path trusted; an error refuses the answer.
+	Trust func(dir, agent, by string) (string, error)
 	// Publish puts a notice on the live stream.
 	Publish func(api.StreamNotice)
 	// Opened is told of each new request (the notification).
@@ -180,7 +183,11 @@ func (b *Broker) remove(id string) {
 // offered returns the answers a hold offers, in menu order.
 func offered(h *Hold) []string {
 	if h.Request.Kind == api.ApprovalWorkspace {
-		return []string{api.AnswerOnce, api.AnswerDeny}
+		out := []string{api.AnswerOnce}
+		if h.TrustAgent != "" {
+			out = append(out, api.AnswerTrust)
+		}
+		return append(out, api.AnswerTrustAll, api.AnswerDeny)
 	}
 	out := []string{api.AnswerOnce}
 	if h.Request.SessionID != "" {
@@ -291,17 +298,22 @@ func (b *Broker) apply(p *pending, req api.AnswerRequest) (Outcome, api.AnswerRe
 	var resp api.AnswerResponse
 	switch req.Answer {
 	case api.AnswerOnce:
+		// For a workspace request too: this call, and nothing trusted.
 		out.Approved = true
-		if a.Kind == api.ApprovalWorkspace {
-			if b.opts.Trust == nil {
-				return out, resp, errors.New("workspaces cannot be trusted here")
-			}
-			dir, err := b.opts.Trust(a.Workspace, "approval")
-			if err != nil {
-				return out, resp, fmt.Errorf("trusting %s: %w", a.Workspace, err)
-			}
-			out.Record.Workspace = dir
+	case api.AnswerTrust, api.AnswerTrustAll:
+		if b.opts.Trust == nil {
+			return out, resp, errors.New("workspaces cannot be trusted here")
 		}
+		agent := p.h.TrustAgent
+		if req.Answer == api.AnswerTrustAll {
+			agent = ""
+		}
+		dir, err := b.opts.Trust(a.Workspace, agent, "approval")
+		if err != nil {
+			return out, resp, fmt.Errorf("trusting %s: %w", a.Workspace, err)
+		}
+		out.Approved = true
+		out.Record.Workspace = dir
 	case api.AnswerSession:
 		out.Approved = true
 		g := grant{agent: a.Agent, session: a.SessionID, rule: a.Rule, command: a.Command, expires: time.Now().Add(SessionTTL)}

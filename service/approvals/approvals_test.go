@@ -205,34 +205,78 @@ func TestUnanswered(t *testing.T) {
 	}
 }
 
-// A workspace request offers approve and deny; approving trusts the
-// directory, and a refusal to trust refuses the answer.
+// A workspace request offers once, trust for the agent, trust for every
+// agent and deny. Once approves this call and trusts nothing; each trust
+// answer trusts the directory for whom it says, and a refusal to trust
+// refuses the answer, which stays pending.
 func TestWorkspace(t *testing.T) {
 	t.Parallel()
 	var trusted []string
 	fail := true
-	b := New(Options{Trust: func(dir, by string) (string, error) {
+	b := New(Options{Trust: func(dir, agent, by string) (string, error) {
 		if fail {
 			return "", errors.New("refused")
 		}
-		trusted = append(trusted, dir+" by "+by)
+		trusted = append(trusted, dir+" for "+agent+" by "+by)
 		return dir, nil
 	}})
-	h := &Hold{Request: api.Approval{Kind: api.ApprovalWorkspace, Agent: "claude-code", SessionID: "s", Workspace: "/w/api"}, Timeout: time.Minute}
-	a, out := start(t, b, h)
-	if got := strings.Join(a.Answers, ","); got != "once,deny" {
+	wsHold := func() *Hold {
+		return &Hold{Request: api.Approval{Kind: api.ApprovalWorkspace, Agent: "claude-code", SessionID: "s", Workspace: "/w/api"}, TrustAgent: "claude-code", Timeout: time.Minute}
+	}
+
+	// Once: this call, nothing trusted.
+	a, out := start(t, b, wsHold())
+	if got := strings.Join(a.Answers, ","); got != "once,trust,trust_all,deny" {
 		t.Errorf("answers %s", got)
 	}
-	if _, err := b.Answer(api.AnswerRequest{ID: a.ID, Answer: api.AnswerOnce, By: api.ByTray}); err == nil {
-		t.Fatal("a refused trust was taken")
-	}
-	fail = false
 	if _, err := b.Answer(api.AnswerRequest{ID: a.ID, Answer: api.AnswerOnce, By: api.ByTray}); err != nil {
 		t.Fatal(err)
 	}
-	if o := outcome(t, out); !o.Approved || o.Record.Workspace != "/w/api" || len(trusted) != 1 || trusted[0] != "/w/api by approval" {
-		t.Errorf("%+v %v", o, trusted)
+	if o := outcome(t, out); !o.Approved || o.Record.Answer != api.AnswerOnce || o.Record.Workspace != "/w/api" || len(trusted) != 0 {
+		t.Errorf("once: %+v, trusted %v", o, trusted)
 	}
+
+	// Trust for the agent: refused first, then taken.
+	a, out = start(t, b, wsHold())
+	if _, err := b.Answer(api.AnswerRequest{ID: a.ID, Answer: api.AnswerTrust, By: api.ByTray}); err == nil {
+		t.Fatal("a refused trust was taken")
+	}
+	fail = false
+	if _, err := b.Answer(api.AnswerRequest{ID: a.ID, Answer: api.AnswerTrust, By: api.ByTray}); err != nil {
+		t.Fatal(err)
+	}
+	if o := outcome(t, out); !o.Approved || o.Record.Workspace != "/w/api" || len(trusted) != 1 || trusted[0] != "/w/api for claude-code by approval" {
+		t.Errorf("trust: %+v %v", o, trusted)
+	}
+
+	// Trust for every agent.
+	a, out = start(t, b, wsHold())
+	if _, err := b.Answer(api.AnswerRequest{ID: a.ID, Answer: api.AnswerTrustAll, By: api.ByCLI}); err != nil {
+		t.Fatal(err)
+	}
+	if o := outcome(t, out); !o.Approved || len(trusted) != 2 || trusted[1] != "/w/api for  by approval" {
+		t.Errorf("trust_all: %+v %v", o, trusted)
+	}
+
+	// Without an agent to name, only every agent's trust is offered; a
+	// command request never offers trust.
+	h := wsHold()
+	h.TrustAgent = ""
+	a, out = start(t, b, h)
+	if got := strings.Join(a.Answers, ","); got != "once,trust_all,deny" {
+		t.Errorf("answers without an agent %s", got)
+	}
+	if _, err := b.Answer(api.AnswerRequest{ID: a.ID, Answer: api.AnswerTrust, By: api.ByCLI}); err == nil {
+		t.Error("trust for an unnamed agent was taken")
+	}
+	b.Answer(api.AnswerRequest{ID: a.ID, Answer: api.AnswerDeny, By: api.ByCLI})
+	outcome(t, out)
+	a, out = start(t, b, hold("s", "git", time.Minute))
+	if _, err := b.Answer(api.AnswerRequest{ID: a.ID, Answer: api.AnswerTrustAll, By: api.ByCLI}); err == nil {
+		t.Error("a command request took a trust answer")
+	}
+	b.Answer(api.AnswerRequest{ID: a.ID, Answer: api.AnswerDeny, By: api.ByCLI})
+	outcome(t, out)
 }
 
 // Many answers racing one request: exactly one is taken.

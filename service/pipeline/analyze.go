@@ -379,7 +379,7 @@ func (e *Executor) Explain(ctx context.Context, req api.ExecRequest) (x *Explana
 		x.BlockedBy, x.Reason = DenyExecDisabled, "the governed shell is turned off (exec.enabled: false)"
 		return x, nil
 	}
-	roots, err := e.workspaceRoots()
+	roots, err := e.workspaceRoots(req.Agent)
 	if err != nil {
 		x.BlockedBy, x.Reason = DenyWorkspaceRoot, err.Error()
 		return x, nil

@@ -62,7 +62,7 @@ func (e *Executor) startSlot(agent string) (*warmSlot, error) {
 	if c.err != nil || !ok {
 		return nil, errNoWarm
 	}
-	roots, err := e.workspaceRoots()
+	roots, err := e.workspaceRoots(agent)
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +93,7 @@ func (e *Executor) PlanSpec(req api.ExecRequest) (*sandbox.Spec, error) {
 	if err := e.checkArgs(&req); err != nil {
 		return nil, err
 	}
-	roots, err := e.workspaceRoots()
+	roots, err := e.workspaceRoots(req.Agent)
 	if err != nil {
 		return nil, &Denial{Code: DenyWorkspaceRoot, Reason: err.Error()}
 	}

@@ -304,7 +304,7 @@ func (e *Executor) decide(ctx context.Context, req api.ExecRequest, ev *api.Even
 	if !e.cfg.Exec.Enabled {
 		return nil, deny(ev, DenyExecDisabled, "the governed shell is turned off (exec.enabled: false)")
 	}
-	roots, err := e.workspaceRoots()
+	roots, err := e.workspaceRoots(req.Agent)
 	if err != nil {
 		return nil, deny(ev, DenyWorkspaceRoot, err.Error())
 	}

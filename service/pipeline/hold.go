@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -113,13 +114,16 @@ func orUnknown(agent string) string {
 	return agent
 }
 
-// holdWorkspace asks a person to trust the project a call came from when
-// its directory lies in no workspace root (cwdErr, from resolveCwd), and
-// returns the roots and the resolved directory once trusted. The
-// directory asked about is the top of the git repository the call came
-// from (the agent's project directory, req.ProjectDir, when the call came
-// from inside it). Without an approver, or when the directory may never
-// be trusted, the call is refused cwd_outside_workspace.
+// holdWorkspace asks a person about a call whose directory lies in no
+// workspace root (cwdErr, from resolveCwd), and returns the roots and the
+// resolved directory once approved. The directory asked about is the top
+// of the git repository the call came from (the agent's project
+// directory, req.ProjectDir, when the call came from inside it). Approved
+// once, this call alone runs with it writable (its decision event carries
+// the answer: onceRoot) and nothing is trusted; trusted (for the agent,
+// or for every agent), it is a workspace root from now on. Without an
+// approver, or when the directory may never be trusted, the call is
+// refused cwd_outside_workspace.
 func (e *Executor) holdWorkspace(ctx context.Context, req *api.ExecRequest, cwdErr error, ev *api.Event) ([]string, string, error) {
 	var out *outsideError
 	if !errors.As(cwdErr, &out) {
@@ -147,16 +151,20 @@ func (e *Executor) holdWorkspace(ctx context.Context, req *api.ExecRequest, cwdE
 			Agent: agent, Surface: req.Surface, SessionID: req.SessionID, Cwd: out.real,
 			Command: req.Command, Rule: RuleWorkspace, Origin: RuleWorkspace, Reason: cwdErr.Error(),
 			Workspace: top,
-			Question:  fmt.Sprintf("Trust %s as a workspace for %s?", tildePath(top, e.opts.Home), agent),
+			Question:  fmt.Sprintf("%s wants to work in %s, which is in no workspace root", agent, tildePath(top, e.opts.Home)),
 		},
-		Timeout: e.approvalTimeout(),
+		Timeout:    e.approvalTimeout(),
+		TrustAgent: req.Agent,
 	}
 	if err := e.await(ctx, h, ev); err != nil {
 		return nil, "", err
 	}
-	roots, err := e.workspaceRoots()
+	roots, err := e.workspaceRoots(req.Agent)
 	if err != nil {
 		return nil, "", deny(ev, DenyWorkspaceRoot, err.Error())
+	}
+	if once := onceRoot(ev.Approval); once != "" && !slices.Contains(roots, once) {
+		roots = append(roots, once) // this call's, and no other's
 	}
 	dir, err := e.resolveCwd(req.Cwd, roots)
 	if err != nil {

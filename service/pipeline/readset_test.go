@@ -50,7 +50,7 @@ func TestSettingsFileWideningPlansNothingNew(t *testing.T) {
 		return ex
 	}
 	plain, widened := plan(false), plan(true)
-	roots, err := plain.workspaceRoots()
+	roots, err := plain.workspaceRoots("")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestReadPostureSeedsOnlyWhatIsShown(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		roots, err := ex.workspaceRoots()
+		roots, err := ex.workspaceRoots("")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -25,9 +25,19 @@ func (e *Executor) Config() *policy.Config { return e.cfg }
 // paths and exec.sandbox.deny_read.
 func (e *Executor) DenyRead() []string { return e.denyRead() }
 
-// WorkspaceRoots returns the effective workspace roots, symlinks
-// resolved; roots that do not exist are left out.
+// WorkspaceRoots returns the effective workspace roots of any agent,
+// symlinks resolved; roots that do not exist are left out.
 func (e *Executor) WorkspaceRoots() []string { return e.roots() }
+
+// WorkspaceRootsFor returns agent's workspace roots: the policy's, and
+// those trusted for every agent or for agent by name.
+func (e *Executor) WorkspaceRootsFor(agent string) []string {
+	roots, err := e.workspaceRoots(agent)
+	if err != nil {
+		return nil
+	}
+	return roots
+}
 
 // WriteDeny returns the write-deny set: names relative to each workspace
 // root (and each repository in it) that commands may not write, a

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/gatehouse-dev/gatehouse/sandbox"
+	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/policy"
 )
 
@@ -47,22 +48,27 @@ type outsideError struct{ real, msg string }
 
 func (e *outsideError) Error() string { return e.msg }
 
-// roots returns the workspace roots as workspaceRoots judges them now, or
-// none when one is refused (the decision has been denied then).
+// roots returns the workspace roots of any agent as workspaceRoots judges
+// them now, or none when one is refused (the decision has been denied
+// then).
 func (e *Executor) roots() []string {
-	roots, err := e.workspaceRoots()
+	roots, err := e.workspaceRootsBy(e.rootJudge(), anyAgent)
 	if err != nil {
 		return nil
 	}
 	return roots
 }
 
-// workspaceRoots resolves the workspace roots now and judges them
+// anyAgent asks workspaceRootsBy for the roots trusted for any agent.
+const anyAgent = "\x00any"
+
+// workspaceRoots resolves agent's workspace roots now and judges them
 // (policy.Config.ResolveWorkspaceRoots), Gatehouse's private paths among
-// the places no root may lie in or above. A root is bound at the resolved
-// path returned here, never through its symlinks.
-func (e *Executor) workspaceRoots() ([]string, error) {
-	return e.workspaceRootsBy(e.rootJudge())
+// the places no root may lie in or above: the policy's roots, and the
+// directories trusted for every agent or for agent by name. A root is
+// bound at the resolved path returned here, never through its symlinks.
+func (e *Executor) workspaceRoots(agent string) ([]string, error) {
+	return e.workspaceRootsBy(e.rootJudge(), agent)
 }
 
 // rootJudge resolves what workspaceRoots judges the roots against now
@@ -73,16 +79,20 @@ func (e *Executor) rootJudge() *policy.RootJudge {
 
 // workspaceRootsBy is workspaceRoots with the roots judged by j: they
 // are resolved now, j's deny-read set as it resolved when j was made.
-func (e *Executor) workspaceRootsBy(j *policy.RootJudge) ([]string, error) {
+func (e *Executor) workspaceRootsBy(j *policy.RootJudge, agent string) ([]string, error) {
 	roots, err := j.Roots()
 	if err != nil || e.opts.Trusted == nil {
 		return roots, err
+	}
+	trusted := e.opts.Trusted.Roots()
+	if agent != anyAgent {
+		trusted = e.opts.Trusted.RootsFor(agent)
 	}
 	// The trusted roots, each judged again where it resolves now: one
 	// that no longer may be is left out, not the call refused. The guard
 	// is built on the first root it judges (it resolves the deny-read set
 	// twice over), so a user who trusted none never pays for it.
-	for _, r := range e.opts.Trusted.Roots() {
+	for _, r := range trusted {
 		if !slices.Contains(roots, r) && e.guard().NotInForce(r) == "" {
 			roots = append(roots, r)
 		}
@@ -90,20 +100,40 @@ func (e *Executor) workspaceRootsBy(j *policy.RootJudge) ([]string, error) {
 	return roots, nil
 }
 
-// recheckWorkspace resolves the workspace roots and the decided working
-// directory dir again, and returns the roots; a *Denial when a root is
-// refused now or dir no longer resolves to itself inside one. The roots
-// are judged by j (one judge serves one execution's checks).
-func (e *Executor) recheckWorkspace(dir string, j *policy.RootJudge) ([]string, error) {
-	roots, err := e.workspaceRootsBy(j)
+// recheckWorkspace resolves d's workspace roots (its agent's, and the
+// directory a person let this one call work in: onceRoot) and its decided
+// working directory again, and returns the roots; a *Denial when a root
+// is refused now or the directory no longer resolves to itself inside
+// one. The roots are judged by j (one judge serves one execution's
+// checks).
+func (e *Executor) recheckWorkspace(d *Admitted, j *policy.RootJudge) ([]string, error) {
+	dir := d.dir
+	roots, err := e.workspaceRootsBy(j, d.req.Agent)
 	if err != nil {
 		return nil, &Denial{Code: DenyWorkspaceRoot, Reason: err.Error()}
+	}
+	if once := onceRoot(d.Event.Approval); once != "" && !slices.Contains(roots, once) {
+		if problem := e.guard().NotInForce(once); problem != "" {
+			return nil, &Denial{Code: DenyWorkspaceRoot, Reason: fmt.Sprintf("%s, approved for this call, %s", once, problem)}
+		}
+		roots = append(roots, once)
 	}
 	real, err := filepath.EvalSymlinks(dir)
 	if err != nil || real != dir || !slices.ContainsFunc(roots, func(r string) bool { return sandbox.Within(dir, r) }) {
 		return nil, &Denial{Code: DenyCwdOutside, Reason: fmt.Sprintf("cwd %q no longer resolves to itself inside a workspace root; run the command again", dir)}
 	}
 	return roots, nil
+}
+
+// onceRoot is the directory an approval let one call work in without
+// trusting it (a workspace request answered once), or "". It is the
+// call's own: its decision event carries the answer, and nothing else
+// keeps it.
+func onceRoot(rec *api.ApprovalRecord) string {
+	if rec == nil || rec.Kind != api.ApprovalWorkspace || rec.Answer != api.AnswerOnce {
+		return ""
+	}
+	return rec.Workspace
 }
 
 // denyRead returns the mandatory deny-read set for this user plus the

@@ -4,7 +4,11 @@
 //
 // The file is JSON, mode 0600 in a 0700 directory, and versioned:
 //
-//	{"version": 1, "workspaces": [{"path": "/home/u/src/app", "added": "2025-01-02T15:04:05Z", "by": "cli"}]}
+//	{"version": 1, "workspaces": [{"path": "/home/u/src/app", "added": "2025-01-02T15:04:05Z", "by": "cli"},
+//	  {"path": "/home/u/work/api", "added": "2025-01-03T09:00:00Z", "by": "approval", "agents": ["claude-code"]}]}
+//
+// An entry without agents is trusted for every agent; one with agents
+// only for those (a person answered "Trust ~/work/api for claude-code").
 //
 // Each path is absolute and resolved (no symlink on the way) when it is
 // added. The file is replaced whole (a temporary file, then a rename), so
@@ -67,6 +71,13 @@ type entry struct {
 	Path  string    `json:"path"`
 	Added time.Time `json:"added"`
 	By    string    `json:"by"`
+	// Agents are the agents it is trusted for; none: every agent.
+	Agents []string `json:"agents,omitempty"`
+}
+
+// forAgent reports whether e is trusted for agent.
+func (e entry) forAgent(agent string) bool {
+	return len(e.Agents) == 0 || slices.Contains(e.Agents, agent)
 }
 
 // Store is the trusted-workspaces file. It is safe for concurrent use.
@@ -88,8 +99,9 @@ func Open(path string) *Store { return &Store{path: path} }
 // Path returns the file's path.
 func (s *Store) Path() string { return s.path }
 
-// Roots returns the trusted roots: absolute paths, resolved when they were
-// added. A file that cannot be read yields none; Err says why.
+// Roots returns the trusted roots, for any agent: absolute paths,
+// resolved when they were added. A file that cannot be read yields none;
+// Err says why.
 func (s *Store) Roots() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -97,6 +109,21 @@ func (s *Store) Roots() []string {
 	out := make([]string, len(s.entries))
 	for i, e := range s.entries {
 		out[i] = e.Path
+	}
+	return out
+}
+
+// RootsFor returns the roots trusted for agent: those trusted for every
+// agent and those trusted for it by name.
+func (s *Store) RootsFor(agent string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refresh()
+	var out []string
+	for _, e := range s.entries {
+		if e.forAgent(agent) {
+			out = append(out, e.Path)
+		}
 	}
 	return out
 }
@@ -120,7 +147,7 @@ func (s *Store) List() ([]api.Workspace, error) {
 	}
 	out := make([]api.Workspace, len(s.entries))
 	for i, e := range s.entries {
-		out[i] = api.Workspace{Path: e.Path, Added: e.Added, Origin: api.WorkspaceTrusted, By: e.By}
+		out[i] = api.Workspace{Path: e.Path, Added: e.Added, Origin: api.WorkspaceTrusted, By: e.By, Agents: slices.Clone(e.Agents)}
 	}
 	return out, nil
 }
@@ -173,16 +200,25 @@ func (s *Store) read() (*file, os.FileInfo, error) {
 		if !filepath.IsAbs(e.Path) || filepath.Clean(e.Path) != e.Path {
 			return nil, nil, fmt.Errorf("trusted workspaces %s: workspaces[%d].path: %q is not an absolute, clean path; fix or remove the file", s.path, i, e.Path)
 		}
+		if e.Agents != nil && len(e.Agents) == 0 || slices.Contains(e.Agents, "") {
+			return nil, nil, fmt.Errorf("trusted workspaces %s: workspaces[%d].agents: an empty name or list; leave agents out to trust it for every agent, or fix or remove the file", s.path, i)
+		}
 	}
 	return &f, fi, nil
 }
 
-// Add trusts dir, unless g refuses it (a *RefusedError), and returns the
-// path trusted: dir resolved through its symlinks, or the top of the git
-// repository it lies in (Top, stopping below g.Home). Adding a path
-// already trusted changes nothing and is not an error. by says what adds
-// it (api.ByCLI, api.ByTray, "approval").
+// Add trusts dir for every agent, unless g refuses it (a *RefusedError),
+// and returns the path trusted: dir resolved through its symlinks, or the
+// top of the git repository it lies in (Top, stopping below g.Home).
+// Adding a path already trusted changes nothing and is not an error. by
+// says what adds it (api.ByCLI, api.ByTray, "approval").
 func (s *Store) Add(dir, by string, g Guard) (string, error) {
+	return s.AddFor(dir, "", by, g)
+}
+
+// AddFor is Add for one agent: dir is trusted for agent alone (and stays
+// trusted for every agent if it was). An empty agent is every agent.
+func (s *Store) AddFor(dir, agent, by string, g Guard) (string, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return "", err
@@ -201,10 +237,23 @@ func (s *Store) Add(dir, by string, g Guard) (string, error) {
 		return "", &RefusedError{Dir: dir, Path: top, Problem: p}
 	}
 	err = s.update(func(f *file) bool {
-		if slices.ContainsFunc(f.Workspaces, func(e entry) bool { return e.Path == top }) {
+		i := slices.IndexFunc(f.Workspaces, func(e entry) bool { return e.Path == top })
+		switch {
+		case i < 0:
+			e := entry{Path: top, Added: time.Now().UTC().Truncate(time.Second), By: by}
+			if agent != "" {
+				e.Agents = []string{agent}
+			}
+			f.Workspaces = append(f.Workspaces, e)
+		case len(f.Workspaces[i].Agents) == 0:
+			return false // every agent's already
+		case agent == "":
+			f.Workspaces[i].Agents = nil
+		case slices.Contains(f.Workspaces[i].Agents, agent):
 			return false
+		default:
+			f.Workspaces[i].Agents = append(f.Workspaces[i].Agents, agent)
 		}
-		f.Workspaces = append(f.Workspaces, entry{Path: top, Added: time.Now().UTC().Truncate(time.Second), By: by})
 		return true
 	})
 	if err != nil {

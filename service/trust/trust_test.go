@@ -425,3 +425,54 @@ func TestConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// A directory trusted for one agent is that agent's root alone; trusting
+// it for another adds that one, and for every agent lifts the names. The
+// file says for whom.
+func TestAddForAgent(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	app := mkdir(t, f.src, "app")
+	if _, err := f.store.AddFor(app, "claude-code", "approval", f.guard); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.store.RootsFor("claude-code"); !slices.Equal(got, []string{app}) {
+		t.Errorf("claude-code's roots %q", got)
+	}
+	if got := f.store.RootsFor("codex"); len(got) != 0 {
+		t.Errorf("codex's roots %q, want none", got)
+	}
+	ws, err := f.store.List()
+	if err != nil || len(ws) != 1 || !slices.Equal(ws[0].Agents, []string{"claude-code"}) {
+		t.Errorf("list %+v %v", ws, err)
+	}
+	f.store.AddFor(app, "codex", "approval", f.guard)
+	f.store.AddFor(app, "codex", "approval", f.guard)
+	if ws, _ := f.store.List(); !slices.Equal(ws[0].Agents, []string{"claude-code", "codex"}) {
+		t.Errorf("after codex: %+v", ws)
+	}
+	if got := f.store.RootsFor("cli"); len(got) != 0 {
+		t.Errorf("cli's roots %q, want none", got)
+	}
+	f.add(t, app) // every agent
+	if ws, _ := f.store.List(); len(ws) != 1 || ws[0].Agents != nil {
+		t.Errorf("after every agent: %+v", ws)
+	}
+	if got := f.store.RootsFor("cli"); !slices.Equal(got, []string{app}) {
+		t.Errorf("cli's roots %q", got)
+	}
+	// Every agent's stays every agent's.
+	f.store.AddFor(app, "codex", "approval", f.guard)
+	if ws, _ := f.store.List(); ws[0].Agents != nil {
+		t.Errorf("narrowed: %+v", ws)
+	}
+	b, _ := os.ReadFile(f.store.Path())
+	if strings.Contains(string(b), "agents") {
+		t.Errorf("file %s", b)
+	}
+	// An empty agents list in the file is refused, naming the field.
+	os.WriteFile(f.store.Path(), []byte(`{"version": 1, "workspaces": [{"path": "`+app+`", "added": "2025-01-02T15:04:05Z", "by": "cli", "agents": []}]}`), 0o600)
+	if err := f.store.Err(); err == nil || !strings.Contains(err.Error(), "workspaces[0].agents") {
+		t.Errorf("empty agents: %v", err)
+	}
+}

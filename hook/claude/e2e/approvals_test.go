@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -88,9 +89,9 @@ func TestHeldCallApprovedFromCLI(t *testing.T) {
 	}
 }
 
-// A session in a project outside every workspace root asks to trust it;
-// approved, the directory (the top of its git repository) is trusted and
-// the call runs there. Directories that may never be workspaces are
+// A session in a project outside every workspace root asks about it;
+// trusted for claude-code, the directory (the top of its git repository)
+// is trusted for that agent and the call runs there. Directories that may never be workspaces are
 // refused without asking: /, $HOME, ~/.ssh, and a symlink to $HOME inside
 // the trusted root.
 func TestWorkspaceTrust(t *testing.T) {
@@ -106,19 +107,19 @@ func TestWorkspaceTrust(t *testing.T) {
 	answered := make(chan api.Approval, 1)
 	go func() {
 		a := w.awaitApproval()
-		w.answerOnTerminal("approve", a.ID)
+		w.answerOnTerminal("approve", a.ID, "--trust")
 		answered <- a
 	}()
 	res, _ := w.runClaude(sub, settings, map[string]any{"command": "pwd; echo data > made.txt && echo wrote-here", "description": "e2e"})
 	a := <-answered
-	if a.Kind != api.ApprovalWorkspace || a.Workspace != project || a.Agent != "claude-code" || !strings.Contains(a.Question, "Trust ~/work/api as a workspace for claude-code?") {
+	if a.Kind != api.ApprovalWorkspace || a.Workspace != project || a.Agent != "claude-code" || !strings.Contains(a.Question, "claude-code wants to work in ~/work/api, which is in no workspace root") || !slices.Contains(a.Answers, api.AnswerTrust) {
 		t.Errorf("approval request %+v", a)
 	}
 	contains(t, "tool_result", res.Content, sub, "wrote-here")
 	if _, err := os.Stat(filepath.Join(sub, "made.txt")); err != nil {
 		t.Errorf("the trusted workspace is not writable: %v", err)
 	}
-	contains(t, "workspace list", w.gatehouse("workspace", "list"), "trusted  "+project)
+	contains(t, "workspace list", w.gatehouse("workspace", "list"), "trusted  "+project, "for claude-code only")
 	evs := w.events()
 	if len(evs) != 2 || evs[0].Approval == nil || evs[0].Approval.Kind != api.ApprovalWorkspace || evs[0].Approval.Workspace != project {
 		t.Errorf("events %+v", evs)
