@@ -70,6 +70,7 @@ test-root:
 	$(GO) test -count=1 -run='^$$' -fuzz=FuzzPolicyLoad -fuzztime=10s -fuzzminimizetime=2s ./service/policy
 	$(GO) test -count=1 -run='^$$' -fuzz=FuzzSettingsFile -fuzztime=10s ./service/policy
 	$(GO) test -count=1 -run='^$$' -fuzz=FuzzAnalyze -fuzztime=15s ./service/analysis
+	$(GO) test -count=1 -run='^$$' -fuzz=FuzzDecide -fuzztime=20s ./service/pipeline
 	$(GO) test -count=1 -run='^$$' -fuzz=FuzzMCPArgs -fuzztime=10s ./app/cli
 	$(GO) test -count=1 -run='^$$' -fuzz=FuzzProfilePath -fuzztime=10s ./sandbox/seatbelt
 
@@ -133,6 +134,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzWriter -fuzztime=$(FUZZTIME) -fuzzminimizetime=5s ./service/dlp
 	$(GO) test -run='^$$' -fuzz=FuzzCredentialInArgv -fuzztime=$(FUZZTIME) ./service/analysis
 	$(GO) test -run='^$$' -fuzz=FuzzAnalyze -fuzztime=$(FUZZTIME) ./service/analysis
+	$(GO) test -run='^$$' -fuzz=FuzzDecide -fuzztime=$(FUZZTIME) ./service/pipeline
 	$(GO) test -run='^$$' -fuzz=FuzzMCPArgs -fuzztime=$(FUZZTIME) ./app/cli
 	$(GO) test -run='^$$' -fuzz=FuzzProfilePath -fuzztime=$(FUZZTIME) ./sandbox/seatbelt
 
