@@ -60,21 +60,26 @@ func (s *Server) Login() (api.DashboardLoginResponse, error) {
 			return api.DashboardLoginResponse{}, fmt.Errorf("writing the sign-in page in %s: %w", dir, err)
 		}
 		// Its page goes when the code expires, whatever comes next.
-		time.AfterFunc(codeTTL+time.Second, func() { s.pruneCodes(false) })
+		time.AfterFunc(codeTTL+time.Second, func() {
+			s.mu.Lock()
+			expired := s.pruneLocked(false)
+			s.mu.Unlock()
+			removePages(expired...)
+		})
 	}
-	s.pruneCodes(true)
 	s.mu.Lock()
+	dropped := s.pruneLocked(true)
 	s.codes[sha256.Sum256([]byte(code))] = loginCode{expires: s.opts.Now().Add(codeTTL), page: page}
 	s.mu.Unlock()
+	removePages(dropped...)
 	return api.DashboardLoginResponse{URL: action, Code: code, LaunchFile: page}, nil
 }
 
-// pruneCodes forgets the expired codes and, when room says so, the oldest
-// beyond maxCodes-1 (room for one more), and removes their pages.
-func (s *Server) pruneCodes(room bool) {
+// pruneLocked forgets the expired codes and, when room says so, the
+// oldest beyond maxCodes-1 (room for one more), and returns their pages.
+// s.mu is held.
+func (s *Server) pruneLocked(room bool) (pages []string) {
 	now := s.opts.Now()
-	var pages []string
-	s.mu.Lock()
 	for h, c := range s.codes {
 		if now.After(c.expires) {
 			delete(s.codes, h)
@@ -92,8 +97,7 @@ func (s *Server) pruneCodes(room bool) {
 		pages = append(pages, s.codes[oldest].page)
 		delete(s.codes, oldest)
 	}
-	s.mu.Unlock()
-	removePages(pages...)
+	return pages
 }
 
 // dropCodes forgets every code and removes their pages.

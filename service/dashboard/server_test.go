@@ -486,6 +486,15 @@ func TestLoginPage(t *testing.T) {
 	if _, err := os.Lstat(kept.LaunchFile); err != nil {
 		t.Errorf("the new page: %v", err)
 	}
+	// No more than maxCodes wait: the oldest code goes, and its page.
+	for range maxCodes + 4 {
+		if _, err := f.srv.Login(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if pages, _ := os.ReadDir(f.launchDir); len(pages) != maxCodes {
+		t.Errorf("%d sign-in pages for at most %d codes", len(pages), maxCodes)
+	}
 	// A dashboard that stops takes its pages with it.
 	s, _ := New(Options{Service: f.svc, LaunchDir: filepath.Join(t.TempDir(), "dashboard")})
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
