@@ -17,12 +17,9 @@ package broker
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/gatehouse-dev/gatehouse/keyring"
@@ -380,48 +377,21 @@ func (l *Lease) Release() error {
 	if l == nil || l.Dir == "" {
 		return nil
 	}
-	err := os.RemoveAll(l.Dir)
+	err := removeDir(l.Dir)
 	if err == nil {
 		l.Dir = ""
 	}
 	return err
 }
 
-// materialise writes each file 0400 into a new directory, named after
-// this process and the execution so that one left behind by a killed
-// process can be recognised and removed.
+// materialise writes each file 0400 into a new directory of its own
+// (files.go).
 func (b *Broker) materialise(files, values map[string]string, execID string) (string, error) {
 	parent := b.Dir
 	if parent == "" {
 		parent = DefaultDir("")
 	}
-	if err := privateDir(parent); err != nil {
-		return "", err
-	}
-	sweep(parent)
-	dir := filepath.Join(parent, strconv.Itoa(os.Getpid())+"-"+safeName(execID))
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		return "", fmt.Errorf("making the credential directory: %w", err)
-	}
-	for _, name := range sortedKeys(files) {
-		if err := writeFile(filepath.Join(dir, name), values[files[name]]); err != nil {
-			os.RemoveAll(dir)
-			return "", fmt.Errorf("writing credential file %s: %w", name, errors.Unwrap(err))
-		}
-	}
-	return dir, nil
-}
-
-func writeFile(path, value string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o400)
-	if err != nil {
-		return err
-	}
-	_, err = f.WriteString(value)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return materialiseFiles(parent, files, values, execID)
 }
 
 func safeName(s string) string {
@@ -435,21 +405,4 @@ func safeName(s string) string {
 		s = "x"
 	}
 	return s
-}
-
-// sweep removes directories left by processes that no longer run (a
-// gatehouse killed in the middle of an execution).
-func sweep(parent string) {
-	ents, err := os.ReadDir(parent)
-	if err != nil {
-		return
-	}
-	for _, e := range ents {
-		pid, _, ok := strings.Cut(e.Name(), "-")
-		n, err := strconv.Atoi(pid)
-		if !ok || err != nil || n == os.Getpid() || alive(n) {
-			continue
-		}
-		os.RemoveAll(filepath.Join(parent, e.Name()))
-	}
 }

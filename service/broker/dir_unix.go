@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"syscall"
+
+	"github.com/gatehouse-dev/gatehouse/internal/nofollow"
 )
 
 // DefaultDir returns where execution directories are made: under
@@ -25,26 +27,34 @@ func DefaultDir(runtimeDir string) string {
 	return filepath.Join(os.TempDir(), "gatehouse-cred-"+strconv.Itoa(os.Getuid()))
 }
 
-// privateDir makes dir 0700 when it is missing, and checks that it is a
-// directory (not a link) this user owns that no one else can enter.
-func privateDir(dir string) error {
+// privateDir makes dir 0700 when it is missing, opens it (not through a
+// link) and checks that it is a directory this user owns that no one else
+// can enter.
+func privateDir(dir string) (*nofollow.Dir, error) {
 	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("making the credential directory: %w", err)
+		return nil, fmt.Errorf("making the credential directory: %w", err)
 	}
-	fi, err := os.Lstat(dir)
+	d, err := nofollow.Open(dir)
+	if errors.Is(err, nofollow.ErrNotDir) {
+		return nil, fmt.Errorf("the credential directory %s is not a directory; remove it", dir)
+	}
 	if err != nil {
-		return fmt.Errorf("making the credential directory: %w", err)
+		return nil, fmt.Errorf("making the credential directory: %w", err)
 	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
+	fi, err := d.Stat()
 	switch {
-	case !fi.IsDir():
-		return fmt.Errorf("the credential directory %s is not a directory; remove it", dir)
-	case ok && int(st.Uid) != os.Getuid():
-		return fmt.Errorf("the credential directory %s belongs to another user; remove it", dir)
-	case fi.Mode().Perm()&0o077 != 0:
-		return fmt.Errorf("the credential directory %s is open to other users (mode %v); remove it or chmod 700 it", dir, fi.Mode().Perm())
+	case err != nil:
+		err = fmt.Errorf("making the credential directory: %w", err)
+	case fi.Uid != os.Getuid():
+		err = fmt.Errorf("the credential directory %s belongs to another user; remove it", dir)
+	case fi.Mode.Perm()&0o077 != 0:
+		err = fmt.Errorf("the credential directory %s is open to other users (mode %v); remove it or chmod 700 it", dir, fi.Mode.Perm())
 	}
-	return nil
+	if err != nil {
+		d.Close()
+		return nil, err
+	}
+	return d, nil
 }
 
 // alive reports whether process pid exists.
