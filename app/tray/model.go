@@ -31,12 +31,18 @@ const (
 	MaxRecent = 10
 	// MaxWorkspaces workspaces are listed; a line says how many more.
 	MaxWorkspaces = 10
-	// maxRuleLines lines of a rule Always would save are shown.
-	maxRuleLines = 6
+	// maxCommandLines lines show a request's command (and a workspace
+	// request's directory), whole: one that needs more is not approved
+	// from the tray.
+	maxCommandLines = 4
+	// maxRuleLines lines show the rule Approve for session grants and
+	// Always saves, whole: one that needs more offers neither here.
+	maxRuleLines = 10
 	// approvalLines is the most items one approval's submenu holds: the
-	// question, who asks and where, the rule's header and lines, and the
-	// five answers.
-	approvalLines = 3 + maxRuleLines + 5
+	// question, who asks and where, the command's header and lines, the
+	// directory's, or a line saying it is too long; the rule's header and
+	// lines, or a line saying it is too long; the five answers and Show.
+	approvalLines = 2 + 1 + maxCommandLines + 1 + maxRuleLines + 6
 )
 
 // Label widths, in characters.
@@ -373,23 +379,49 @@ func approvalsItem(s State, down bool) Item {
 	return it
 }
 
-// answerLabels are the answers the tray offers, with their labels.
+// answerLabels are the answers the tray offers, with their labels; a
+// workspace request's are answerLabel's.
 var answerLabels = map[string]string{
 	api.AnswerOnce:       "Approve once",
 	api.AnswerSession:    "Approve for session",
 	api.AnswerAlways:     "Always…",
 	api.AnswerDeny:       "Deny",
 	api.AnswerDenyAlways: "Deny always…",
+	api.AnswerTrust:      "Trust this directory for %s",
+	api.AnswerTrustAll:   "Trust this directory for every agent",
 }
 
+// answerLabel is the label of the answer ans to a, or "" when the tray
+// does not know it.
+func answerLabel(a api.Approval, ans string) string {
+	switch {
+	case a.Kind == api.ApprovalWorkspace && ans == api.AnswerOnce:
+		return "Approve once (this call only, nothing trusted)"
+	case ans == api.AnswerTrust:
+		return fmt.Sprintf(answerLabels[ans], Shorten(a.Agent, 24))
+	}
+	return answerLabels[ans]
+}
+
+// ruleAnswers are the answers whose effect is the request's rule: a
+// session grant covers what it matches, always and deny always save it.
+var ruleAnswers = []string{api.AnswerSession, api.AnswerAlways, api.AnswerDenyAlways}
+
 // approvalItem is one request's submenu: what is asked, by whom and
-// where, then the answers it offers, in its order. Before the first answer
-// that saves a rule, the rule itself is shown, exactly as it will be
-// saved.
+// where, the command whole (and a workspace request's directory), then
+// the answers it offers, in its order. Before the first answer whose
+// effect is the rule (Approve for session, Always…, Deny always…), the
+// rule is shown whole, exactly as it will be granted or saved.
+//
+// An answer that lets something run is offered only when the submenu
+// shows all of it: a command (or directory) longer than maxCommandLines
+// lines offers Deny and Show alone, and a rule longer than maxRuleLines
+// lines drops the answers that use it. Show opens the dashboard, where
+// the request is shown whole.
 func approvalItem(a api.Approval) Item {
 	label := a.Command
 	if a.Kind == api.ApprovalWorkspace {
-		label = "Trust " + a.Workspace
+		label = "Work in " + a.Workspace
 	}
 	it := Item{Label: Shorten(label, commandWidth), Tooltip: Escape(a.Reason)}
 	question := a.Question
@@ -400,47 +432,104 @@ func approvalItem(a api.Approval) Item {
 		Item{Label: Shorten(question, lineWidth), Disabled: true},
 		Item{Label: Shorten(fmt.Sprintf("%s in %s", a.Agent, a.Cwd), lineWidth), Disabled: true},
 	)
+	whole := true
+	if a.Kind == api.ApprovalWorkspace {
+		lines, ok := wrapLines("Directory:", a.Workspace, 2)
+		it.Children = append(it.Children, lines...)
+		whole = whole && ok
+	}
+	budget := maxCommandLines
+	if a.Kind == api.ApprovalWorkspace {
+		budget -= 2
+	}
+	lines, ok := wrapLines("Command:", a.Command, budget)
+	it.Children = append(it.Children, lines...)
+	whole = whole && ok
+
+	rule, ruleWhole := []Item(nil), false
+	if a.SaveRule != "" {
+		rule, ruleWhole = ruleLines(a)
+	}
 	ruleShown := false
 	for _, ans := range a.Answers {
-		label, ok := answerLabels[ans]
-		if !ok {
+		label := answerLabel(a, ans)
+		if label == "" || !whole && ans != api.AnswerDeny {
 			continue
 		}
-		saves := ans == api.AnswerAlways || ans == api.AnswerDenyAlways
-		if saves && a.SaveRule != "" && !ruleShown {
+		usesRule := slices.Contains(ruleAnswers, ans) && a.SaveRule != ""
+		if usesRule && !ruleShown {
 			ruleShown = true
-			it.Children = append(it.Children, ruleLines(a)...)
+			it.Children = append(it.Children, rule...)
+		}
+		if usesRule && !ruleWhole {
+			continue
 		}
 		item := Item{Label: label, Action: Action{Kind: ActAnswer, ID: a.ID, Answer: ans}}
-		if saves && a.SaveRule != "" {
-			item.Tooltip = "saves: " + Escape(strings.TrimSpace(a.SaveRule))
+		if usesRule {
+			item.Tooltip = "rule: " + Escape(strings.TrimSpace(a.SaveRule))
 		}
 		it.Children = append(it.Children, item)
+	}
+	if !whole || ruleShown && !ruleWhole {
+		it.Children = append(it.Children, Item{Label: "Show in the dashboard…", Tooltip: "the whole request, and every answer; or run gatehouse approvals " + a.ID,
+			Action: Action{Kind: ActOpenDashboard}})
 	}
 	return it
 }
 
-// ruleLines are the header and the lines of the rule a's always or
-// deny_always saves.
-func ruleLines(a api.Approval) []Item {
-	always, denyAlways := slices.Contains(a.Answers, api.AnswerAlways), slices.Contains(a.Answers, api.AnswerDenyAlways)
-	header := "Always saves this rule:"
-	switch {
-	case always && denyAlways:
-		header = "Always and Deny always save this rule:"
-	case denyAlways:
-		header = "Deny always saves this rule:"
+// wrapLines shows text (escaped) under header in lines of lineWidth,
+// whole: at most n lines. When it needs more, it reports false and shows
+// one line saying so instead.
+func wrapLines(header, text string, n int) ([]Item, bool) {
+	r := []rune(termesc.Line(text))
+	width := lineWidth - 4
+	if (len(r)+width-1)/width > n {
+		return []Item{{Label: fmt.Sprintf("%s %d characters, too long to show here: answer it in the dashboard or with gatehouse approvals", header, len(r)), Disabled: true}}, false
 	}
 	out := []Item{{Label: header, Disabled: true}}
-	lines := strings.Split(strings.TrimRight(a.SaveRule, "\n"), "\n")
-	for i, l := range lines {
-		if i == maxRuleLines-1 && len(lines) > maxRuleLines {
-			out = append(out, Item{Label: fmt.Sprintf("    … %d more lines", len(lines)-i), Disabled: true})
-			break
-		}
-		out = append(out, Item{Label: "    " + Shorten(l, lineWidth), Disabled: true})
+	for len(r) > 0 {
+		k := min(width, len(r))
+		out = append(out, Item{Label: "    " + string(r[:k]), Disabled: true})
+		r = r[k:]
 	}
-	return out
+	return out, true
+}
+
+// ruleLines are the header and the lines of the rule a's session grant
+// covers and its always or deny_always saves, whole, and true; or one line
+// saying it is too long to show, and false.
+func ruleLines(a api.Approval) ([]Item, bool) {
+	var names []string
+	for _, ans := range ruleAnswers {
+		if slices.Contains(a.Answers, ans) {
+			names = append(names, strings.TrimSuffix(answerLabels[ans], "…"))
+		}
+	}
+	verb := " saves"
+	switch {
+	case slices.Contains(a.Answers, api.AnswerSession) && len(names) > 1:
+		verb = " use"
+	case slices.Contains(a.Answers, api.AnswerSession):
+		verb = " grants"
+	case len(names) > 1:
+		verb = " save"
+	}
+	header := strings.Join(names, ", ")
+	if i := strings.LastIndex(header, ", "); i >= 0 {
+		header = header[:i] + " and " + header[i+2:]
+	}
+	header += verb + " this rule:"
+	var out []Item
+	whole := true
+	for _, l := range strings.Split(strings.TrimRight(a.SaveRule, "\n"), "\n") {
+		lines, ok := wrapLines("", l, maxRuleLines)
+		whole = whole && ok
+		out = append(out, lines[1:]...)
+	}
+	if !whole || len(out) > maxRuleLines {
+		return []Item{{Label: fmt.Sprintf("%s %d lines, too long to show here", strings.TrimSuffix(header, ":"), len(out)), Disabled: true}}, false
+	}
+	return append([]Item{{Label: header, Disabled: true}}, out...), true
 }
 
 func recentItem(s State, now time.Time) Item {
@@ -525,12 +614,9 @@ func Age(d time.Duration) string {
 }
 
 // Escape shows every control and invisible character of s as an escape
-// (termesc's, plus tab, newline and carriage return, which a one-line
-// label cannot show either), so that a label reads exactly as the text it
-// stands for.
-func Escape(s string) string {
-	return strings.NewReplacer("\t", `\t`, "\n", `\n`, "\r", `\r`).Replace(termesc.String(s))
-}
+// (termesc.Line: a one-line label cannot show a tab or a newline either),
+// so that a label reads exactly as the text it stands for.
+func Escape(s string) string { return termesc.Line(s) }
 
 // Shorten escapes s and cuts it to at most width characters, ending in an
 // ellipsis when cut.

@@ -181,11 +181,13 @@ func TestMenuApprovals(t *testing.T) {
 	want := []string{
 		"Run git push --force origin main?",
 		"claude in /home/u/src/app",
+		"Command:",
+		"    git push --force origin main",
 		"Approve once",
-		"Approve for session",
-		"Always saves this rule:",
+		"Approve for session and Always use this rule:",
 		"    - match: git push",
 		"      action: allow",
+		"Approve for session",
 		"Always…",
 		"Deny",
 	}
@@ -201,8 +203,8 @@ func TestMenuApprovals(t *testing.T) {
 			t.Errorf("%q answers %q, want a1", c.Label, c.Action.ID)
 		}
 	}
-	always := first[7]
-	if always.Action.Answer != api.AnswerAlways || always.Tooltip != `saves: - match: git push\n  action: allow` {
+	always := first[9]
+	if always.Action.Answer != api.AnswerAlways || always.Tooltip != `rule: - match: git push\n  action: allow` {
 		t.Errorf("Always… %+v: want the always answer and the rule as its tooltip", always)
 	}
 
@@ -217,8 +219,8 @@ func TestMenuApprovals(t *testing.T) {
 	if want := []string{"deny=Deny", "once=Approve once"}; !slices.Equal(got, want) {
 		t.Errorf("third submenu's answers %q, want %q", got, want)
 	}
-	if n := len(it.Children[2].Children); n != 4 {
-		t.Errorf("third submenu has %d items, want the question, who and the two answers", n)
+	if n := len(it.Children[2].Children); n != 6 {
+		t.Errorf("third submenu has %d items, want the question, who, the command's two lines and the two answers", n)
 	}
 }
 
@@ -274,8 +276,9 @@ func TestMenuCaps(t *testing.T) {
 			t.Errorf("an approval's submenu has %d items, more than %d", len(c.Children), approvalLines)
 		}
 	}
-	if !slices.Contains(labels(ap.Children[0].Children), "    … 15 more lines") {
-		t.Errorf("a long rule is not cut: %q", labels(ap.Children[0].Children))
+	if got := labels(ap.Children[0].Children); !slices.Contains(got, "Approve for session, Always and Deny always use this rule 20 lines, too long to show here") ||
+		slices.Contains(got, "Always…") || slices.Contains(got, "Approve for session") || !slices.Contains(got, "Show in the dashboard…") {
+		t.Errorf("a rule too long to show is offered: %q", got)
 	}
 	if n := len(find(t, m, KeyRecent).Children); n != MaxRecent {
 		t.Errorf("%d recent items, want %d", n, MaxRecent)
@@ -533,5 +536,101 @@ func TestDoctorSummary(t *testing.T) {
 	}
 	if want := "• bwrap not found in PATH; install bubblewrap\n• b\n• c\n… and 1 more\nThe full report is in /r"; !strings.HasPrefix(body, want) {
 		t.Errorf("body %q, want it to start %q", body, want)
+	}
+}
+
+// What Approve for session grants and Always saves is shown whole before
+// either is offered: every line of the rule, a long line wrapped and not
+// cut, its args included.
+func TestMenuRuleShownWhole(t *testing.T) {
+	t.Parallel()
+	s := running()
+	a := approval("a", "git push origin feat", api.AnswerOnce, api.AnswerSession, api.AnswerAlways, api.AnswerDeny)
+	long := strings.Repeat("x", 100)
+	a.SaveRule = "name: approved-git-1\naction: allow\nreason: approved always by a person\ncommand: [/usr/bin/git]\nargs: [{exact: [push, origin, feat, " + long + "]}]\nwhere: top_level"
+	s.Approvals = []api.Approval{a}
+	items := find(t, Menu(s, now), KeyApprovals).Children[0].Children
+	got := labels(items)
+	header := slices.Index(got, "Approve for session and Always use this rule:")
+	session := slices.Index(got, "Approve for session")
+	if header < 0 || session < 0 || header > session {
+		t.Fatalf("the rule is not shown before Approve for session: %q", got)
+	}
+	shown := strings.Join(got[header+1:session], "")
+	shown = strings.ReplaceAll(shown, "    ", "")
+	if want := strings.ReplaceAll(a.SaveRule, "\n", ""); !strings.Contains(strings.ReplaceAll(shown, " ", ""), strings.ReplaceAll(want, " ", "")) {
+		t.Errorf("the rule shown:\n%q\nwant all of\n%q", shown, want)
+	}
+	for _, l := range got {
+		if strings.Contains(l, "…") && l != "Always…" {
+			t.Errorf("a line is cut: %q", l)
+		}
+	}
+}
+
+// An approving answer is offered only where the submenu shows the whole
+// command, escaped: a command whose tail hides after spaces offers Deny
+// and Show alone, and Show opens the dashboard.
+func TestMenuApproveOnlyWhatIsShown(t *testing.T) {
+	t.Parallel()
+	s := running()
+	hidden := "git push origin feat" + strings.Repeat(" ", 400) + "; echo HIDDEN > ~/.bashrc"
+	s.Approvals = []api.Approval{
+		approval("long", hidden, api.AnswerOnce, api.AnswerSession, api.AnswerAlways, api.AnswerDeny, api.AnswerDenyAlways),
+		approval("bidi", "ls \u202egnp.exe\u2066x\u2069", api.AnswerOnce, api.AnswerDeny),
+	}
+	ap := find(t, Menu(s, now), KeyApprovals)
+	var answers []string
+	for _, c := range ap.Children[0].Children {
+		if c.Action.Kind != ActNone {
+			answers = append(answers, fmt.Sprint(c.Action.Kind, c.Action.Answer))
+		}
+	}
+	if want := []string{fmt.Sprint(ActAnswer, api.AnswerDeny), fmt.Sprint(ActOpenDashboard, "")}; !slices.Equal(answers, want) {
+		t.Errorf("a command too long to show offers %q, want deny and show", answers)
+	}
+	for _, l := range labels(ap.Children[0].Children) {
+		if strings.Contains(l, "HIDDEN") {
+			t.Errorf("a part of the hidden command is shown as if whole: %q", l)
+		}
+	}
+	// A short command with bidi controls: shown escaped, whole, and
+	// approvable.
+	got := labels(ap.Children[1].Children)
+	if !slices.Contains(got, `    ls \u202egnp.exe\u2066x\u2069`) || !slices.Contains(got, "Approve once") {
+		t.Errorf("bidi command: %q", got)
+	}
+	for _, l := range append(got, ap.Children[1].Label) {
+		if strings.ContainsAny(l, "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069") {
+			t.Errorf("label %q holds a raw bidi control", l)
+		}
+	}
+}
+
+// A workspace request: Approve once runs this call and trusts nothing,
+// and each trust answer names whom it trusts for; the directory and the
+// command are shown whole.
+func TestMenuWorkspaceAnswers(t *testing.T) {
+	t.Parallel()
+	s := running()
+	s.Approvals = []api.Approval{{ID: "w", Kind: api.ApprovalWorkspace, Agent: "claude-code", Cwd: "/home/u/work/app/cmd",
+		Workspace: "/home/u/work/app", Command: "make test", Question: "claude-code wants to work in ~/work/app, which is in no workspace root",
+		Answers: []string{api.AnswerOnce, api.AnswerTrust, api.AnswerTrustAll, api.AnswerDeny}}}
+	it := find(t, Menu(s, now), KeyApprovals).Children[0]
+	want := []string{
+		"claude-code wants to work in ~/work/app, which is in no workspace root",
+		"claude-code in /home/u/work/app/cmd",
+		"Directory:", "    /home/u/work/app",
+		"Command:", "    make test",
+		"Approve once (this call only, nothing trusted)",
+		"Trust this directory for claude-code",
+		"Trust this directory for every agent",
+		"Deny",
+	}
+	if got := labels(it.Children); !slices.Equal(got, want) {
+		t.Errorf("workspace submenu\n%q\nwant\n%q", got, want)
+	}
+	if it.Label != "Work in /home/u/work/app" {
+		t.Errorf("label %q", it.Label)
 	}
 }

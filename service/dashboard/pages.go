@@ -16,6 +16,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/audit"
 	"github.com/gatehouse-dev/gatehouse/service/policy"
+	"github.com/gatehouse-dev/gatehouse/service/termesc"
 	"github.com/gatehouse-dev/gatehouse/service/trust"
 )
 
@@ -26,6 +27,23 @@ var answerLabels = map[string]string{
 	api.AnswerAlways:     "Always",
 	api.AnswerDeny:       "Deny",
 	api.AnswerDenyAlways: "Deny always",
+	api.AnswerTrustAll:   "Trust this directory for every agent",
+}
+
+// answerLabel is the button of the answer ans to a.
+func answerLabel(a api.Approval, ans string) string {
+	switch {
+	case a.Kind == api.ApprovalWorkspace && ans == api.AnswerOnce:
+		return "Approve once (this call only, nothing trusted)"
+	case ans == api.AnswerTrust:
+		return "Trust " + termesc.Line(a.Workspace) + " for " + termesc.Line(a.Agent)
+	case ans == api.AnswerTrustAll:
+		return "Trust " + termesc.Line(a.Workspace) + " for every agent"
+	}
+	if l, ok := answerLabels[ans]; ok {
+		return l
+	}
+	return ans
 }
 
 type answerButton struct{ Value, Label string }
@@ -53,8 +71,8 @@ func (s *Server) approvals(w http.ResponseWriter, r *http.Request, ss *session) 
 	for _, a := range s.opts.Service.Approvals() {
 		av := approvalView{A: a}
 		for _, ans := range a.Answers {
-			av.Buttons = append(av.Buttons, answerButton{ans, answerLabels[ans]})
-			av.Always = av.Always || (ans == api.AnswerAlways || ans == api.AnswerDenyAlways) && a.SaveRule != ""
+			av.Buttons = append(av.Buttons, answerButton{ans, answerLabel(a, ans)})
+			av.Always = av.Always || (ans == api.AnswerSession || ans == api.AnswerAlways || ans == api.AnswerDenyAlways) && a.SaveRule != ""
 		}
 		v.Pending = append(v.Pending, av)
 	}

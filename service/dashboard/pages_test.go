@@ -112,6 +112,37 @@ func TestApprovalsAnswer(t *testing.T) {
 	}
 }
 
+// The approvals page shows what a command holds escaped wherever it
+// lands — the heading, the command, the directory — so a bidi control
+// cannot reorder what the person reads; a workspace request's buttons say
+// what each does: once this call only, trust for the agent or for every
+// agent.
+func TestApprovalsEscapedAndWorkspaceButtons(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 0)
+	bidi := "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+	f.svc.pending = []api.Approval{
+		{ID: "c1", Kind: api.ApprovalCommand, Agent: "claude-code", Command: "ls " + bidi + " <b>x</b>", Cwd: "/w/app" + bidi,
+			Question: "claude-code wants to run `ls " + bidi + "`", Rule: "ask" + bidi, Answers: []string{"once", "deny"}},
+		{ID: "w1", Kind: api.ApprovalWorkspace, Agent: "claude-code", Command: "make", Cwd: "/home/u/work/app", Workspace: "/home/u/work/app",
+			Question: "claude-code wants to work in ~/work/app, which is in no workspace root", Rule: "workspace", Answers: []string{"once", "trust", "trust_all", "deny"}},
+	}
+	c := f.client()
+	f.login(c)
+	_, body := f.getBody(c, f.base+"/approvals", nil)
+	for _, r := range bidi {
+		if strings.ContainsRune(body, r) {
+			t.Errorf("the approvals page holds %U raw", r)
+		}
+	}
+	for _, want := range []string{"<h2>claude-code wants to run `ls \\u202a\\u202b\\u202c\\u202d\\u202e\\u2066\\u2067\\u2068\\u2069`</h2>", "&lt;b&gt;x&lt;/b&gt;",
+		">Approve once (this call only, nothing trusted)<", ">Trust /home/u/work/app for claude-code<", ">Trust /home/u/work/app for every agent<"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the approvals page lacks %q", want)
+		}
+	}
+}
+
 // Workspaces: added with the service's refusals, relative paths refused
 // here, removed.
 func TestWorkspaces(t *testing.T) {

@@ -19,11 +19,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"unicode"
 
 	"go.yaml.in/yaml/v3"
 	"mvdan.cc/sh/v3/pattern"
 
 	"github.com/gatehouse-dev/gatehouse/service/analysis"
+	"github.com/gatehouse-dev/gatehouse/service/termesc"
 )
 
 // SavedRulesName is the saved rules' file name in the state directory.
@@ -117,15 +119,74 @@ func WriteSavedRules(path string, rs Rules) error {
 	return os.Rename(f.Name(), path)
 }
 
-// RuleYAML returns r as the YAML a person reads: one mapping.
+// RuleYAML returns r as the YAML a person reads: one mapping, a line a
+// key, its lists written in flow style ([push, origin, feat]) so that a
+// face with few lines (the tray) can show a rule whole. A value holding a
+// control or format character (a bidi override, a zero-width space) is
+// double-quoted with the character written as an escape ("\u202e"), as
+// termesc shows it: the text shows what the rule matches and parses back
+// to the same rule.
 func RuleYAML(r *Rule) string {
+	var n yaml.Node
+	if err := n.Encode(r); err != nil {
+		return r.Name
+	}
+	flowLists(&n)
 	var b bytes.Buffer
 	enc := yaml.NewEncoder(&b)
 	enc.SetIndent(2)
-	if err := enc.Encode(r); err != nil {
+	if err := enc.Encode(&n); err != nil {
 		return r.Name
 	}
-	return strings.TrimRight(b.String(), "\n")
+	out := strings.TrimRight(b.String(), "\n")
+	// Only inside the double-quoted values flowLists marked can such a
+	// character stand; YAML reads \uXXXX there as the character.
+	return escapeQuoted(out)
+}
+
+// hidden reports whether termesc shows c as an escape; YAML escapes the
+// controls below 0x80 itself in a double-quoted value.
+func hidden(c rune) bool {
+	return c >= 0x80 && termesc.String(string(c)) != string(c)
+}
+
+// escapeQuoted writes every hidden character of s as a YAML escape.
+func escapeQuoted(s string) string {
+	if !strings.ContainsFunc(s, hidden) {
+		return s
+	}
+	var b strings.Builder
+	for _, c := range s {
+		switch {
+		case !hidden(c):
+			b.WriteRune(c)
+		case c > 0xffff:
+			fmt.Fprintf(&b, "\\U%08x", c)
+		default:
+			fmt.Fprintf(&b, "\\u%04x", c)
+		}
+	}
+	return b.String()
+}
+
+// flowLists writes every list below n in flow style, an item that holds
+// a space or nothing in quotes, so that where one argument ends reads
+// plainly, and every value that holds a hidden character double-quoted.
+func flowLists(n *yaml.Node) {
+	if n.Kind == yaml.SequenceNode {
+		n.Style = yaml.FlowStyle
+		for _, c := range n.Content {
+			if c.Kind == yaml.ScalarNode && (c.Value == "" || strings.ContainsFunc(c.Value, unicode.IsSpace)) {
+				c.Style = yaml.DoubleQuotedStyle
+			}
+		}
+	}
+	if n.Kind == yaml.ScalarNode && strings.ContainsFunc(n.Value, hidden) {
+		n.Style = yaml.DoubleQuotedStyle
+	}
+	for _, c := range n.Content {
+		flowLists(c)
+	}
 }
 
 // ParseRule reads one rule written in YAML or JSON (a mapping, or a list

@@ -194,3 +194,30 @@ func TestSavedRulesLoad(t *testing.T) {
 		t.Errorf("missing: %v %v", rs, err)
 	}
 }
+
+// The rule a person reads shows a bidi control or a zero-width space as
+// an escape, never raw, and parses back to the same rule: what is shown
+// is what is matched.
+func TestRuleYAMLShowsHiddenCharacters(t *testing.T) {
+	t.Parallel()
+	p := &Policy{Rules: Rules{{Name: "ask-cat", Action: ActionAsk, Command: []string{"cat"}}}}
+	tree := savedTree("cat 'notes\u202etxt.exe' 'a\u200bb' 'tab\there' 'x\U000e0041'")
+	v := Decide(tree, p)
+	r := ProposeRule(tree, v, ActionAllow)
+	if r == nil {
+		t.Fatalf("no rule for %+v", v)
+	}
+	y := RuleYAML(r)
+	for _, c := range y {
+		if c == '\t' || c >= 0x80 && c != '…' {
+			t.Errorf("the rule's YAML holds %U raw:\n%s", c, y)
+		}
+	}
+	if !strings.Contains(y, `\u202e`) || !strings.Contains(y, `\u200b`) || !strings.Contains(strings.ToLower(y), `\u000e0041`) {
+		t.Errorf("the rule's YAML does not show the characters escaped:\n%s", y)
+	}
+	back, err := ParseRule(y)
+	if err != nil || !sameRule(back, r) || !RuleMatches(back, tree.Nodes[v.Node]) {
+		t.Errorf("round trip: %+v %v\n%s", back, err, y)
+	}
+}
