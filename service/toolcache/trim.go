@@ -85,7 +85,9 @@ func MaybeTrim(root string, max int64, now time.Time) (bool, error) {
 	if err := d.Remove(stampName); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return false, err
 	}
-	if err := d.WriteFile(stampName, nil, 0o600); err != nil {
+	if err := d.WriteFile(stampName, nil, 0o600); errors.Is(err, fs.ErrExist) {
+		return false, nil // another execution's trim took it
+	} else if err != nil {
 		return false, err
 	}
 	d.Chtimes(stampName, now, now)
