@@ -170,16 +170,16 @@ func (d *Dir) mkdirPath(parts []string, perm uint32, replace bool) (int, string,
 func makeOne(pfd int, name string, perm uint32, replace bool) (int, error) {
 	var err error
 	for range retries {
-		if err = unix.Mkdirat(pfd, name, perm); err != nil && !errors.Is(err, unix.EEXIST) {
-			return -1, err
-		}
 		var fd int
 		fd, err = unix.Openat(pfd, name, dirFlags, 0)
 		switch {
 		case err == nil:
 			return fd, nil
 		case errors.Is(err, unix.ENOENT):
-			continue // removed meanwhile: make it again
+			if err = unix.Mkdirat(pfd, name, perm); err != nil && !errors.Is(err, unix.EEXIST) {
+				return -1, err
+			}
+			continue
 		case !replace || !(errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.EMLINK)):
 			return -1, err
 		}
