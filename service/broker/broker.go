@@ -74,8 +74,14 @@ type Config struct {
 	// command gets a placeholder, and the egress proxy swaps in the value
 	// for those hosts only.
 	Masked map[string][]string
+	// Auto maps the id of each credential of mode auto (mapped with no
+	// hosts and no mode) to the field that maps it, for messages: whether
+	// it is masked, and to which hosts, is decided by its value's shape
+	// when the lease reads it (ShapeOf).
+	Auto map[string]string
 	// RequireMask refuses a reference to a credential that is not masked
-	// (policy.credential_mode: mask).
+	// (policy.credential_mode: mask), and a credential of mode auto whose
+	// value's shape leaves it injected.
 	RequireMask bool
 }
 
@@ -126,6 +132,12 @@ type Grant struct {
 	IDs []string
 	// Masked maps each masked credential among IDs to its hosts.
 	Masked map[string][]string
+	// Auto maps each credential of mode auto among IDs to the field that
+	// maps it: the lease masks or injects it by its value's shape.
+	Auto map[string]string
+	// RequireMask refuses, at the lease, a credential of mode auto whose
+	// value's shape leaves it injected.
+	RequireMask bool
 }
 
 // Vars returns the variables that carry a credential, sorted: the mapped
@@ -154,7 +166,8 @@ func (c *Config) Plan(req Request) (*Grant, error) {
 		if !c.Granted(id, req.Agent) {
 			return notGranted(id, req.Agent, how)
 		}
-		if _, masked := c.Masked[id]; c.RequireMask && !masked {
+		_, masked := c.Masked[id]
+		if _, auto := c.Auto[id]; c.RequireMask && !masked && !auto {
 			return &Error{Code: CodeMaskRequired, ID: id,
 				Reason: fmt.Sprintf("credential %q is not bound to hosts, and policy.credential_mode is mask: it may only reach a command masked (%s); nothing ran", id, how),
 				Hint:   fmt.Sprintf("an operator can bind it in exec.credentials: {credential: %s, hosts: [...]}", id)}
@@ -212,7 +225,14 @@ func (c *Config) Plan(req Request) (*Grant, error) {
 			}
 			p.Masked[id] = slices.Clone(hosts)
 		}
+		if field, ok := c.Auto[id]; ok {
+			if p.Auto == nil {
+				p.Auto = map[string]string{}
+			}
+			p.Auto[id] = field
+		}
 	}
+	p.RequireMask = c.RequireMask
 	return p, nil
 }
 
@@ -277,6 +297,19 @@ type Lease struct {
 	// Masked are the masked credentials, sorted by id: the command got
 	// their placeholders, and the egress proxy swaps in their values.
 	Masked []Masked
+	// Auto are the decisions made for the credentials of mode auto,
+	// sorted by id.
+	Auto []AutoDecision
+}
+
+// An AutoDecision is how one credential of mode auto reached the command,
+// as its value's shape decided.
+type AutoDecision struct {
+	ID string
+	// Field is the mapping that made it auto:
+	// "exec.credentials.env.GITHUB_TOKEN".
+	Field string
+	Shape Shape
 }
 
 // A Masked credential is what the egress proxy needs to put a value on
@@ -318,7 +351,18 @@ func (b *Broker) Lease(p *Grant, opts LeaseOptions) (*Lease, error) {
 				Hint:   fmt.Sprintf("store it again with 'gatehouse cred set %s'", id)}
 		}
 		l.Secrets = append(l.Secrets, dlp.Secret{ID: id, Value: v})
-		if hosts, ok := p.Masked[id]; ok {
+		hosts, masked := p.Masked[id]
+		if field, ok := p.Auto[id]; ok && !masked {
+			s := ShapeOf(v)
+			if !s.Masked && p.RequireMask {
+				return nil, &Error{Code: CodeMaskRequired, ID: id,
+					Reason: fmt.Sprintf("credential %q (%s) would be injected (%s), and policy.credential_mode is mask; nothing ran", id, field, s.Why),
+					Hint:   fmt.Sprintf("an operator can bind it to its hosts in %s: {credential: %s, hosts: [...]}", field, id)}
+			}
+			l.Auto = append(l.Auto, AutoDecision{ID: id, Field: field, Shape: s})
+			hosts, masked = s.Hosts, s.Masked
+		}
+		if masked {
 			ph, err := placeholder.New(v)
 			if err != nil {
 				return nil, fmt.Errorf("making the placeholder of credential %q: %w", id, err)
