@@ -97,9 +97,9 @@ type Event struct {
 	// a masked credential was unusable, its hosts not allowed by the
 	// egress allowlist.
 	CredentialNotes []CredentialNote `json:"credential_notes,omitempty"`
-	Egress            Egress   `json:"egress"`
-	Limits            *Limits  `json:"limits_enforced,omitempty"`
-	WriteBlocked      []string `json:"write_deny_blocked,omitempty"`
+	Egress          Egress           `json:"egress"`
+	Limits          *Limits          `json:"limits_enforced,omitempty"`
+	WriteBlocked    []string         `json:"write_deny_blocked,omitempty"`
 	// SandboxStart says whether the command ran in a warm sandbox the
 	// service started ahead of it ("warm") or one started for it
 	// ("fresh"), and SandboxStartReason why fresh.

@@ -32,6 +32,8 @@ policy:
 		Env:    map[string]string{"GITHUB_TOKEN": "github_token", "NPM_TOKEN": "npm"},
 		Files:  map[string]string{"gcloud.json": "gcp_sa", ".netrc": "netrc"},
 		Grants: map[string][]string{"github_token": {"claude-code", "cli"}, "npm": {"cli"}},
+		Auto: map[string]string{"github_token": "exec.credentials.env.GITHUB_TOKEN", "npm": "exec.credentials.env.NPM_TOKEN",
+			"gcp_sa": "exec.credentials.files.gcloud.json", "netrc": "exec.credentials.files..netrc"},
 	}
 	if got := c.CredentialConfig(); !reflect.DeepEqual(got, want) {
 		t.Errorf("CredentialConfig = %+v, want %+v", got, want)

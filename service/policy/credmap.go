@@ -3,27 +3,41 @@ package policy
 // This file holds one entry of exec.credentials.env and .files, which is
 // written in one of two forms:
 //
-//	GITHUB_TOKEN: "${credential:github_token}"           injected (as before)
+//	GITHUB_TOKEN: "${credential:github_token}"           auto: by the value's shape
 //	GITHUB_TOKEN: {credential: github_token, hosts: [api.github.com, github.com], mode: mask}
 //
 // The mapping form binds the credential to hosts, written like egress
 // allowlist entries (an optional :port). With hosts the mode defaults to
 // mask: the command gets a placeholder and the egress proxy puts the real
 // value on the wire for those hosts only. mode: inject hands the command
-// the value itself, as the plain form does.
+// the value itself.
+//
+// Without hosts and without a mode (the plain form, or a mapping naming
+// only the credential) the mode is auto: the value's shape, read from the
+// keychain at each execution, decides (broker.ShapeOf). A value of a known
+// service's format is masked and bound to that service's hosts; any other
+// is injected. The configuration cannot know the value, so config show
+// says what each shape would do, doctor reads the keychain and says what
+// it does now, and the execution card says what it did.
 //
 // Checks across fields, made on the effective configuration once every
 // value is sound in itself (checkCredentialBindings):
 //
 //   - every host of a mapping is allowed by an egress allowlist
 //     (policy.egress_allowlist or one of policy.egress_allowlist_by_agent),
-//     its ports included: the proxy only swaps on a connection it allows;
-//   - under policy.credential_mode: mask, no mapping is injected.
+//     its ports included: the proxy only swaps on a connection it allows.
+//     The hosts mode auto chooses are not checked at load: the
+//     configuration loads, and doctor and the card say the credential is
+//     unusable until they are allowed;
+//   - under policy.credential_mode: mask, no mapping is injected (mode
+//     auto is decided at execution: a value it would inject is denied
+//     then).
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
@@ -40,6 +54,9 @@ const (
 	// ModeMask gives the command a placeholder; the egress proxy swaps in
 	// the value on the way to the credential's hosts.
 	ModeMask = "mask"
+	// ModeAuto masks or injects by the value's shape, at each execution
+	// (broker.ShapeOf): the mode of a mapping with no hosts and no mode.
+	ModeAuto = "auto"
 )
 
 // credentialModes are the accepted values of policy.credential_mode:
@@ -59,14 +76,21 @@ type CredentialMapping struct {
 	// Hosts are the destinations the credential is for, written as egress
 	// allowlist entries; mapping form only.
 	Hosts []string
-	// Mode is mask or inject as written; "" means mask with hosts,
-	// inject without.
+	// Mode is mask, inject or auto as written; "" means mask with hosts,
+	// auto without.
 	Mode string
 }
 
-// Inject returns the plain form of a mapping, "${credential:ID}".
+// Inject returns the plain form of a mapping, "${credential:ID}", whose
+// mode is auto: injected unless the value has a known service's shape.
 func Inject(id string) CredentialMapping {
 	return CredentialMapping{Ref: "${credential:" + id + "}"}
+}
+
+// InjectAlways returns a mapping that injects the value whatever its
+// shape: {credential: ID, mode: inject}.
+func InjectAlways(id string) CredentialMapping {
+	return CredentialMapping{Credential: id, Mode: ModeInject}
 }
 
 // ID returns the credential id the mapping names, or "" when it names
@@ -82,18 +106,18 @@ func (m CredentialMapping) ID() string {
 	return ""
 }
 
-// EffectiveMode returns how the credential reaches a command: mask or
-// inject.
+// EffectiveMode returns how the credential reaches a command: mask,
+// inject, or auto (decided by the value's shape at each execution).
 func (m CredentialMapping) EffectiveMode() string {
 	switch {
 	case m.Ref != "":
-		return ModeInject
+		return ModeAuto
 	case m.Mode != "":
 		return m.Mode
 	case len(m.Hosts) > 0:
 		return ModeMask
 	}
-	return ModeInject
+	return ModeAuto
 }
 
 // String writes m as YAML: the reference as written, or a flow mapping
@@ -164,10 +188,12 @@ func (m CredentialMapping) problems() []string {
 		}
 	}
 	switch {
-	case m.Mode != "" && m.Mode != ModeMask && m.Mode != ModeInject:
-		out = append(out, fmt.Sprintf("mode: %q is not one of mask, inject", m.Mode))
+	case m.Mode != "" && m.Mode != ModeMask && m.Mode != ModeInject && m.Mode != ModeAuto:
+		out = append(out, fmt.Sprintf("mode: %q is not one of mask, inject, auto", m.Mode))
 	case m.Mode == ModeMask && len(m.Hosts) == 0:
 		out = append(out, "mode: mask needs hosts: the value is only put on the wire to them; list them in hosts")
+	case m.Mode == ModeAuto && len(m.Hosts) > 0:
+		out = append(out, "mode: auto chooses the hosts by the value's shape; with hosts listed, write mode: mask (or leave mode out)")
 	}
 	return out
 }
@@ -342,6 +368,8 @@ func checkCredentialBindings(c *Config, src func(p string) Source) []error {
 				}
 			}
 			if mask && cm.EffectiveMode() == ModeInject {
+				// Mode auto is decided at execution: a value it would
+				// inject is denied credential_mask_required then.
 				ps := src("policy.credential_mode")
 				errs = append(errs, errAt(at, f.p, "%s: %s injects the value, but policy.credential_mode is mask (%s); bind it to its hosts, as in {credential: %s, hosts: [api.example.com]}",
 					k, cm, ps, cmpOr(cm.ID(), "ID")))
@@ -352,8 +380,11 @@ func checkCredentialBindings(c *Config, src func(p string) Source) []error {
 }
 
 func modeWord(mode string) string {
-	if mode == ModeMask {
+	switch mode {
+	case ModeMask:
 		return "masked"
+	case ModeAuto:
+		return "auto (masked or injected by its value's shape)"
 	}
 	return "injected"
 }
@@ -366,16 +397,26 @@ func cmpOr(s, def string) string {
 }
 
 // CredentialConfig returns the credential configuration as the broker
-// takes it: references resolved to ids, and the masked mappings' hosts.
+// takes it: references resolved to ids, the masked mappings' hosts, and
+// the credentials of mode auto.
 func (c *Config) CredentialConfig() *broker.Config {
 	bc := &broker.Config{Env: map[string]string{}, Files: map[string]string{}, Grants: map[string][]string{}}
-	add := func(dst map[string]string, m map[string]CredentialMapping) {
-		for k, v := range m {
+	add := func(field string, dst map[string]string, m map[string]CredentialMapping) {
+		for _, k := range sortedKeys(m) {
+			v := m[k]
 			id := v.ID()
 			if id == "" {
 				continue
 			}
 			dst[k] = id
+			if v.EffectiveMode() == ModeAuto {
+				if bc.Auto == nil {
+					bc.Auto = map[string]string{}
+				}
+				if _, ok := bc.Auto[id]; !ok {
+					bc.Auto[id] = field + "." + k
+				}
+			}
 			if v.EffectiveMode() != ModeMask {
 				continue
 			}
@@ -389,8 +430,8 @@ func (c *Config) CredentialConfig() *broker.Config {
 			}
 		}
 	}
-	add(bc.Env, c.Exec.Credentials.Env)
-	add(bc.Files, c.Exec.Credentials.Files)
+	add("exec.credentials.env", bc.Env, c.Exec.Credentials.Env)
+	add("exec.credentials.files", bc.Files, c.Exec.Credentials.Files)
 	for _, hosts := range bc.Masked {
 		slices.Sort(hosts)
 	}
@@ -399,4 +440,93 @@ func (c *Config) CredentialConfig() *broker.Config {
 	}
 	bc.RequireMask = c.Policy.CredentialMode == ModeMask
 	return bc
+}
+
+// HostsNotAllowed returns those of a credential's hosts (written as
+// allowlist entries) that agent's egress allowlist does not allow on
+// HTTPS's port (or the host's own port); for agent "", those that no
+// allowlist allows, the global one or an agent's. The placeholder of a
+// masked credential reaches none of them.
+func (c *Config) HostsNotAllowed(hosts []string, agent string) []string {
+	var lists [][]string
+	if agent != "" {
+		l, _ := c.Policy.EgressAllowlistFor(agent)
+		lists = append(lists, l)
+	} else {
+		lists = append(lists, c.Policy.EgressAllowlist)
+		for _, a := range sortedKeys(c.Policy.EgressAllowlistByAgent) {
+			lists = append(lists, c.Policy.EgressAllowlistByAgent[a])
+		}
+	}
+	var out []string
+	for _, h := range hosts {
+		if !slices.ContainsFunc(lists, func(l []string) bool { return egressCovered(h, l, []int{443}, c.Exec.Egress.AllowedPorts) }) {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// A MappingMode is how one mapping of exec.credentials reaches commands,
+// as config show and doctor report it.
+type MappingMode struct {
+	// Field is the mapping: "exec.credentials.env.GITHUB_TOKEN".
+	Field string `json:"field"`
+	ID    string `json:"credential"`
+	// Mode is mask, inject or auto (the value's shape decides, at each
+	// execution: broker.ShapeOf).
+	Mode string `json:"mode"`
+	// Hosts are a masked mapping's hosts.
+	Hosts []string `json:"hosts,omitempty"`
+	// Source is where the mapping was written.
+	Source Source `json:"source"`
+}
+
+// CredentialModes returns how each mapping of exec.credentials reaches
+// commands, variables first, each sorted by name.
+func (l *Loaded) CredentialModes() []MappingMode {
+	var out []MappingMode
+	for _, f := range []struct {
+		p string
+		m map[string]CredentialMapping
+	}{{"exec.credentials.env", l.Config.Exec.Credentials.Env}, {"exec.credentials.files", l.Config.Exec.Credentials.Files}} {
+		for _, k := range sortedKeys(f.m) {
+			cm := f.m[k]
+			out = append(out, MappingMode{Field: f.p + "." + k, ID: cm.ID(), Mode: cm.EffectiveMode(), Hosts: cm.Hosts, Source: l.KeySource(f.p, k)})
+		}
+	}
+	return out
+}
+
+// ShowCredentials writes, as comment lines starting with prefix, how
+// each mapping of exec.credentials reaches commands and where it was
+// written; with a mapping of mode auto, what each shape of value does
+// and whether the egress allowlist allows its hosts. The keychain is not
+// read: what auto decides for a stored value is doctor's to say.
+func (l *Loaded) ShowCredentials(w io.Writer, prefix string) {
+	auto := false
+	for _, m := range l.CredentialModes() {
+		switch m.Mode {
+		case ModeAuto:
+			auto = true
+			fmt.Fprintf(w, "%s%s: %s auto, masked or injected by its value's shape (below); 'gatehouse doctor' reads the keychain and says which; mode: inject keeps it injected  # %s\n", prefix, m.Field, m.ID, m.Source)
+		case ModeMask:
+			fmt.Fprintf(w, "%s%s: %s masked, bound to %s  # %s\n", prefix, m.Field, m.ID, strings.Join(m.Hosts, ", "), m.Source)
+		default:
+			fmt.Fprintf(w, "%s%s: %s injected  # %s\n", prefix, m.Field, m.ID, m.Source)
+		}
+	}
+	if !auto {
+		return
+	}
+	fmt.Fprintf(w, "%smode auto masks, bound to the service's hosts:\n", prefix)
+	for _, s := range broker.Services {
+		line := fmt.Sprintf("%s  %s (%s): %s", prefix, s.Name, strings.Join(s.Prefixes(), " "), strings.Join(s.Hosts, ", "))
+		if no := l.Config.HostsNotAllowed(s.Hosts, ""); len(no) > 0 {
+			line += fmt.Sprintf("; the egress allowlist does not allow %s: such a credential is unusable there until it does", strings.Join(no, ", "))
+		}
+		fmt.Fprintln(w, line)
+	}
+	fmt.Fprintf(w, "%s  a JWT whose aud claim is https URLs: their hosts\n", prefix)
+	fmt.Fprintf(w, "%smode auto injects everything else: AWS keys (requests are signed in the command), refresh tokens, private keys, JWTs of another audience, values of no known shape\n", prefix)
 }

@@ -2,7 +2,10 @@ package policy
 
 import (
 	"encoding/json"
+	"fmt"
+	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -33,11 +36,12 @@ func TestCredentialMappingLoad(t *testing.T) {
 		Files:  map[string]string{"gh.json": "github_token"},
 		Grants: map[string][]string{},
 		Masked: map[string][]string{"github_token": {"api.github.com", "github.com"}},
+		Auto:   map[string]string{"npm": "exec.credentials.env.NPM_TOKEN"},
 	}
 	if got := c.CredentialConfig(); !reflect.DeepEqual(got, want) {
 		t.Errorf("CredentialConfig = %+v, want %+v", got, want)
 	}
-	for k, mode := range map[string]string{"GITHUB_TOKEN": ModeMask, "REG_TOKEN": ModeInject, "NPM_TOKEN": ModeInject} {
+	for k, mode := range map[string]string{"GITHUB_TOKEN": ModeMask, "REG_TOKEN": ModeInject, "NPM_TOKEN": ModeAuto} {
 		if got := c.Exec.Credentials.Env[k].EffectiveMode(); got != mode {
 			t.Errorf("%s: mode %q, want %q", k, got, mode)
 		}
@@ -76,7 +80,9 @@ func TestCredentialMappingInvalid(t *testing.T) {
 		{"bad port", env(`{credential: x, hosts: ["github.com:0"]}`),
 			`exec.credentials.env: T: hosts[0]: "github.com:0"`},
 		{"bad mode", env("{credential: x, hosts: [github.com], mode: swap}"),
-			`exec.credentials.env: T: mode: "swap" is not one of mask, inject`},
+			`exec.credentials.env: T: mode: "swap" is not one of mask, inject, auto`},
+		{"auto with hosts", env("{credential: x, hosts: [github.com], mode: auto}"),
+			`exec.credentials.env: T: mode: auto chooses the hosts by the value's shape; with hosts listed, write mode: mask`},
 		{"mask without hosts", env("{credential: x, mode: mask}"),
 			`exec.credentials.env: T: mode: mask needs hosts`},
 		{"hosts a number", env("{credential: x, hosts: {a: b}}"),
@@ -89,12 +95,14 @@ func TestCredentialMappingInvalid(t *testing.T) {
 			`exec.credentials.env: T: hosts[0]: "registry.example" is not allowed by policy.egress_allowlist`},
 		{"no egress", "exec:\n  credentials:\n    files:\n      f.json: {credential: x, hosts: [github.com]}\n",
 			`exec.credentials.files: f.json: hosts[0]: "github.com" is not allowed by policy.egress_allowlist []`},
-		{"two modes", "exec:\n  credentials:\n    env:\n      A: {credential: x, hosts: [github.com]}\n      B: \"${credential:x}\"\n" + boundAllow,
+		{"two modes", "exec:\n  credentials:\n    env:\n      A: {credential: x, hosts: [github.com]}\n      B: {credential: x, mode: inject}\n" + boundAllow,
 			`exec.credentials.env: B: credential "x" is injected here but masked by exec.credentials.env.A; a credential has one mode`},
+		{"auto and inject", "exec:\n  credentials:\n    env:\n      A: \"${credential:x}\"\n      B: {credential: x, mode: inject}\n",
+			`exec.credentials.env: B: credential "x" is injected here but auto (masked or injected by its value's shape) by exec.credentials.env.A; a credential has one mode`},
 		{"bad credential_mode", "policy:\n  credential_mode: strict\n",
 			`config.yaml:2: policy.credential_mode: "strict" is not one of any, mask`},
-		{"mask refuses plain", "exec:\n  credentials:\n    env:\n      NPM_TOKEN: \"${credential:npm}\"\npolicy:\n  credential_mode: mask\n",
-			`config.yaml:3: exec.credentials.env: NPM_TOKEN: "${credential:npm}" injects the value, but policy.credential_mode is mask (config.yaml:6); bind it to its hosts, as in {credential: npm, hosts: [api.example.com]}`},
+		{"mask refuses inject", "exec:\n  credentials:\n    env:\n      NPM_TOKEN: {credential: npm, mode: inject}\npolicy:\n  credential_mode: mask\n",
+			`config.yaml:3: exec.credentials.env: NPM_TOKEN: {credential: npm, mode: inject} injects the value, but policy.credential_mode is mask (config.yaml:6); bind it to its hosts, as in {credential: npm, hosts: [api.example.com]}`},
 		{"mask refuses inject mode", "exec:\n  credentials:\n    files:\n      f: {credential: x, hosts: [github.com], mode: inject}\n" + boundAllow + "  credential_mode: mask\n",
 			`exec.credentials.files: f: {credential: x, hosts: [github.com], mode: inject} injects the value, but policy.credential_mode is mask`},
 		{"relative CA file", "exec:\n  egress:\n    upstream_ca_files: [ca.pem]\n",
@@ -113,6 +121,11 @@ func TestCredentialMappingInvalid(t *testing.T) {
 	if _, got := loadFiles(t, "", "exec:\n  credentials:\n    env:\n      T: {credential: x, hosts: [github.com]}\n"+boundAllow+"  credential_mode: mask\n"); got != "" {
 		t.Errorf("masked under mask: %s", got)
 	}
+	// Mode auto loads under credential_mode: mask (its value decides, at
+	// execution) and without egress to the hosts it may choose.
+	if _, got := loadFiles(t, "", "exec:\n  credentials:\n    env:\n      T: \"${credential:x}\"\n      U: {credential: y}\npolicy:\n  credential_mode: mask\n"); got != "" {
+		t.Errorf("auto under mask: %s", got)
+	}
 }
 
 func TestCredentialModeManaged(t *testing.T) {
@@ -122,8 +135,9 @@ func TestCredentialModeManaged(t *testing.T) {
 		{"masked mapping", "exec:\n  credentials:\n    env:\n      T: {credential: x, hosts: [github.com]}\n", ""},
 		{"inject mapping refused", "exec:\n  credentials:\n    env:\n      T: {credential: x, hosts: [github.com], mode: inject}\n",
 			`config.yaml:3: exec.credentials.env: T: {credential: x, hosts: [github.com], mode: inject} injects the value, but policy.credential_mode is mask (managed.yaml:2)`},
-		{"plain refused", "exec:\n  credentials:\n    files:\n      f: \"${credential:x}\"\n",
-			`config.yaml:3: exec.credentials.files: f: "${credential:x}" injects the value, but policy.credential_mode is mask (managed.yaml:2)`},
+		{"inject refused", "exec:\n  credentials:\n    files:\n      f: {credential: x, mode: inject}\n",
+			`config.yaml:3: exec.credentials.files: f: {credential: x, mode: inject} injects the value, but policy.credential_mode is mask (managed.yaml:2)`},
+		{"auto loads", "exec:\n  credentials:\n    files:\n      f: \"${credential:x}\"\n", ""},
 		{"mode widened", "policy:\n  credential_mode: any\n",
 			`config.yaml:2: policy.credential_mode: "any" widens the managed value "mask" (managed.yaml:2); only mask is allowed`},
 		{"CA kept", "exec:\n  egress:\n    upstream_ca_files: [/etc/gatehouse/ca.pem]\n", ""},
@@ -169,5 +183,56 @@ func TestCredentialMappingValidate(t *testing.T) {
 	c.Exec.Credentials.Env["T"] = CredentialMapping{Credential: "x", Mode: "mask"}
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "mode: mask needs hosts") {
 		t.Errorf("Validate: %v", err)
+	}
+}
+
+// The seed's plain mapping is mode auto: config show says so with the
+// line that wrote it, and what each shape of value does, and the
+// configuration loads though no allowlist names the hosts auto may bind.
+func TestCredentialModesShow(t *testing.T) {
+	t.Parallel()
+	l, errText := loadFiles(t, "", `exec:
+  credentials:
+    env:
+      GITHUB_TOKEN: "${credential:github_token}"
+      REG: {credential: reg, hosts: [github.com]}
+      OLD: {credential: old, mode: inject}
+policy:
+  egress_allowlist: [github.com, api.github.com]
+`)
+	if errText != "" {
+		t.Fatal(errText)
+	}
+	modes := l.CredentialModes()
+	var got []string
+	for _, m := range modes {
+		got = append(got, fmt.Sprintf("%s %s %s %q %s", m.Field, m.ID, m.Mode, m.Hosts, filepath.Base(m.Source.File)+":"+strconv.Itoa(m.Source.Line)))
+	}
+	want := []string{
+		`exec.credentials.env.GITHUB_TOKEN github_token auto [] config.yaml:4`,
+		`exec.credentials.env.OLD old inject [] config.yaml:6`,
+		`exec.credentials.env.REG reg mask ["github.com"] config.yaml:5`,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("CredentialModes\n got %q\nwant %q", got, want)
+	}
+	var b strings.Builder
+	l.ShowCredentials(&b, "# ")
+	out := b.String()
+	for _, line := range []string{
+		`# exec.credentials.env.GITHUB_TOKEN: github_token auto, masked or injected by its value's shape (below); 'gatehouse doctor' reads the keychain and says which; mode: inject keeps it injected  # ` + l.CredentialModes()[0].Source.String(),
+		`# exec.credentials.env.REG: reg masked, bound to github.com  # `,
+		`# exec.credentials.env.OLD: old injected  # `,
+		`#   GitHub (ghp_ gho_ ghu_ ghs_ github_pat_): api.github.com, github.com, uploads.github.com, *.githubusercontent.com; the egress allowlist does not allow uploads.github.com, *.githubusercontent.com: such a credential is unusable there until it does`,
+		`#   npm (npm_): registry.npmjs.org; the egress allowlist does not allow registry.npmjs.org`,
+		`#   a JWT whose aud claim is https URLs: their hosts`,
+		`# mode auto injects everything else: AWS keys`,
+	} {
+		if !strings.Contains(out, line) {
+			t.Errorf("ShowCredentials has no %q:\n%s", line, out)
+		}
+	}
+	if got := l.Config.HostsNotAllowed([]string{"api.github.com", "gitlab.com"}, "cli"); !reflect.DeepEqual(got, []string{"gitlab.com"}) {
+		t.Errorf("HostsNotAllowed = %q", got)
 	}
 }

@@ -99,10 +99,11 @@ var pathFields = map[string]bool{
 
 // A layer is what one file (or the embedded defaults) sets.
 type layer struct {
-	file  string           // as the caller named it; "" for the defaults
-	vals  Config           // the values set; other fields are zero
-	set   map[string]int   // leaf path → line of its key
-	items map[string][]int // list leaf path → line of each entry
+	file  string                    // as the caller named it; "" for the defaults
+	vals  Config                    // the values set; other fields are zero
+	set   map[string]int            // leaf path → line of its key
+	items map[string][]int          // list leaf path → line of each entry
+	keys  map[string]map[string]int // map leaf path → line of each key
 }
 
 func (l *layer) has(path string) bool { _, ok := l.set[path]; return ok }
@@ -155,7 +156,7 @@ var embeddedLayer = sync.OnceValues(func() (*layer, []error) {
 // "~" in path fields with home. It returns every shape error it finds; the
 // layer holds the fields that decoded.
 func parseLayer(file string, data []byte, home string) (*layer, []error) {
-	l := &layer{file: file, set: map[string]int{}, items: map[string][]int{}}
+	l := &layer{file: file, set: map[string]int{}, items: map[string][]int{}, keys: map[string]map[string]int{}}
 	d := &decoder{l: l, home: home}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
@@ -322,6 +323,23 @@ func (d *decoder) leaf(keyLine int, n *yaml.Node, v reflect.Value, p string) {
 		return
 	}
 	d.l.set[p] = keyLine
+	if n.Kind == yaml.MappingNode {
+		keys := map[string]int{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if k := resolve(n.Content[i]); k.Kind == yaml.ScalarNode {
+				keys[k.Value] = k.Line
+			}
+		}
+		d.l.keys[p] = keys
+	}
+}
+
+// keySource returns where l sets the key of the map at path.
+func (l *layer) keySource(path, key string) Source {
+	if line, ok := l.keys[path][key]; ok && l.file != "" {
+		return Source{File: l.file, Line: line}
+	}
+	return l.source(path)
 }
 
 // list decodes a list of strings. A null value is an empty list. Errors

@@ -83,6 +83,8 @@ type Loaded struct {
 
 	// items holds, for each list field, the source of each entry.
 	items map[string][]Source
+	// keys holds, for each map field, the source of each key.
+	keys map[string]map[string]Source
 	// layers names the file of each layer read: managed, saved, user.
 	layers map[string]string
 }
@@ -141,7 +143,7 @@ func build(managed, saved, user *layer, home string, errs []error) (*Loaded, err
 	if len(derrs) > 0 {
 		return nil, fmt.Errorf("built-in defaults: %w", errors.Join(derrs...))
 	}
-	l := &Loaded{Sources: map[string]Source{}, items: map[string][]Source{}, layers: map[string]string{}}
+	l := &Loaded{Sources: map[string]Source{}, items: map[string][]Source{}, keys: map[string]map[string]Source{}, layers: map[string]string{}}
 	l.apply(def, nil)
 	rejected := map[string]bool{}
 	if managed != nil {
@@ -335,6 +337,13 @@ func (l *Loaded) apply(ly, managed *layer) (errs []error, rejected map[string]bo
 				}
 				l.items[p] = items
 			}
+			if src.Kind() == reflect.Map {
+				keys := map[string]Source{}
+				for _, k := range src.MapKeys() {
+					keys[k.String()] = ly.keySource(p, k.String())
+				}
+				l.keys[p] = keys
+			}
 		}
 		l.Sources[p] = ly.source(p)
 	}
@@ -342,6 +351,15 @@ func (l *Loaded) apply(ly, managed *layer) (errs []error, rejected map[string]bo
 }
 
 func (l *Loaded) source(p string) Source { return l.Sources[p] }
+
+// KeySource returns where the key of the map field p ("exec.credentials.env")
+// was set: the file and line of the key itself, or the field's source.
+func (l *Loaded) KeySource(p, key string) Source {
+	if s, ok := l.keys[p][key]; ok {
+		return s
+	}
+	return l.Sources[p]
+}
 
 // itemSource returns where entry i of the list field p came from.
 func (l *Loaded) itemSource(p string, i int) Source {
