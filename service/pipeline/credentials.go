@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/gatehouse-dev/gatehouse/sandbox"
@@ -168,7 +169,37 @@ func (e *Executor) leaseCredentials(d *Admitted, spec *sandbox.Spec, backend san
 	}
 	ev.Credentials = append([]string{}, l.IDs...)
 	ev.CredentialsMasked = l.MaskedIDs()
+	ev.CredentialNotes = e.credentialNotes(l, d.req.Agent)
 	return l, nil
+}
+
+// credentialNotes says on the card how each credential of mode auto
+// reached the command, and which masked credential's hosts agent's egress
+// allowlist does not allow (its placeholder reaches none of them).
+func (e *Executor) credentialNotes(l *broker.Lease, agent string) []api.CredentialNote {
+	var out []api.CredentialNote
+	for _, a := range l.Auto {
+		n := api.CredentialNote{ID: a.ID, Field: a.Field, Mode: "injected", Reason: "mode auto, " + a.Shape.Describe()}
+		if a.Shape.Masked {
+			n.Mode = "masked"
+		}
+		out = append(out, n)
+	}
+	for _, m := range l.Masked {
+		no := e.cfg.HostsNotAllowed(m.Hosts, agent)
+		i := slices.IndexFunc(out, func(n api.CredentialNote) bool { return n.ID == m.ID })
+		if i < 0 {
+			if len(no) == 0 {
+				continue
+			}
+			out = append(out, api.CredentialNote{ID: m.ID, Mode: "masked"})
+			i = len(out) - 1
+		}
+		out[i].Hosts = slices.Clone(m.Hosts)
+		out[i].Unusable = no
+	}
+	slices.SortFunc(out, func(a, b api.CredentialNote) int { return strings.Compare(a.ID, b.ID) })
+	return out
 }
 
 // mergeEnv returns env with each KEY=VALUE of add set, replacing any
