@@ -199,7 +199,10 @@ func TestDiscover(t *testing.T) {
 
 	// Sweep moves aside a watched file the command created.
 	os.WriteFile(ws+"/.mcp.json", []byte("{}"), 0o644)
-	moved := p.Sweep("abc")
+	moved, err := p.Sweep("abc")
+	if err != nil {
+		t.Errorf("Sweep: %v", err)
+	}
 	if len(moved) != 1 || moved[0] != ws+"/.mcp.json.gatehouse-blocked-abc" {
 		t.Errorf("Sweep = %q", moved)
 	}
@@ -208,7 +211,7 @@ func TestDiscover(t *testing.T) {
 	os.MkdirAll(ws+"/.vscode", 0o755)
 	os.WriteFile(ws+"/.vscode/tasks.json", []byte("{}"), 0o644)
 	os.WriteFile(ws+"/.mcp.json", []byte("again"), 0o644)
-	moved = p.Sweep("abc")
+	moved, _ = p.Sweep("abc")
 	want := []string{ws + "/.vscode.gatehouse-blocked-abc", ws + "/.mcp.json.gatehouse-blocked-abc-2"}
 	if !slices.Equal(moved, want) {
 		t.Errorf("Sweep = %q, want %q", moved, want)
@@ -238,7 +241,8 @@ func TestSweepReplacedParent(t *testing.T) {
 	}
 	os.Rename(ws+"/proj", ws+"/proj2")
 	os.Symlink(outside, ws+"/proj")
-	for _, m := range p.Sweep("x") {
+	moved, _ := p.Sweep("x")
+	for _, m := range moved {
 		if strings.HasPrefix(m, ws+"/proj/") {
 			t.Errorf("Sweep moved %s through the symlink", m)
 		}

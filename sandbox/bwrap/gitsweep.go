@@ -2,41 +2,77 @@ package bwrap
 
 // This file catches code planted in a repository for the host to run
 // later, which the mounts cannot stop because the repository did not exist
-// when the sandbox started: one the command created (git init, git clone),
-// moved into place, or pointed a .git file at. Before the execution the
-// plan fingerprints every file of every repository in the workspace roots
-// that git runs or obeys on the host; after it, the sweep fingerprints
-// again and moves aside what was created or changed:
+// when the sandbox started, or lies deeper than the mounts look: one the
+// command created (git init, git clone) at any depth, moved into place, or
+// pointed a .git file, a .git link, a worktree's commondir, a
+// core.hooksPath or an include.path at. Before the execution the survey
+// walks every workspace root to any depth (within sweepMaxEntries and
+// sweepMaxDepth) and fingerprints every file git runs or obeys on the
+// host; after it, the sweep walks and fingerprints again and moves aside
+// what was created or changed:
 //
-//	hooks/*                       every hook but git's own *.sample files
+//	hooks/*                       every hook but git's own *.sample files,
+//	                              and hooks itself when it is not a
+//	                              directory (a link, a file)
 //	config, config.worktree,      when they set a key that runs a program
-//	modules/*/config, …           (core.hooksPath, filter.*, alias.*=!…;
-//	                              see execKey)
-//	modules/*/hooks/*,            the same, for submodules and worktrees
-//	worktrees/*/config.worktree
+//	and every file they include   (core.hooksPath, filter.*, alias.*=!…,
+//	                              include.path; see execKey)
+//	the directory core.hooksPath  every entry, as for hooks/*, unless
+//	names                         the configuration naming it is moved
+//	modules/*, worktrees/*,       the same, for submodules and worktrees
+//	commondir's target
 //
-// and, in a repository that is new, the write-deny names at its base that
-// a host program runs or obeys on its own (editor and agent directories,
-// .envrc, .mcp.json, shell rc files). Names whose effect goes through git's
-// configuration or hooks (.gitattributes, .gitmodules, .husky/), or that
-// act only when the user runs that tool there (.npmrc, .yarnrc.yml), are
-// left in a new repository (configDriven).
+// in every git directory the walk finds: a .git directory; where a .git
+// file (parsed as git parses it) or a .git link points; a directory that
+// git would take as a bare repository (HEAD, objects/, refs/). A new or
+// changed .git file or link whose git directory cannot be reached inside
+// the workspace roots without following a link is moved aside itself. In
+// a repository that is new, the write-deny names at its base that a host
+// program runs or obeys on its own (editor and agent directories, .envrc,
+// .mcp.json, shell rc files) are moved aside too. Names whose effect goes
+// through git's configuration or hooks (.gitattributes, .gitmodules,
+// .husky/), or that act only when the user runs that tool there (.npmrc,
+// .yarnrc.yml), are left in a new repository (configDriven).
+//
+// Every look and every move goes through a directory descriptor of a
+// workspace root taken before the run, one name at a time, never
+// following a link (beneath_unix.go): a command that replaces a directory
+// on the way with a link makes the sweep skip it, never reach through it.
+// Only what the sweep found created or changed is moved, and only by
+// renaming it in its own directory.
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 )
 
-// gitFileMax bounds the files fingerprinted by content; a larger one is
-// fingerprinted by size and time.
+// gitFileMax bounds the files fingerprinted by content (a larger one is
+// fingerprinted by size and time) and the .git files read: it is git's own
+// limit for a .git file.
 const gitFileMax = 1 << 20
+
+// sweepMaxEntries bounds the directory entries one walk of the workspace
+// roots reads, sweepMaxDepth how many directories deep it goes. Before
+// the run, a workspace over either bound is refused (nothing runs); after
+// it, the sweep moves aside what it saw and reports the rest unchecked.
+const (
+	sweepMaxEntries = 300_000
+	sweepMaxDepth   = 64
+)
+
+// includeMaxDepth is how deep configuration includes are followed: git's
+// own limit.
+const includeMaxDepth = 10
+
+// ErrSweepBound says a walk of the workspace stopped at its bound.
+var ErrSweepBound = errors.New("workspace too large to check for planted git hooks")
 
 // configDriven are write-deny names that act only through git's
 // configuration or hooks, which the sweep checks itself, or only when the
@@ -50,12 +86,32 @@ var configDriven = map[string]bool{
 	".yarnrc.yml": true, ".yarnrc": true, ".npmrc": true, ".pnpmfile.cjs": true,
 }
 
-// gitState is what one look at the workspace saw: the repositories and
+// rootDir is a workspace root and its descriptor, opened before the run.
+type rootDir struct {
+	path string
+	fd   dirFD
+}
+
+// gitState is what one walk of the workspace saw: the repositories and
 // the fingerprint of each host-run file in them.
 type gitState struct {
-	repos map[string]bool
+	roots []rootDir
+	repos map[string]bool   // the base of every .git entry
+	dots  map[string]string // base -> fingerprint of its .git entry
 	files map[string]string // path -> fingerprint
 	kinds map[string]gitKind
+	// via names, for a hook found through core.hooksPath, the
+	// configuration file that set it.
+	via map[string]string
+	// unverified are .git entries (by base) whose git directory could not
+	// be reached inside the roots without following a link.
+	unverified map[string]bool
+	// unread are directories the walk could not open.
+	unread  map[string]bool
+	looked  map[string]bool // git directories looked at, with their base
+	entries int
+	bound   error // the walk stopped at sweepMaxEntries or sweepMaxDepth
+	buf     []byte
 }
 
 type gitKind int
@@ -65,257 +121,573 @@ const (
 	kindConfig
 )
 
-// snapshotGit looks at the repositories at bases (findRepos of each root).
-func snapshotGit(roots, bases []string) *gitState {
-	s := &gitState{repos: map[string]bool{}, files: map[string]string{}, kinds: map[string]gitKind{}}
-	for _, base := range bases {
-		gitDir := resolveGitDir(base, roots)
-		if gitDir == "" {
+// snapshotGit walks the roots for repositories and fingerprints them.
+func snapshotGit(roots []rootDir) *gitState {
+	s := &gitState{
+		roots: roots, repos: map[string]bool{}, dots: map[string]string{}, files: map[string]string{},
+		kinds: map[string]gitKind{}, via: map[string]string{}, unverified: map[string]bool{}, unread: map[string]bool{},
+		looked: map[string]bool{}, buf: make([]byte, 32<<10),
+	}
+	for _, r := range roots {
+		d, err := dupDir(r.fd)
+		if err != nil {
+			s.unread[r.path] = true
 			continue
 		}
-		s.repos[base] = true
-		s.addGitDir(gitDir, 0)
+		s.walk(d, r.path, 0)
+		d.close()
+		if s.bound != nil {
+			break
+		}
 	}
 	return s
 }
 
-// reposIn returns findRepos of every root.
-func reposIn(roots []string) []string {
-	var out []string
-	for _, root := range roots {
-		out = append(out, findRepos(root)...)
+// count adds n directory entries read, and reports whether the walk may
+// go on.
+func (s *gitState) count(n int, path string) bool {
+	s.entries += n
+	if s.entries > sweepMaxEntries && s.bound == nil {
+		s.bound = fmt.Errorf("%w: more than %d entries below the workspace roots (at %s)", ErrSweepBound, sweepMaxEntries, path)
 	}
-	return out
+	return s.bound == nil
 }
 
-// resolveGitDir returns base's git directory: base/.git, or where a .git
-// file points, when that lies inside the roots (a git directory outside
-// them is read-only in the sandbox, so nothing in it changed). "" when
-// base has none.
-func resolveGitDir(base string, roots []string) string {
-	dot := filepath.Join(base, ".git")
-	fi, err := os.Lstat(dot)
-	switch {
-	case err != nil:
-		return ""
-	case fi.IsDir():
-		return dot
-	case !fi.Mode().IsRegular() || fi.Size() > 4096:
-		return ""
-	}
-	b, err := os.ReadFile(dot)
+// walk looks for repositories in d (at path) and below it.
+func (s *gitState) walk(d dirFD, path string, depth int) {
+	ents, err := readNames(d, s.buf)
 	if err != nil {
-		return ""
-	}
-	target, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:")
-	if !ok {
-		return ""
-	}
-	target = strings.TrimSpace(target)
-	if !filepath.IsAbs(target) {
-		target = filepath.Join(base, target)
-	}
-	if real, err := filepath.EvalSymlinks(target); err == nil {
-		target = real
-	}
-	if !withinAny(target, roots) {
-		return ""
-	}
-	return target
-}
-
-// addGitDir fingerprints the host-run files of one git directory, and of
-// the submodule and worktree git directories inside it.
-func (s *gitState) addGitDir(dir string, depth int) {
-	if depth > 2 {
+		s.unread[path] = true
 		return
 	}
-	if des, err := os.ReadDir(filepath.Join(dir, "hooks")); err == nil {
-		for _, de := range des {
-			if !strings.HasSuffix(de.Name(), ".sample") {
-				s.add(filepath.Join(dir, "hooks", de.Name()), kindHook)
+	if !s.count(len(ents), path) {
+		return
+	}
+	// A directory git takes as a git directory (is_git_directory) is
+	// a bare repository when git is run in it, whatever its name.
+	var head, objects, refs bool
+	for _, e := range ents {
+		switch e.name {
+		case "HEAD":
+			head = e.typ == 0 || e.typ == fs.ModeSymlink
+		case "objects":
+			objects = e.typ.IsDir()
+		case "refs":
+			refs = e.typ.IsDir()
+		}
+	}
+	if head && objects && refs {
+		// Looked into all the same: a directory made to look like one
+		// must not hide what lies below it.
+		s.addGitDir(d, path, path, 0)
+	}
+	for _, e := range ents {
+		if e.name == ".git" {
+			s.addDotGit(d, path, e.typ)
+			continue
+		}
+		if !e.typ.IsDir() {
+			continue
+		}
+		sub := filepath.Join(path, e.name)
+		if depth+1 > sweepMaxDepth {
+			if s.bound == nil {
+				s.bound = fmt.Errorf("%w: directories deeper than %d levels below a workspace root (%s)", ErrSweepBound, sweepMaxDepth, sub)
+			}
+			return
+		}
+		c, err := openDirAt(d, e.name)
+		if err != nil {
+			// Replaced by a link or a file since it was listed, or
+			// unreadable.
+			s.unread[sub] = true
+			continue
+		}
+		s.walk(c, sub, depth+1)
+		c.close()
+		if s.bound != nil {
+			return
+		}
+	}
+}
+
+// addDotGit looks at the .git entry of base (d): a directory, a .git file
+// pointing at a git directory, or a link to one.
+func (s *gitState) addDotGit(d dirFD, base string, typ fs.FileMode) {
+	s.repos[base] = true
+	s.dots[base] = fingerprint(d, ".git")
+	var target string
+	switch {
+	case typ.IsDir():
+		g, err := openDirAt(d, ".git")
+		if err != nil {
+			s.unverified[base] = true
+			return
+		}
+		defer g.close()
+		if !s.addGitDir(g, filepath.Join(base, ".git"), base, 0) {
+			s.unverified[base] = true
+		}
+		return
+	case typ == 0:
+		b, err := readAt(d, ".git", gitFileMax)
+		if err != nil {
+			s.unverified[base] = true
+			return
+		}
+		t, ok := parseGitFile(b)
+		if !ok {
+			// git refuses the repository ("invalid gitfile format"); a
+			// new one is moved aside all the same.
+			s.unverified[base] = true
+			return
+		}
+		target = t
+	case typ == fs.ModeSymlink:
+		t, err := readlinkAt(d, ".git")
+		if err != nil {
+			s.unverified[base] = true
+			return
+		}
+		target = t
+	default:
+		return // git takes no FIFO, socket or device as a repository
+	}
+	if !filepath.IsAbs(target) {
+		target = base + "/" + target
+	}
+	g, path, st := s.openPath(target)
+	switch st {
+	case pathAbsent:
+		return // git finds no repository there either
+	case pathOutside, pathBlocked:
+		// Outside the roots the sandbox could not write it, but a new
+		// pointer there is not the workspace's to vouch for.
+		s.unverified[base] = true
+		return
+	}
+	defer g.close()
+	if !s.addGitDir(g, path, base, 0) {
+		s.unverified[base] = true
+	}
+}
+
+// pathState is what openPath found.
+type pathState int
+
+const (
+	pathOpen    pathState = iota // opened, inside a root
+	pathAbsent                   // nothing there (or not a directory): git finds nothing either
+	pathOutside                  // outside every workspace root
+	pathBlocked                  // a link on the way, or unreadable: not looked at
+)
+
+// openPath opens the directory at path (absolute, not cleaned) when it
+// lies inside a workspace root and is reached from the root's descriptor
+// without following a link; every component is checked, including those
+// a later ".." takes back (git resolves them physically). It returns the
+// descriptor and the clean path when it is pathOpen.
+func (s *gitState) openPath(path string) (dirFD, string, pathState) {
+	d, clean, err := s.openPathErr(path)
+	switch {
+	case err == nil:
+		return d, clean, pathOpen
+	case errors.Is(err, errOutside):
+		return -1, "", pathOutside
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
+		return -1, "", pathAbsent
+	}
+	return -1, "", pathBlocked
+}
+
+var errOutside = errors.New("outside the workspace roots")
+
+func (s *gitState) openPathErr(path string) (dirFD, string, error) {
+	var stack []string
+	var fds []dirFD // fds[0] is a root's; one more for each component below it
+	closeAll := func() {
+		for _, f := range fds {
+			f.close()
+		}
+		fds = nil
+	}
+	enter := func() error {
+		cur := "/" + strings.Join(stack, "/")
+		for _, r := range s.roots {
+			if r.path == cur {
+				d, err := dupDir(r.fd)
+				if err != nil {
+					return err
+				}
+				fds = []dirFD{d}
+				return nil
+			}
+		}
+		return nil
+	}
+	if err := enter(); err != nil {
+		return -1, "", err
+	}
+	for _, c := range strings.Split(path, "/") {
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			if len(stack) > 0 {
+				stack = stack[:len(stack)-1]
+			}
+			if len(fds) > 0 {
+				fds[len(fds)-1].close()
+				fds = fds[:len(fds)-1]
+			}
+		default:
+			stack = append(stack, c)
+			if len(fds) > 0 {
+				next, err := openDirAt(fds[len(fds)-1], c)
+				if err != nil {
+					closeAll()
+					return -1, "", err
+				}
+				fds = append(fds, next)
+			}
+		}
+		if len(fds) == 0 {
+			if err := enter(); err != nil {
+				return -1, "", err
 			}
 		}
 	}
+	if len(fds) == 0 {
+		return -1, "", errOutside
+	}
+	d := fds[len(fds)-1]
+	for _, f := range fds[:len(fds)-1] {
+		f.close()
+	}
+	return d, "/" + strings.Join(stack, "/"), nil
+}
+
+// addGitDir fingerprints the host-run files of the git directory g (at
+// path), whose working tree is base, and of the submodule, worktree and
+// common git directories it leads to. It reports false when some of them
+// could not be reached without following a link.
+func (s *gitState) addGitDir(g dirFD, path, base string, depth int) bool {
+	key := path + "\x00" + base
+	if s.looked[key] || depth > 4 {
+		return true
+	}
+	s.looked[key] = true
+	ok := true
+	if st, err := statAt(g, "hooks"); err == nil {
+		if st.isDir() {
+			if h, err := openDirAt(g, "hooks"); err == nil {
+				s.addHooks(h, filepath.Join(path, "hooks"), true)
+				h.close()
+			} else {
+				s.add(g, path, "hooks", kindHook)
+			}
+		} else {
+			// A link or a file where git looks for its hooks: never
+			// followed; moved aside when new or changed.
+			s.add(g, path, "hooks", kindHook)
+			// A link that was there before (the person's own) leads
+			// to hooks the command could change: its target is
+			// resolved as a path, without following a link, and
+			// looked at as a hooks directory.
+			if t, err := readlinkAt(g, "hooks"); err == nil && st.isLink() {
+				if !filepath.IsAbs(t) {
+					t = path + "/" + t
+				}
+				switch h, hpath, pst := s.openPath(t); pst {
+				case pathOpen:
+					s.addHooksVia(h, hpath, filepath.Join(path, "hooks"))
+					h.close()
+				case pathBlocked:
+					ok = false
+				}
+			}
+		}
+	}
+	hooksBase := base
 	for _, name := range []string{"config", "config.worktree"} {
-		s.add(filepath.Join(dir, name), kindConfig)
+		if !s.addConfig(g, path, name, hooksBase, path, 0) {
+			ok = false
+		}
+	}
+	// A worktree's git directory takes its hooks and configuration from
+	// the common directory its commondir file names.
+	if b, err := readAt(g, "commondir", gitFileMax); err == nil {
+		c := string(bytes.TrimRight(b, "\r\n"))
+		if !filepath.IsAbs(c) {
+			c = path + "/" + c
+		}
+		switch cd, cpath, st := s.openPath(c); st {
+		case pathOpen:
+			if !s.addGitDir(cd, cpath, base, depth+1) {
+				ok = false
+			}
+			cd.close()
+		case pathOutside, pathBlocked:
+			ok = false
+		}
+	} else if _, serr := statAt(g, "commondir"); serr == nil {
+		ok = false // there, but not a file git reads as we do
 	}
 	for _, sub := range []string{"modules", "worktrees"} {
-		des, err := os.ReadDir(filepath.Join(dir, sub))
+		d, err := openDirAt(g, sub)
 		if err != nil {
 			continue
 		}
-		for _, de := range des {
-			if de.IsDir() {
-				s.addGitDir(filepath.Join(dir, sub, de.Name()), depth+1)
+		ents, err := readNames(d, s.buf)
+		if err == nil && s.count(len(ents), filepath.Join(path, sub)) {
+			for _, e := range ents {
+				if !e.typ.IsDir() {
+					continue
+				}
+				if c, err := openDirAt(d, e.name); err == nil {
+					// A submodule's working tree is where its .git file
+					// is; that look gives hooksPath its base.
+					s.addGitDir(c, filepath.Join(path, sub, e.name), "", depth+1)
+					c.close()
+				}
 			}
+		}
+		d.close()
+	}
+	return ok
+}
+
+// addHooks fingerprints the entries of a hooks directory h (at path); git's
+// own *.sample files are left out where skipSamples.
+func (s *gitState) addHooks(h dirFD, path string, skipSamples bool) {
+	ents, err := readNames(h, s.buf)
+	if err != nil || !s.count(len(ents), path) {
+		return
+	}
+	for _, e := range ents {
+		if skipSamples && strings.HasSuffix(e.name, ".sample") {
+			continue
+		}
+		s.add(h, path, e.name, kindHook)
+	}
+}
+
+// addHooksVia fingerprints the hooks in the directory h (at path) that
+// via leads git to: a configuration file's core.hooksPath, or a hooks
+// link. Such a directory may hold other files (it is often part of the
+// project): only the names git runs as hooks count.
+func (s *gitState) addHooksVia(h dirFD, path, via string) {
+	ents, err := readNames(h, s.buf)
+	if err != nil || !s.count(len(ents), path) {
+		return
+	}
+	for _, e := range ents {
+		if !gitHooks[e.name] {
+			continue
+		}
+		s.add(h, path, e.name, kindHook)
+		p := filepath.Join(path, e.name)
+		if _, ok := s.via[p]; !ok {
+			s.via[p] = via
 		}
 	}
 }
 
-func (s *gitState) add(path string, k gitKind) {
-	if fp := fingerprint(path); fp != "" {
-		s.files[path] = fp
-		s.kinds[path] = k
-	}
+// gitHooks are the names git runs as hooks (githooks(5)).
+var gitHooks = map[string]bool{
+	"applypatch-msg": true, "pre-applypatch": true, "post-applypatch": true,
+	"pre-commit": true, "pre-merge-commit": true, "prepare-commit-msg": true,
+	"commit-msg": true, "post-commit": true, "pre-rebase": true,
+	"post-checkout": true, "post-merge": true, "pre-push": true,
+	"pre-receive": true, "update": true, "proc-receive": true,
+	"post-receive": true, "post-update": true, "reference-transaction": true,
+	"push-to-checkout": true, "pre-auto-gc": true, "post-rewrite": true,
+	"sendemail-validate": true, "fsmonitor-watchman": true,
+	"p4-changelist": true, "p4-prepare-changelist": true,
+	"p4-post-changelist": true, "p4-pre-submit": true, "post-index-change": true,
 }
 
-// fingerprint identifies a file's content (a symlink by its target); ""
-// when there is nothing there.
-func fingerprint(path string) string {
-	fi, err := os.Lstat(path)
+// addConfig fingerprints the configuration file name in d (at dir), and
+// what it leads to: the directory core.hooksPath names (relative to base,
+// the working tree, or to gitDir for a bare repository) and the files
+// include.path and includeIf.*.path name (relative to dir). It reports
+// false when one of those could not be reached without following a link.
+func (s *gitState) addConfig(d dirFD, dir, name, base, gitDir string, depth int) bool {
+	b := s.add(d, dir, name, kindConfig)
+	if b == nil {
+		return true // absent, or fingerprinted by size: moved when changed
+	}
+	ok := true
+	for _, kv := range configValues(b) {
+		switch {
+		case kv.key == "core.hookspath":
+			p := kv.value
+			if strings.HasPrefix(p, "~") {
+				continue // the home directory: no workspace root
+			}
+			if !filepath.IsAbs(p) {
+				if base == "" {
+					base = gitDir
+				}
+				p = base + "/" + p
+			}
+			h, hpath, st := s.openPath(p)
+			switch st {
+			case pathOpen:
+				s.addHooksVia(h, hpath, filepath.Join(dir, name))
+				h.close()
+			case pathBlocked:
+				ok = false
+			}
+		case kv.key == "include.path" || strings.HasPrefix(kv.key, "includeif.") && strings.HasSuffix(kv.key, ".path"):
+			p := kv.value
+			if strings.HasPrefix(p, "~") || depth >= includeMaxDepth {
+				continue
+			}
+			if !filepath.IsAbs(p) {
+				p = dir + "/" + p
+			}
+			pdir, pname := filepath.Split(p)
+			if !validName(pname) {
+				continue
+			}
+			id, idir, st := s.openPath(pdir)
+			switch st {
+			case pathOpen:
+				if !s.addConfig(id, idir, pname, base, gitDir, depth+1) {
+					ok = false
+				}
+				id.close()
+			case pathBlocked:
+				ok = false
+			}
+		}
+	}
+	return ok
+}
+
+// add fingerprints the entry name in d (at dir) and returns its content
+// when it is a regular file of at most gitFileMax bytes.
+func (s *gitState) add(d dirFD, dir, name string, k gitKind) []byte {
+	fp, b := fingerprintContent(d, name)
+	if fp != "" {
+		p := filepath.Join(dir, name)
+		s.files[p] = fp
+		s.kinds[p] = k
+	}
+	return b
+}
+
+// fingerprint identifies the content of the entry name in d (a link by its
+// text, never followed); "" when there is nothing there.
+func fingerprint(d dirFD, name string) string {
+	fp, _ := fingerprintContent(d, name)
+	return fp
+}
+
+// fingerprintContent is fingerprint, with the content it read.
+func fingerprintContent(d dirFD, name string) (string, []byte) {
+	st, err := statAt(d, name)
 	if err != nil {
-		return ""
+		return "", nil
 	}
 	switch {
-	case fi.Mode()&fs.ModeSymlink != 0:
-		t, _ := os.Readlink(path)
-		return "link:" + t
-	case fi.IsDir():
-		return "dir"
-	case !fi.Mode().IsRegular() || fi.Size() > gitFileMax:
-		return fmt.Sprintf("stat:%v:%v:%d", fi.Mode(), fi.ModTime().UnixNano(), fi.Size())
+	case st.isLink():
+		t, _ := readlinkAt(d, name)
+		return "link:" + t, nil
+	case st.isDir():
+		return "dir", nil
+	case !st.isRegular() || st.size > gitFileMax:
+		return fmt.Sprintf("stat:%v:%d:%d:%d", st.mode, st.mtime, st.size, st.ino), nil
 	}
-	b, err := os.ReadFile(path)
+	b, err := readAt(d, name, gitFileMax)
 	if err != nil {
-		return "unreadable"
+		return "unreadable", nil
 	}
 	sum := sha256.Sum256(b)
-	return fi.Mode().Perm().String() + ":" + string(sum[:])
+	return st.mode.Perm().String() + ":" + string(sum[:]), b
 }
 
-// sweepGit compares the workspace with before and moves aside what the
-// execution planted; it returns the new names.
-func sweepGit(before *gitState, roots, names []string, suffix string) []string {
-	after := snapshotGit(roots, reposIn(roots))
+// sweepGit walks the workspace again, compares it with before and moves
+// aside what the execution planted; it returns the new names, and an
+// error when part of the workspace could not be checked (the walk's
+// bound, a directory it could not open).
+func sweepGit(before *gitState, names []string, suffix string) ([]string, error) {
+	after := snapshotGit(before.roots)
 	var moved []string
 	aside := func(path string) {
-		if dst, err := moveAside(path, suffix); err == nil {
+		if dst, err := moveAsideIn(before.roots, path, suffix); err == nil {
 			moved = append(moved, dst)
 		}
 	}
-	paths := make([]string, 0, len(after.files))
-	for p := range after.files {
-		paths = append(paths, p)
-	}
-	slices.Sort(paths)
-	for _, p := range paths {
-		if before.files[p] == after.files[p] {
+	// Configuration first, then hooks and hooks links, then the hooks
+	// found through those: a hook that only a configuration or a link
+	// moved aside led to (core.hooksPath, hooks -> dir) is an ordinary
+	// file again, and stays where it is.
+	gone := map[string]bool{}
+	for _, p := range sortedKeys(after.files) {
+		if before.files[p] == after.files[p] || after.kinds[p] != kindConfig {
 			continue
 		}
-		switch after.kinds[p] {
-		case kindHook:
+		// A configuration that cannot be read is moved aside: git would
+		// read it.
+		if b, err := readIn(before.roots, p); err != nil || len(execKeys(b)) > 0 {
 			aside(p)
-		case kindConfig:
-			if b, err := os.ReadFile(p); err == nil && len(execKeys(b)) > 0 {
-				aside(p)
+			gone[p] = true
+		}
+	}
+	for _, viaPass := range []bool{false, true} {
+		for _, p := range sortedKeys(after.files) {
+			if before.files[p] == after.files[p] || after.kinds[p] != kindHook {
+				continue
 			}
+			via, isVia := after.via[p]
+			if isVia != viaPass || isVia && gone[via] {
+				continue
+			}
+			aside(p)
+			gone[p] = true
 		}
 	}
-	var bases []string
-	for base := range after.repos {
-		if !before.repos[base] {
-			bases = append(bases, base)
+	// A .git file or link that is new or changed and leads where the
+	// sweep cannot look is moved aside itself: git no longer finds a
+	// repository there.
+	for _, base := range sortedKeys(after.unverified) {
+		if after.dots[base] != before.dots[base] {
+			aside(filepath.Join(base, ".git"))
 		}
 	}
-	slices.Sort(bases)
-	for _, base := range bases {
+	for _, base := range sortedKeys(after.repos) {
+		if before.repos[base] {
+			continue
+		}
 		for _, name := range names {
 			if configDriven[name] {
 				continue
 			}
-			p := filepath.Join(base, filepath.Clean(name))
-			if _, err := os.Lstat(p); err == nil {
-				aside(p)
-			}
+			aside(filepath.Join(base, filepath.Clean(name)))
 		}
 	}
-	return moved
+	var unchecked []string
+	for _, p := range sortedKeys(after.unread) {
+		if !before.unread[p] {
+			unchecked = append(unchecked, p)
+		}
+	}
+	switch {
+	case after.bound != nil:
+		return moved, after.bound
+	case len(unchecked) > 0:
+		return moved, fmt.Errorf("could not check %s for planted git hooks: not readable", strings.Join(unchecked, ", "))
+	}
+	return moved, nil
 }
 
-// execKeys returns the keys of a git configuration file that make git run
-// a program, or redirect it to configuration or hooks elsewhere.
-func execKeys(conf []byte) []string {
-	var keys []string
-	section := ""
-	sc := bufio.NewScanner(bytes.NewReader(conf))
-	sc.Buffer(nil, gitFileMax)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || line[0] == '#' || line[0] == ';' {
-			continue
-		}
-		if line[0] == '[' {
-			end := strings.IndexByte(line, ']')
-			if end < 0 {
-				continue
-			}
-			section = gitSection(line[1:end])
-			line = strings.TrimSpace(line[end+1:])
-			if line == "" {
-				continue
-			}
-		}
-		name, value, _ := strings.Cut(line, "=")
-		key := section + "." + strings.ToLower(strings.TrimSpace(name))
-		if execKey(key, strings.Trim(strings.TrimSpace(value), `"`)) {
-			keys = append(keys, key)
-		}
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
 	}
+	slices.Sort(keys)
 	return keys
-}
-
-// gitSection turns `core`, `filter "lfs"` or `remote.origin` into the
-// lower-case section prefix of its keys ("filter.lfs"); a subsection keeps
-// its case, as git's does, but execKey ignores it.
-func gitSection(s string) string {
-	name, sub, ok := strings.Cut(strings.TrimSpace(s), " ")
-	if !ok {
-		return strings.ToLower(s)
-	}
-	return strings.ToLower(name) + "." + strings.Trim(strings.TrimSpace(sub), `"`)
-}
-
-// execKey reports whether the configuration key (section.[sub.]name) with
-// value makes git run a program or read configuration from elsewhere.
-func execKey(key, value string) bool {
-	section, rest, _ := strings.Cut(key, ".")
-	name := rest
-	if i := strings.LastIndexByte(rest, '.'); i >= 0 {
-		name = rest[i+1:]
-	}
-	switch section {
-	case "core":
-		switch name {
-		case "hookspath", "sshcommand", "pager", "editor", "askpass", "gitproxy", "worktree":
-			return true
-		case "fsmonitor":
-			v := strings.ToLower(value)
-			return v != "true" && v != "false" && v != "" && v != "0" && v != "1"
-		}
-	case "alias":
-		return strings.HasPrefix(value, "!")
-	case "filter":
-		return name == "clean" || name == "smudge" || name == "process"
-	case "diff":
-		return name == "external" || name == "command" || name == "textconv"
-	case "merge", "mergetool", "difftool":
-		return name == "driver" || name == "cmd"
-	case "include", "includeif":
-		return name == "path"
-	case "pager":
-		v := strings.ToLower(value)
-		return v != "true" && v != "false" && v != "" && v != "0" && v != "1" && v != "yes" && v != "no" && v != "on" && v != "off"
-	case "credential", "gpg", "sequence", "interactive", "web", "browser", "man", "uploadpack":
-		switch name {
-		case "helper", "program", "editor", "difffilter", "browser", "cmd", "path", "packobjectshook":
-			return true
-		}
-	case "remote":
-		return name == "uploadpack" || name == "receivepack" || name == "url" && strings.HasPrefix(value, "ext::") ||
-			name == "proxy" && strings.HasPrefix(value, "ext::")
-	case "url":
-		return strings.HasPrefix(rest, "ext::")
-	}
-	return false
 }

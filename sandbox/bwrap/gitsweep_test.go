@@ -31,6 +31,7 @@ func TestExecKeys(t *testing.T) {
 		{"[pager]\n\tlog = ./p\n\tdiff = false\n", []string{"pager.log"}},
 		{"[merge \"m\"]\n\tdriver = ./drv %O %A %B\n", []string{"merge.m.driver"}},
 		{"# [core]\n; hooksPath = x\n", nil},
+		{"[hook \"lint\"]\n\tcommand = ./lint.sh\n\tevent = pre-commit\n", []string{"hook.lint.command"}},
 	} {
 		got := execKeys([]byte(tc.conf))
 		if !slices.Equal(got, tc.want) {
@@ -97,7 +98,10 @@ func TestSweepGit(t *testing.T) {
 		"stash/linked.git/hooks/pre-commit": "#!/bin/sh\nid\n",
 		"stash/linked.git/config":           "[alias]\n\tco = !id\n",
 	})
-	moved := plan.Sweep("t1")
+	moved, err := plan.Sweep("t1")
+	if err != nil {
+		t.Errorf("Sweep: %v", err)
+	}
 	rel := make([]string, len(moved))
 	for i, m := range moved {
 		r, _ := filepath.Rel(ws, m)
@@ -176,4 +180,109 @@ func BenchmarkDiscoverSweep(b *testing.B) {
 			plan.Sweep("bench")
 		}
 	})
+}
+
+// What git follows from a .git entry is followed by the sweep as git
+// does, without ever following a link: worktrees' commondir, .git files
+// and links, included configuration. What it cannot reach so is moved
+// aside when new, and left when it was there before.
+func TestSweepGitPointers(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	outside := t.TempDir()
+	gitTree(t, ws, map[string]string{
+		"main/.git/config":                    "[include]\n\tpath = ../shared.cfg\n",
+		"main/shared.cfg":                     "[user]\n\tname = p\n",
+		"main/.git/worktrees/wt/commondir":    "../..\n",
+		"main/.git/worktrees/wt/HEAD":         "ref: refs/heads/wt\n",
+		"wt/.git":                             "gitdir: " + ws + "/main/.git/worktrees/wt\n",
+		"old-outside/.git":                    "gitdir: " + outside + "/x.git\n",
+		"main/.git/hooks/pre-commit":          "#!/bin/sh\necho the person's\n",
+		"linkdir/keep/":                       "",
+		"evil/hooks/":                         "",
+		"main/.git/worktrees/wt/gitdir":       ws + "/wt/.git\n",
+		"main/.git/worktrees/wt/config.extra": "",
+		// The person's own hooks directory, named by their configuration.
+		"hp/.git/config":          "[core]\n\thooksPath = .githooks\n",
+		"hp/.githooks/pre-commit": "#!/bin/sh\necho the person's\n",
+		// A repository whose hooks directory is the person's own link.
+		"hl/.git/config":    "",
+		"hl/shared/post-co": "#!/bin/sh\n",
+	})
+	os.Symlink("../shared", ws+"/hl/.git/hooks")
+	os.Symlink(ws+"/linkdir", ws+"/alias")
+	plan, err := Discover([]string{ws}, nil, sandbox.DefaultWriteDeny)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plan.Close()
+
+	gitTree(t, ws, map[string]string{
+		// The worktree's common directory re-pointed at one with a hook.
+		"main/.git/worktrees/wt/commondir": "../../../../evil\n",
+		"evil/hooks/pre-commit":            "#!/bin/sh\nid\n",
+		// An included file the person's own configuration names, changed.
+		"main/shared.cfg": "[core]\n\thooksPath = /tmp/x\n",
+		// A .git file through a link, one outside the roots, one whose
+		// path a ".." through a link changes.
+		"via-link/.git":   "gitdir: ../alias/g\n",
+		"to-outside/.git": "gitdir: " + outside + "/y.git\n",
+		"dotdot/.git":     "gitdir: ../alias/../evil\n",
+		// A hook changed in the directory core.hooksPath names.
+		"hp/.githooks/pre-commit": "#!/bin/sh\nid\n",
+		// A hook planted where that link leads.
+		"hl/shared/pre-commit": "#!/bin/sh\nid\n",
+	})
+	// A .git link is resolved as a path, never followed: one that leads
+	// to a git directory in the workspace is swept like a .git file.
+	os.MkdirAll(ws+"/linked-dot", 0o755)
+	os.Symlink("../main/.git", ws+"/linked-dot/.git")
+	moved, err := plan.Sweep("p")
+	if err != nil {
+		t.Errorf("Sweep: %v", err)
+	}
+	rel := make([]string, len(moved))
+	for i, m := range moved {
+		rel[i], _ = filepath.Rel(ws, m)
+	}
+	slices.Sort(rel)
+	want := []string{
+		"dotdot/.git.gatehouse-blocked-p",
+		"evil/hooks/pre-commit.gatehouse-blocked-p",
+		"hl/shared/pre-commit.gatehouse-blocked-p",
+		"hp/.githooks/pre-commit.gatehouse-blocked-p",
+		"main/shared.cfg.gatehouse-blocked-p",
+		"to-outside/.git.gatehouse-blocked-p",
+		"via-link/.git.gatehouse-blocked-p",
+	}
+	if !slices.Equal(rel, want) {
+		t.Errorf("moved:\n%s\nwant:\n%s", strings.Join(rel, "\n"), strings.Join(want, "\n"))
+	}
+	for _, keep := range []string{"main/.git/hooks/pre-commit", "old-outside/.git", "wt/.git", "linkdir/keep", "linked-dot/.git", "hl/.git/hooks", "hl/shared/post-co"} {
+		if _, err := os.Lstat(filepath.Join(ws, keep)); err != nil {
+			t.Errorf("%s was moved: %v", keep, err)
+		}
+	}
+}
+
+func TestParseGitFile(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in, want string
+		ok       bool
+	}{
+		{"gitdir: ../x\n", "../x", true},
+		{"gitdir: /a/b" + strings.Repeat("\n", 5000), "/a/b", true},
+		{"gitdir: a\r\n\r\n", "a", true},
+		{"gitdir: a\x00b\n", "a", true},
+		{"gitdir: a b \n", "a b ", true}, // git keeps trailing spaces
+		{"gitdir:a\n", "", false},
+		{"gitdir: \n", "", false},
+		{"\ngitdir: a\n", "", false},
+	} {
+		got, ok := parseGitFile([]byte(tc.in))
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("parseGitFile(%q) = %q, %v; want %q, %v", tc.in, got, ok, tc.want, tc.ok)
+		}
+	}
 }

@@ -29,13 +29,15 @@ type guard struct {
 	moved  []string // written by loop only; read after done
 }
 
-// guardDir is one watched directory: an O_PATH descriptor of the
-// directory as it was when the guard started, which the renames are made
-// relative to (a command that replaces a directory on the way with a
-// symlink cannot send them elsewhere), and the names watched in it.
+// guardDir is one watched directory: a descriptor of the directory as it
+// was when the plan was made (HostSurvey.watchDirs reaches it from its
+// root without following a link), which the watch is put on and the
+// renames are made relative to: a command that replaces a directory on
+// the way with a symlink cannot send them elsewhere. The names watched
+// are single components.
 type guardDir struct {
 	path  string
-	fd    int
+	fd    dirFD
 	names map[string]bool
 }
 
@@ -43,50 +45,44 @@ type guardDir struct {
 // into, the directory. Overflow (IN_Q_OVERFLOW) is reported regardless.
 const guardMask = unix.IN_CREATE | unix.IN_MOVED_TO
 
-// startGuard starts a guard over watch, naming what it moves with suffix.
-// It returns nil and the error when inotify is not available (limits on
-// instances or watches); the caller goes on without it and Sweep alone
-// moves things aside after the command. A directory that cannot be
-// watched is left to Sweep the same way.
-func startGuard(watch []string, suffix string) (*guard, error) {
-	if len(watch) == 0 {
+// startGuard starts a guard over dirs (it takes their descriptors), naming
+// what it moves with suffix. It returns nil and the error when inotify is
+// not available (limits on instances or watches); the caller goes on
+// without it and Sweep alone moves things aside after the command. A
+// directory that cannot be watched is left to Sweep the same way.
+func startGuard(dirs []watchDir, suffix string) (*guard, error) {
+	if len(dirs) == 0 {
 		return nil, nil
 	}
 	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
 	if err != nil {
+		for _, w := range dirs {
+			w.fd.close()
+		}
 		return nil, err
 	}
 	g := &guard{suffix: suffix, dirs: map[int32]*guardDir{}, done: make(chan struct{})}
-	byPath := map[string]*guardDir{}
-	for _, path := range watch {
-		dir, name := filepath.Dir(path), filepath.Base(path)
-		if d := byPath[dir]; d != nil {
-			d.names[name] = true
-			continue
-		}
-		dfd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	for _, w := range dirs {
+		// The watch goes on the directory the descriptor holds, through
+		// its /proc/self/fd entry, never on whatever the path names by
+		// now; without /proc the directory is left to Sweep.
+		wd, err := unix.InotifyAddWatch(fd, "/proc/self/fd/"+strconv.Itoa(int(w.fd)), guardMask|unix.IN_ONLYDIR)
 		if err != nil {
-			continue
-		}
-		// The watch goes on the inode just opened, not on whatever the
-		// path names by now.
-		wd, err := unix.InotifyAddWatch(fd, "/proc/self/fd/"+strconv.Itoa(dfd), guardMask)
-		if err != nil {
-			wd, err = unix.InotifyAddWatch(fd, dir, guardMask)
-		}
-		if err != nil {
-			unix.Close(dfd)
+			w.fd.close()
 			continue
 		}
 		d := g.dirs[int32(wd)]
 		if d == nil {
-			d = &guardDir{path: dir, fd: dfd, names: map[string]bool{}}
+			d = &guardDir{path: w.path, fd: w.fd, names: map[string]bool{}}
 			g.dirs[int32(wd)] = d
 		} else {
-			unix.Close(dfd) // the same directory by another path
+			w.fd.close() // the same directory by another path
 		}
-		byPath[dir] = d
-		d.names[name] = true
+		for _, name := range w.names {
+			if validName(name) {
+				d.names[name] = true
+			}
+		}
 	}
 	if len(g.dirs) == 0 {
 		unix.Close(fd)
@@ -138,9 +134,7 @@ func (g *guard) sweep() {
 }
 
 func (g *guard) move(d *guardDir, name string) {
-	dst, err := aside(name, g.suffix, func(oldname, newname string) error {
-		return renameNoReplace(d.fd, oldname, newname)
-	})
+	dst, err := renameAside(d.fd, name, g.suffix)
 	if err == nil {
 		g.moved = append(g.moved, filepath.Join(d.path, dst))
 	}
@@ -171,7 +165,7 @@ func (g *guard) stop(handOff string) []string {
 		}
 	}
 	for _, d := range g.dirs {
-		unix.Close(d.fd)
+		d.fd.close()
 	}
 	return g.moved
 }

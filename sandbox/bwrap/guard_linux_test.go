@@ -204,11 +204,23 @@ func TestGuardNeverReplaces(t *testing.T) {
 	}
 }
 
+// watchIn returns the directories a guard over the write-deny names in ws
+// watches, keeping only names.
+func watchIn(t *testing.T, ws string, names ...string) []watchDir {
+	t.Helper()
+	p, err := Discover([]string{ws}, nil, names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	return p.watchDirs()
+}
+
 // The guard's goroutine and descriptors end with it.
 func TestGuardStops(t *testing.T) {
 	t.Parallel()
 	ws := t.TempDir()
-	g, err := startGuard([]string{filepath.Join(ws, ".vscode"), filepath.Join(ws, ".mcp.json")}, "s")
+	g, err := startGuard(watchIn(t, ws, ".vscode", ".mcp.json"), "s")
 	if err != nil || g == nil {
 		t.Fatalf("startGuard: %v", err)
 	}
@@ -242,7 +254,7 @@ func TestGuardStops(t *testing.T) {
 // init to start, the instance stays with the guard (closed as before).
 func TestGuardHandsOffItsInotifyInstance(t *testing.T) {
 	ws := t.TempDir()
-	g, err := startGuard([]string{filepath.Join(ws, ".vscode")}, "h")
+	g, err := startGuard(watchIn(t, ws, ".vscode"), "h")
 	if err != nil || g == nil {
 		t.Fatalf("startGuard: %v", err)
 	}
@@ -277,4 +289,44 @@ func TestGuardInsideGitDir(t *testing.T) {
 		t.Errorf("stdout %q, want gone", out)
 	}
 	blockedOne(t, res, filepath.Join(ws, ".git"), "hooks")
+}
+
+// A watched directory replaced by a link before the guard starts is not
+// watched through the link: what appears where the link leads is not the
+// workspace's and is never moved.
+func TestGuardNeverFollowsReplacedDir(t *testing.T) {
+	t.Parallel()
+	ws, outside := t.TempDir(), t.TempDir()
+	os.MkdirAll(filepath.Join(ws, "proj/.git"), 0o755)
+	p, err := Discover([]string{ws}, nil, []string{".vscode", ".mcp.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	os.Rename(filepath.Join(ws, "proj"), filepath.Join(ws, "proj2"))
+	os.Symlink(outside, filepath.Join(ws, "proj"))
+	g, err := startGuard(p.watchDirs(), "r")
+	if err != nil || g == nil {
+		t.Fatalf("startGuard: %v", err)
+	}
+	// Made in this order: the guard reads its events in order, so once
+	// the watched .mcp.json is gone, an event for .vscode would have been
+	// handled already.
+	os.Mkdir(filepath.Join(outside, ".vscode"), 0o755)
+	os.WriteFile(filepath.Join(ws, ".mcp.json"), nil, 0o644)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		if _, err := os.Lstat(filepath.Join(ws, ".mcp.json")); err != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the guard did not move the watched .mcp.json")
+		}
+	}
+	moved := g.stop("")
+	if _, err := os.Stat(filepath.Join(outside, ".vscode")); err != nil {
+		t.Errorf("the directory the link leads to was moved: %v", err)
+	}
+	if !slices.Equal(moved, []string{filepath.Join(ws, ".mcp.json.gatehouse-blocked-r")}) {
+		t.Errorf("moved %q", moved)
+	}
 }

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/gatehouse-dev/gatehouse/sandbox"
@@ -36,21 +35,34 @@ type HostSurvey struct {
 	// the guard (guard_linux.go) moves aside what appears at them; after
 	// it, Sweep does.
 	Watch []string
-	// parents maps the directory of each Watch path to where it led when
-	// the plan was made (symlinks resolved), so that Sweep never follows
-	// a directory the command replaced with a link.
-	parents map[string]string
-	// roots and names are the workspace roots and write-deny names the
-	// plan was made for; git is what the repositories in them held
-	// (gitsweep.go).
-	roots, names []string
-	git          *gitState
+	// rootDirs are the workspace roots, opened when the plan was made:
+	// every later look and move inside them starts from these
+	// descriptors and follows no link (beneath_unix.go).
+	rootDirs []rootDir
+	// parents identifies the directory of each Watch path as it was
+	// when the plan was made (reached from its root without a link; zero
+	// when it could not be), so that the guard and Sweep act only in
+	// that very directory, never in one the command put in its place.
+	parents map[string]fileStat
+	// names are the write-deny names the plan was made for; git is what
+	// the repositories in the roots held (gitsweep.go).
+	names []string
+	git   *gitState
 }
 
 // Discover classifies the deny-read paths and finds the write-deny paths
 // inside roots: existing ones are bound read-only, missing ones are
-// watched. It changes nothing on the host.
+// watched. It opens the roots and walks them for repositories (gitsweep.go)
+// for Sweep; a workspace over the walk's bound is an error wrapping
+// ErrSweepBound. It changes nothing on the host. Close the survey when
+// done with it.
 func Discover(roots, denyRead, writeDeny []string) (*HostSurvey, error) {
+	return discover(roots, denyRead, writeDeny, true)
+}
+
+// discover is Discover; without sweep it makes the mount plan alone (a
+// warm sandbox's, which is never swept) and opens nothing.
+func discover(roots, denyRead, writeDeny []string, sweep bool) (*HostSurvey, error) {
 	p := &HostSurvey{}
 	for _, d := range denyRead {
 		fi, err := os.Stat(d)
@@ -89,20 +101,123 @@ func Discover(roots, denyRead, writeDeny []string) (*HostSurvey, error) {
 	for _, base := range bases {
 		p.protect(base, roots, writeDeny, seen)
 	}
-	p.parents = map[string]string{}
+	p.names = writeDeny
+	if !sweep {
+		return p, nil
+	}
+	for _, r := range roots {
+		fd, err := openRootDir(r)
+		switch {
+		case errors.Is(err, errors.ErrUnsupported):
+			return p, nil // no sandbox runs here (beneath_other.go)
+		case errors.Is(err, fs.ErrNotExist):
+			continue // nothing there to sweep
+		case err != nil:
+			p.Close()
+			return nil, fmt.Errorf("opening workspace root: %w", err)
+		}
+		p.rootDirs = append(p.rootDirs, rootDir{path: filepath.Clean(r), fd: fd})
+	}
+	p.parents = map[string]fileStat{}
 	for _, path := range p.Watch {
 		dir := filepath.Dir(path)
 		if _, ok := p.parents[dir]; !ok {
-			real, err := filepath.EvalSymlinks(dir)
-			if err != nil {
-				real = ""
-			}
-			p.parents[dir] = real
+			p.parents[dir] = p.identify(dir)
 		}
 	}
-	p.roots, p.names = roots, writeDeny
-	p.git = snapshotGit(roots, bases)
+	p.git = snapshotGit(p.rootDirs)
+	if p.git.bound != nil {
+		err := p.git.bound
+		p.Close()
+		return nil, err
+	}
 	return p, nil
+}
+
+// identify returns what dir is, reached from its root without a link; the
+// zero fileStat when it cannot be reached so.
+func (p *HostSurvey) identify(dir string) fileStat {
+	d, err := p.openDir(dir)
+	if err != nil {
+		return fileStat{}
+	}
+	defer d.close()
+	st, err := statDir(d)
+	if err != nil {
+		return fileStat{}
+	}
+	return st
+}
+
+// openDir opens dir from its root's descriptor without following a link.
+func (p *HostSurvey) openDir(dir string) (dirFD, error) {
+	r, rel, ok := rootOf(p.rootDirs, dir)
+	if !ok {
+		return -1, errNotBeneath
+	}
+	return openBeneath(r.fd, rel)
+}
+
+// watchDir is a directory holding watched paths, opened for the guard.
+type watchDir struct {
+	path  string
+	fd    dirFD // the guard's to close
+	names []string
+}
+
+// watchDirs opens the directory of every Watch path that is still the one
+// the plan was made for, reached from its root without a link.
+func (p *HostSurvey) watchDirs() []watchDir {
+	var out []watchDir
+	at := map[string]int{}
+	for _, path := range p.Watch {
+		dir, name := filepath.Dir(path), filepath.Base(path)
+		if i, ok := at[dir]; ok {
+			out[i].names = append(out[i].names, name)
+			continue
+		}
+		d, ok := p.sameDir(dir)
+		if !ok {
+			continue
+		}
+		at[dir] = len(out)
+		out = append(out, watchDir{path: dir, fd: d, names: []string{name}})
+	}
+	return out
+}
+
+// sameDir opens dir when it is still the directory it was when the plan
+// was made.
+func (p *HostSurvey) sameDir(dir string) (dirFD, bool) {
+	want := p.parents[dir]
+	if want.ino == 0 {
+		return -1, false
+	}
+	d, err := p.openDir(dir)
+	if err != nil {
+		return -1, false
+	}
+	st, err := statDir(d)
+	if err != nil || st.dev != want.dev || st.ino != want.ino {
+		d.close()
+		return -1, false
+	}
+	return d, true
+}
+
+// Close lets go of the roots' descriptors. Sweep needs them: call Close
+// after it. A nil survey, or one closed already, is fine.
+func (p *HostSurvey) Close() {
+	if p == nil {
+		return
+	}
+	for _, r := range p.rootDirs {
+		r.fd.close()
+	}
+	p.rootDirs = nil
+	if p.git != nil {
+		p.git.roots = nil
+	}
 }
 
 func (p *HostSurvey) protect(base string, roots, names []string, seen map[string]bool) {
@@ -158,54 +273,88 @@ func (p *HostSurvey) addOnce(list *[]string, path string, seen map[string]bool) 
 // Sweep moves aside every watched write-deny path that the execution
 // created (and the guard did not already move), and what it planted in
 // repositories (sweepGit), so that nothing runs it later, and returns the
-// new names. It runs once the sandbox is gone.
-func (p *HostSurvey) Sweep(suffix string) []string {
+// new names. It runs once the sandbox is gone. The error says what part of
+// the workspace it could not check (ErrSweepBound, a directory it could
+// not read); what it saw is swept all the same.
+func (p *HostSurvey) Sweep(suffix string) ([]string, error) {
 	var moved []string
-	for _, path := range p.Watch {
-		if _, err := os.Lstat(path); err != nil {
-			continue
-		}
-		// A directory on the way that now leads elsewhere was replaced by
-		// the command: what it leads to is not the workspace's.
-		dir := filepath.Dir(path)
-		if want, ok := p.parents[dir]; ok {
-			if real, err := filepath.EvalSymlinks(dir); err != nil || real != want {
+	// Only in the directory the plan watched: one the command put in its
+	// place (a link, another directory) is not the workspace's.
+	for _, w := range p.watchDirs() {
+		for _, name := range w.names {
+			if _, err := statAt(w.fd, name); err != nil {
 				continue
 			}
+			if dst, err := renameAside(w.fd, name, suffix); err == nil {
+				moved = append(moved, filepath.Join(w.path, dst))
+			}
 		}
-		if dst, err := moveAside(path, suffix); err == nil {
-			moved = append(moved, dst)
-		}
+		w.fd.close()
 	}
-	if p.git != nil {
-		moved = append(moved, sweepGit(p.git, p.roots, p.names, suffix)...)
+	if p.git == nil || p.git.roots == nil {
+		return moved, nil
 	}
-	return moved
+	m, err := sweepGit(p.git, p.names, suffix)
+	return append(moved, m...), err
 }
 
-// asideTries bounds the names tried for one path moved aside.
-const asideTries = 1000
-
-// aside renames name to name.gatehouse-blocked-suffix, or to the same with
-// -2, -3, … when that is taken, and returns the new name. rename must
-// fail with an error matching fs.ErrExist rather than replace what is
-// there.
-func aside(name, suffix string, rename func(oldname, newname string) error) (string, error) {
-	base := name + ".gatehouse-blocked-" + suffix
-	for n := 1; n <= asideTries; n++ {
-		dst := base
-		if n > 1 {
-			dst += "-" + strconv.Itoa(n)
-		}
-		err := rename(name, dst)
-		if err == nil {
-			return dst, nil
-		}
-		if !errors.Is(err, fs.ErrExist) {
-			return "", err
+// rootOf returns the root path lies in and its directory relative to it.
+func rootOf(roots []rootDir, path string) (rootDir, string, bool) {
+	for _, r := range roots {
+		if sandbox.Within(path, r.path) {
+			rel, err := filepath.Rel(r.path, path)
+			if err == nil {
+				return r, filepath.ToSlash(rel), true
+			}
 		}
 	}
-	return "", fmt.Errorf("moving %s aside: %d names taken", name, asideTries)
+	return rootDir{}, "", false
+}
+
+// moveAsideIn renames path aside in its own directory, which is reached
+// from a root's descriptor without following a link; it returns the new
+// path.
+func moveAsideIn(roots []rootDir, path, suffix string) (string, error) {
+	dir, name := filepath.Split(path)
+	r, rel, ok := rootOf(roots, filepath.Clean(dir))
+	if !ok {
+		return "", errNotBeneath
+	}
+	d, err := openBeneath(r.fd, rel)
+	if err != nil {
+		return "", err
+	}
+	defer d.close()
+	dst, err := renameAside(d, name, suffix)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, dst), nil
+}
+
+// readIn reads the file at path, reached as moveAsideIn reaches it.
+func readIn(roots []rootDir, path string) ([]byte, error) {
+	dir, name := filepath.Split(path)
+	r, rel, ok := rootOf(roots, filepath.Clean(dir))
+	if !ok {
+		return nil, errNotBeneath
+	}
+	d, err := openBeneath(r.fd, rel)
+	if err != nil {
+		return nil, err
+	}
+	defer d.close()
+	return readAt(d, name, gitFileMax)
+}
+
+// reposIn returns findRepos of every root: the repositories the mount
+// plan protects. The sweep looks deeper (gitsweep.go).
+func reposIn(roots []string) []string {
+	var out []string
+	for _, root := range roots {
+		out = append(out, findRepos(root)...)
+	}
+	return out
 }
 
 // findRepos returns root and every directory below it (to a bounded depth)

@@ -25,14 +25,25 @@ func Run(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams, opt RunOp
 	t0 := time.Now()
 	survey, err := Discover(spec.WorkspaceRoots, spec.DenyRead, spec.WriteDeny)
 	if err != nil {
-		return failedResult(t0, "spawn_error", fmt.Sprintf("preparing mounts: %v", err))
+		return discoverFailed(t0, err)
 	}
 	s, res := start(spec, Args(spec, &survey.Mounts, opt.Options), opt)
 	if res != nil {
+		survey.Close()
 		res.Duration = time.Since(t0)
 		return res
 	}
 	return s.run(ctx, spec, survey, out, opt, t0)
+}
+
+// discoverFailed is the result of an execution whose survey failed:
+// nothing ran. A workspace too large for the sweep to check after the
+// command is refused (sweep_bound) rather than run unchecked.
+func discoverFailed(t0 time.Time, err error) *sandbox.Result {
+	if errors.Is(err, ErrSweepBound) {
+		return failedResult(t0, "sweep_bound", fmt.Sprintf("%v; nothing ran: make a smaller directory the workspace root", err))
+	}
+	return failedResult(t0, "spawn_error", fmt.Sprintf("preparing mounts: %v", err))
 }
 
 // failedResult is the result of an execution that did not start.
@@ -171,6 +182,7 @@ func (s *started) discard() {
 // end; survey is the host as the plan was made for it now (the guard and
 // the sweep use it). t0 is when the execution began.
 func (s *started) run(ctx context.Context, spec *sandbox.Spec, survey *HostSurvey, out sandbox.Streams, opt RunOptions, t0 time.Time) *sandbox.Result {
+	defer survey.Close()
 	defer s.closeFiles()
 	defer s.outPump.Close()
 	defer s.errPump.Close()
@@ -191,7 +203,7 @@ func (s *started) run(ctx context.Context, spec *sandbox.Spec, survey *HostSurve
 	// limits reached) the command runs all the same and Sweep alone moves
 	// aside what it created at a watched path, after it ends; Result has
 	// no field for that, so the fallback is silent.
-	guard, _ := startGuard(survey.Watch, opt.BlockedSuffix)
+	guard, _ := startGuard(survey.watchDirs(), opt.BlockedSuffix)
 	p := sandboxinit.Stage1Spec{
 		Shell:       spec.Shell,
 		Argv:        sandbox.ShellArgv(spec.Shell, spec.Command),
@@ -261,8 +273,16 @@ func (s *started) run(ctx context.Context, spec *sandbox.Spec, survey *HostSurve
 		NProc:      p.NProc > 0 && sandboxinit.NProcEnforced(true),
 	}
 	res.Limits.Pids = opt.Pids || res.Limits.NProc
-	if moved := dedup(append(blocked, survey.Sweep(opt.BlockedSuffix)...)); len(moved) > 0 {
+	swept, sweepErr := survey.Sweep(opt.BlockedSuffix)
+	if moved := dedup(append(blocked, swept...)); len(moved) > 0 {
 		res.Blocked = moved
+	}
+	if sweepErr != nil {
+		// The command ran; part of the workspace could not be checked for
+		// what it planted. The event says so (the status is still the
+		// command's).
+		res.StatusReason = "sweep_incomplete"
+		res.Error = sweepErr.Error()
 	}
 
 	started := false

@@ -23,7 +23,9 @@ type Warm struct {
 // environment, working directory and stdin are not used: they come with
 // the command; spec must have no stdin).
 func StartWarm(spec *sandbox.Spec, opt RunOptions) (*Warm, *sandbox.Result) {
-	survey, err := Discover(spec.WorkspaceRoots, spec.DenyRead, spec.WriteDeny)
+	// The mount plan alone: the survey a command is swept with is made
+	// when it comes (Run).
+	survey, err := discover(spec.WorkspaceRoots, spec.DenyRead, spec.WriteDeny, false)
 	if err != nil {
 		return nil, failedResult(time.Now(), "spawn_error", "preparing mounts: "+err.Error())
 	}
@@ -60,13 +62,15 @@ func (w *Warm) Run(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams,
 	survey, err := Discover(spec.WorkspaceRoots, spec.DenyRead, spec.WriteDeny)
 	if err != nil {
 		w.s.discard()
-		return failedResult(t0, "spawn_error", "preparing mounts: "+err.Error()), nil
+		return discoverFailed(t0, err), nil
 	}
 	if !slices.Equal(Args(spec, &survey.Mounts, opt.Options), w.s.args) {
+		survey.Close()
 		w.s.discard()
 		return nil, ErrPlanChanged
 	}
 	if !w.s.alive() {
+		survey.Close()
 		w.s.discard()
 		return nil, ErrWarmGone
 	}

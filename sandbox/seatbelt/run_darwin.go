@@ -2,6 +2,7 @@ package seatbelt
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"time"
@@ -39,9 +40,13 @@ func (Runner) Run(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams) 
 	// The write-deny set as it is on the host now: the same survey
 	// bubblewrap's mount plan is made from (sandbox/bwrap, portable).
 	survey, err := bwrap.Discover(spec.WorkspaceRoots, nil, spec.WriteDeny)
+	if errors.Is(err, bwrap.ErrSweepBound) {
+		return fail("sweep_bound", err.Error()+"; nothing ran: make a smaller directory the workspace root")
+	}
 	if err != nil {
 		return fail("spawn_error", "preparing the write-deny set: "+err.Error())
 	}
+	defer survey.Close()
 	protect := append(append(append([]string{}, survey.Mounts.ProtectDirs...), survey.Mounts.ProtectFiles...), survey.Watch...)
 	p, err := Prepare(resolved(spec, filepath.EvalSymlinks), tmp, protect)
 	if err != nil {
@@ -58,8 +63,12 @@ func (Runner) Run(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams) 
 	})
 	// What the profile could not stop: a hard link made to a protected
 	// file and written through, a repository the command created.
-	if moved := survey.Sweep(blockedSuffix(spec.ID)); len(moved) > 0 {
+	moved, sweepErr := survey.Sweep(blockedSuffix(spec.ID))
+	if len(moved) > 0 {
 		res.Blocked = moved
+	}
+	if sweepErr != nil {
+		res.StatusReason, res.Error = "sweep_incomplete", sweepErr.Error()
 	}
 	return res
 }
