@@ -270,6 +270,7 @@ func bwrapArgs(ex *pipeline.Executor, bwrapPath string, req api.ExecRequest) ([]
 	if err != nil {
 		return nil, err
 	}
+	defer plan.Close()
 	a := bwrap.Args(spec, &plan.Mounts, bwrap.Options{DisableUserns: probe.BwrapAtLeast(probe.Gather(bwrapPath), 0, 8, 0)})
 	return append(a, bwrap.InitCommand...), nil
 }
