@@ -17,8 +17,9 @@ package bwrap
 //	config, config.worktree,      when they set a key that runs a program
 //	and every file they include   (core.hooksPath, filter.*, alias.*=!…,
 //	                              include.path; see execKey)
-//	the directory core.hooksPath  every entry, as for hooks/*, unless
-//	names                         the configuration naming it is moved
+//	the directory core.hooksPath  every name git runs as a hook, unless
+//	names, or a hooks link        the configuration or the link is moved
+//	that was there leads to
 //	modules/*, worktrees/*,       the same, for submodules and worktrees
 //	commondir's target
 //
@@ -100,8 +101,8 @@ type gitState struct {
 	dots  map[string]string // base -> fingerprint of its .git entry
 	files map[string]string // path -> fingerprint
 	kinds map[string]gitKind
-	// via names, for a hook found through core.hooksPath, the
-	// configuration file that set it.
+	// via names, for a hook found through core.hooksPath or a hooks
+	// link, the configuration file or the link that led to it.
 	via map[string]string
 	// unverified are .git entries (by base) whose git directory could not
 	// be reached inside the roots without following a link.
