@@ -434,6 +434,9 @@ func auditCard(w io.Writer, e *audit.Entry, kids []api.Event) {
 		}
 		row("masked", "%s", strings.Join(parts, ", "))
 	}
+	for _, n := range ev.CredentialNotes {
+		row("credential", "%s", n)
+	}
 	row("egress", "%d allowed, %d denied", ev.Egress.Allowed, ev.Egress.Denied)
 	if len(ev.Egress.DeniedHosts) > 0 {
 		row("denied hosts", "%s", strings.Join(ev.Egress.DeniedHosts, ", "))

@@ -134,7 +134,7 @@ func configShow(fl *flag.FlagSet) runFunc {
 			enc := json.NewEncoder(env.Stdout)
 			enc.SetIndent("", "  ")
 			return enc.Encode(map[string]any{"config": l.Config, "sources": l.Sources, "files": l.Files,
-				"read_set": l.Config.ReadSet(opts.Home), "settings_file": l.Config.Settings})
+				"read_set": l.Config.ReadSet(opts.Home), "settings_file": l.Config.Settings, "credential_modes": l.CredentialModes()})
 		}
 		if err := l.Show(env.Stdout); err != nil {
 			return err
@@ -143,6 +143,9 @@ func configShow(fl *flag.FlagSet) runFunc {
 		// settings file changed, as comments.
 		printReadSet(env.Stdout, "# ", "read: ", "deny-read: ", l.Config.ReadSet(opts.Home))
 		printSettings(env.Stdout, "# ", l.Config.Settings)
+		// How each credential mapping reaches commands (no keychain is
+		// read: doctor says what mode auto decides for a stored value).
+		l.ShowCredentials(env.Stdout, "# ")
 		return nil
 	}
 }

@@ -72,9 +72,12 @@ type doctorReport struct {
 	WarmPoolNow *api.PoolStatus `json:"warm_pool_now,omitempty"`
 	Audit       auditReport     `json:"audit"`
 	EgressCA    caReport        `json:"egress_ca"`
-	Init        initReport      `json:"init"`
-	ClaudeCode  claudeReport    `json:"claude_code"`
-	Problems    []string        `json:"problems"`
+	// Credentials are the mappings of exec.credentials and how each
+	// reaches commands now.
+	Credentials []credReport `json:"credentials"`
+	Init        initReport   `json:"init"`
+	ClaudeCode  claudeReport `json:"claude_code"`
+	Problems    []string     `json:"problems"`
 }
 
 // claudeReport is Claude Code's settings as doctor read them, and how they
@@ -129,6 +132,60 @@ type caReport struct {
 	NotAfter    time.Time `json:"not_after,omitzero"`
 	Masked      int       `json:"masked_mappings"`
 	Error       string    `json:"error,omitempty"`
+}
+
+// credReport is one mapping of exec.credentials, and how it reaches
+// commands now: for mode auto, as the value stored in the keychain
+// decides (broker.ShapeOf). No value is kept or printed.
+type credReport struct {
+	policy.MappingMode
+	// Now is masked or injected: what the mapping does with the value
+	// stored now; "" when it cannot be told (Error says why).
+	Now string `json:"now,omitempty"`
+	// Reason says why, for mode auto.
+	Reason string `json:"reason,omitempty"`
+	// Bound are the hosts a masked credential is bound to now.
+	Bound []string `json:"bound_hosts,omitempty"`
+	// Unusable are those of Bound no egress allowlist allows.
+	Unusable []string `json:"unusable_hosts,omitempty"`
+	// Missing says the keychain holds no value of the credential.
+	Missing bool   `json:"missing,omitempty"`
+	Error   string `json:"error,omitempty"`
+}
+
+// doctorCredentials says how each mapping of l reaches commands, reading
+// the values of mode auto's mappings from store (and keeping only their
+// shape).
+func doctorCredentials(store keyring.Store, l *policy.Loaded) []credReport {
+	out := []credReport{}
+	for _, m := range l.CredentialModes() {
+		r := credReport{MappingMode: m}
+		v, err := store.Get(m.ID)
+		switch {
+		case errors.Is(err, keyring.ErrNotFound):
+			r.Missing = true
+		case err != nil:
+			r.Error = err.Error()
+		}
+		switch m.Mode {
+		case policy.ModeMask:
+			r.Now, r.Bound = "masked", m.Hosts
+		case policy.ModeInject:
+			r.Now = "injected"
+		default:
+			if err != nil {
+				break
+			}
+			sh := broker.ShapeOf(v)
+			r.Now, r.Reason = "injected", sh.Why
+			if sh.Masked {
+				r.Now, r.Reason, r.Bound = "masked", sh.Kind, sh.Hosts
+			}
+		}
+		r.Unusable = l.Config.HostsNotAllowed(r.Bound, "")
+		out = append(out, r)
+	}
+	return out
 }
 
 // doctorCA reads the egress CA without making one.
@@ -201,6 +258,12 @@ func runDoctor(fl *flag.FlagSet) runFunc {
 			}
 			for _, id := range r.Audit.Export.MissingCredentials {
 				problem("the audit export's headers name credential %q, which is not in the keychain: nothing is exported until 'gatehouse cred set %s'", id, id)
+			}
+		}
+		r.Credentials = doctorCredentials(keyStore(env), loaded)
+		for _, c := range r.Credentials {
+			if c.Missing {
+				problem("credential %q (%s, %s) is not in the keychain: every command it reaches is denied credential_unknown until 'gatehouse cred set %s'", c.ID, c.Field, c.Source, c.ID)
 			}
 		}
 		r.EgressCA = doctorCA(env, cfg)
@@ -409,6 +472,7 @@ func finishDoctor(env *Env, r *doctorReport, asJSON bool) error {
 			} else {
 				fmt.Fprintf(w, "audit export:  off\n")
 			}
+			printCredentials(w, r.Credentials)
 			switch ca := r.EgressCA; {
 			case ca.Error != "":
 				fmt.Fprintf(w, "egress CA:     %s\n", ca.Error)
@@ -431,6 +495,33 @@ func finishDoctor(env *Env, r *doctorReport, asJSON bool) error {
 		return ExitStatus(ExitFailure)
 	}
 	return nil
+}
+
+// printCredentials writes how each mapping of exec.credentials reaches
+// commands now.
+func printCredentials(w io.Writer, cs []credReport) {
+	if len(cs) == 0 {
+		fmt.Fprintf(w, "credentials:   none mapped\n")
+	}
+	for _, c := range cs {
+		now := c.Now
+		switch {
+		case c.Missing:
+			now = "not in the keychain"
+		case c.Error != "":
+			now = "the keychain cannot be read (" + c.Error + ")"
+		}
+		if c.Reason != "" {
+			now += ": " + c.Reason
+		}
+		if len(c.Bound) > 0 {
+			now += ", bound to " + strings.Join(c.Bound, ", ")
+		}
+		fmt.Fprintf(w, "credential:    %s → %s, mode %s: %s (%s)\n", c.Field, c.ID, c.Mode, now, c.Source)
+		if len(c.Unusable) > 0 {
+			fmt.Fprintf(w, "       unusable: no egress allowlist allows %s; add them to policy.egress_allowlist, or write mode: inject\n", strings.Join(c.Unusable, ", "))
+		}
+	}
 }
 
 // servicePool is the running service's warm pool, or nil when no service

@@ -81,6 +81,9 @@ func Card(ev api.Event, now time.Time) (title, body string) {
 	if len(ev.CredentialsMasked) > 0 {
 		line("masked credentials: %s", Escape(strings.Join(ev.CredentialsMasked, ", ")))
 	}
+	for _, n := range ev.CredentialNotes {
+		line("credential: %s", Escape(n.String()))
+	}
 	line("event %s; gatehouse audit show %s", Escape(ev.ID), Escape(ev.ID))
 	return title, strings.TrimRight(b.String(), "\n")
 }
