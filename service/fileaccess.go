@@ -11,7 +11,17 @@ package service
 //     resolved too, and both must pass;
 //   - no path may be in, or be, the deny-read set or Gatehouse's own
 //     config, state, relay and socket directories (the executor's one
-//     list, DenyRead, with the socket's directory);
+//     list, DenyRead, with the socket's directory), the directories the
+//     executions' credential files are made in, or another agent's tool
+//     cache (a command may have left a token there);
+//   - no path may lead into a process's directory in /proc (/proc/<pid>,
+//     /proc/self, /proc/thread-self, and /dev/fd, /dev/stdin and the
+//     like, which are links there): its environ holds the credentials a
+//     running command was given, its mem, cmdline and fd what the process
+//     holds, and its root, cwd, exe, fd and map_files are links into
+//     another process's view of the file system, which Gatehouse cannot
+//     judge from its own. Resolution stops there: those links are never
+//     followed;
 //   - a search (Glob, Grep) may not start above one of those either: it
 //     would read what is inside;
 //   - a write must land inside the effective workspace roots, and not in
@@ -37,7 +47,9 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/sandbox"
 	"github.com/gatehouse-dev/gatehouse/service/api"
+	"github.com/gatehouse-dev/gatehouse/service/broker"
 	"github.com/gatehouse-dev/gatehouse/service/pipeline"
+	"github.com/gatehouse-dev/gatehouse/service/toolcache"
 )
 
 // Blocked_by codes of file-tool denials.
@@ -78,9 +90,12 @@ func (s *Service) FileAccess(ctx context.Context, req api.FileAccessRequest) (*a
 		ev.ActionType = api.ActionFileWrite
 	}
 	scope := fileScope{
-		denied:    append(g.ex.DenyRead(), s.opts.RelayDir, filepath.Dir(s.opts.SocketPath)),
+		denied:    fileDenied(g.ex, s.opts),
 		roots:     g.ex.WorkspaceRootsFor(req.Agent),
 		writeDeny: g.ex.WriteDeny(),
+	}
+	if root := g.ex.ToolCacheRoot(); root != "" {
+		scope.cacheRoot, scope.ownCache = root, toolcache.For(root, req.Agent).Dir
 	}
 	if code, reason := scope.decide(&req); code != "" {
 		ev.Decision, ev.BlockedBy, ev.Reason = "deny", code, reason
@@ -89,6 +104,14 @@ func (s *Service) FileAccess(ctx context.Context, req api.FileAccessRequest) (*a
 	// On the record before the answer (auditgate.go): a call that cannot
 	// be recorded is refused unless policy.audit_required is false.
 	return s.recordDecision(g.ex, ev, resp), nil
+}
+
+// fileDenied are the places no file tool may touch: the executor's
+// deny-read set, the relay's and the socket's directories, and the
+// credential directories (where this executor makes them, and the
+// default, should another process of the user's make them there).
+func fileDenied(ex *pipeline.Executor, o Options) []string {
+	return append(ex.DenyRead(), o.RelayDir, filepath.Dir(o.SocketPath), ex.CredentialDir(), broker.DefaultDir(os.Getenv("XDG_RUNTIME_DIR")))
 }
 
 // checkFileRequest checks the request's form and makes its paths absolute;
@@ -122,6 +145,9 @@ type fileScope struct {
 	denied    []string // no access at all
 	roots     []string // writable
 	writeDeny []string // not writable in a root: names relative to it, a directory's with a final "/"
+	// cacheRoot holds every agent's tool cache; only ownCache, the
+	// asking agent's, is open to it.
+	cacheRoot, ownCache string
 }
 
 // decide returns a blocked_by code and a reason for the model, or "" when
@@ -138,6 +164,14 @@ func (f fileScope) decide(req *api.FileAccessRequest) (string, string) {
 			return DenyPathDenied, fmt.Sprintf("%s may not %s %s: Gatehouse cannot tell where it leads (%v); use a path that resolves plainly.", req.Tool, verb, p, err)
 		}
 		for _, r := range real {
+			if procPrivate(r) || (req.Search && within(procDir, r)) {
+				return DenyPathDenied, fmt.Sprintf("%s may not %s %s: a process's directory in /proc holds its environment (the credentials a running command was given), its memory and its open files, "+
+					"and links into its view of the file system; Gatehouse keeps file tools out of it.", req.Tool, verb, describe(p, r))
+			}
+			if root := f.otherCache(r, req.Search); root != "" {
+				return DenyPathDenied, fmt.Sprintf("%s may not %s %s: it is in another agent's tool cache (below %s), where that agent's commands may have left credentials; "+
+					"use this agent's own cache (%s) or files outside.", req.Tool, verb, describe(p, r), root, f.ownCache)
+			}
 			for _, d := range denied {
 				if within(r, d) || (req.Search && within(d, r)) {
 					return DenyPathDenied, fmt.Sprintf("%s may not %s %s: %s is kept from agents by Gatehouse (its own configuration and state, and the deny-read set); "+
@@ -164,6 +198,25 @@ func (f fileScope) decide(req *api.FileAccessRequest) (string, string) {
 		}
 	}
 	return "", ""
+}
+
+// otherCache returns the tool cache root when the resolved path r is in
+// another agent's cache there, or (for a search) holds one; "" when not.
+func (f fileScope) otherCache(r string, search bool) string {
+	if f.cacheRoot == "" {
+		return ""
+	}
+	for _, own := range resolveEach([]string{f.ownCache}) {
+		if within(r, own) {
+			return ""
+		}
+	}
+	for _, root := range resolveEach([]string{f.cacheRoot}) {
+		if within(r, root) || search && within(root, r) {
+			return root
+		}
+	}
+	return ""
 }
 
 // writeDenied returns the write-deny entry the slash-separated path rel
@@ -224,6 +277,32 @@ func resolveEach(paths []string) []string {
 	return out
 }
 
+// procDir is where the kernel shows processes.
+const procDir = "/proc"
+
+// procPrivate reports whether the absolute, clean path p is a process's
+// directory in /proc or inside one: /proc/<pid>, /proc/self,
+// /proc/thread-self and what is below them.
+func procPrivate(p string) bool {
+	rest, ok := strings.CutPrefix(filepath.ToSlash(p), procDir+"/")
+	if !ok {
+		return false
+	}
+	name, _, _ := strings.Cut(rest, "/")
+	if name == "self" || name == "thread-self" {
+		return true
+	}
+	if name == "" {
+		return false
+	}
+	for _, c := range name {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
 // maxLinks bounds the symlinks followed resolving one path, as the
 // kernel's ELOOP does.
 const maxLinks = 40
@@ -231,7 +310,10 @@ const maxLinks = 40
 // resolvePath returns where the absolute path p leads: each element that
 // exists is resolved as the kernel would (a symlink followed, ".." taken
 // from where it leads); from the first element that does not exist, the
-// rest is appended as written, cleaned.
+// rest is appended as written, cleaned. A process's directory in /proc
+// (procPrivate) is not entered: its links lead into that process's view of
+// the file system, or are this process's own (/proc/self), so the path is
+// returned as it stands there, which the caller refuses.
 //
 // The pipeline resolves workspace roots and the cwd with
 // filepath.EvalSymlinks, which needs the whole path to exist; a file a
@@ -256,6 +338,9 @@ func resolvePath(p string) (string, error) {
 			continue
 		}
 		next := filepath.Join(done, e)
+		if procPrivate(next) {
+			return filepath.Join(append([]string{next}, rest...)...), nil
+		}
 		fi, err := os.Lstat(next)
 		if errors.Is(err, fs.ErrNotExist) || isNotDir(err) {
 			return filepath.Join(append([]string{next}, rest...)...), nil

@@ -4,10 +4,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/gatehouse-dev/gatehouse/service/api"
+	"github.com/gatehouse-dev/gatehouse/service/toolcache"
 )
 
 // fileWorld is a home with a workspace, a deny-read directory, Gatehouse's
@@ -170,5 +172,108 @@ func TestResolvePath(t *testing.T) {
 	}
 	if _, err := resolvePath(filepath.Join(w.ws, "loop")); err == nil {
 		t.Error("a symlink loop resolved")
+	}
+}
+
+// A process's directory in /proc is closed to file tools, however the path
+// reaches it: its environ holds the credentials a running command was
+// given, its mem and fd what it holds, and its root and cwd lead into its
+// view of the file system.
+func TestFileScopeProc(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS != "linux" {
+		t.Skip("/proc is Linux's")
+	}
+	w := newFileWorld(t)
+	for l, target := range map[string]string{
+		filepath.Join(w.ws, "env"):   "/proc/self/environ",
+		filepath.Join(w.ws, "procs"): "/proc",
+		filepath.Join(w.ws, "fds"):   "/dev/fd",
+	} {
+		if err := os.Symlink(target, l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pid := strconv.Itoa(os.Getpid())
+	for _, tc := range []struct {
+		tool   string
+		search bool
+		path   string
+		code   string
+	}{
+		{"Read", false, "/proc/" + pid + "/environ", DenyPathDenied},
+		{"Read", false, "/proc/1/environ", DenyPathDenied},
+		{"Read", false, "/proc/self/environ", DenyPathDenied},
+		{"Read", false, "/proc/thread-self/environ", DenyPathDenied},
+		{"Read", false, "/proc/" + pid + "/task/" + pid + "/environ", DenyPathDenied},
+		{"Read", false, "/proc/" + pid + "/mem", DenyPathDenied},
+		{"Read", false, "/proc/" + pid + "/cmdline", DenyPathDenied},
+		{"Read", false, "/proc/" + pid + "/fd/0", DenyPathDenied},
+		{"Read", false, "/proc/" + pid + "/root" + w.ssh + "/id", DenyPathDenied},
+		{"Read", false, "/proc/" + pid + "/cwd/x", DenyPathDenied},
+		{"Read", false, "/proc/" + pid, DenyPathDenied},
+		{"Read", false, "/proc/./self//environ", DenyPathDenied},
+		{"Read", false, "/proc/sys/../self/environ", DenyPathDenied},
+		{"Read", false, "/dev/fd/3", DenyPathDenied},
+		{"Read", false, "/dev/stdin", DenyPathDenied},
+		{"Read", false, filepath.Join(w.ws, "env"), DenyPathDenied},
+		{"Read", false, "procs/1/environ", DenyPathDenied},
+		{"Read", false, "fds/0", DenyPathDenied},
+		{"Read", false, "../../../../../../../../proc/self/environ", DenyPathDenied},
+		{"Glob", true, "/proc", DenyPathDenied},
+		{"Grep", true, "/", DenyPathDenied},
+		{"Grep", true, filepath.Join(w.ws, "procs"), DenyPathDenied},
+		{"Edit", false, "/proc/self/mem", DenyPathDenied},
+		// What describes the machine, not a process, stays open.
+		{"Read", false, "/proc/cpuinfo", ""},
+		{"Read", false, "/proc/sys/kernel/ostype", ""},
+		{"Grep", true, "/proc/sys/kernel", ""},
+		{"Read", false, "/proc/1x/environ", ""},
+	} {
+		access := api.FileRead
+		if tc.tool == "Edit" {
+			access = api.FileWrite
+		}
+		code, reason := w.decide(tc.tool, access, tc.search, tc.path)
+		if code != tc.code {
+			t.Errorf("%s %s: %q (%s), want %q", tc.tool, tc.path, code, reason, tc.code)
+		}
+		if code != "" && !strings.Contains(reason, "/proc") {
+			t.Errorf("%s %s: reason %q does not say why", tc.tool, tc.path, reason)
+		}
+	}
+}
+
+// Another agent's tool cache is closed to file tools (its commands may
+// have left a token there); the asking agent's own is open.
+func TestFileScopeOtherToolCache(t *testing.T) {
+	t.Parallel()
+	w := newFileWorld(t)
+	root := filepath.Join(w.home, ".cache", "gatehouse", "sandbox")
+	own, other := toolcache.For(root, "claude-code").Dir, toolcache.For(root, "cli").Dir
+	for _, d := range []string{own, filepath.Join(other, "npm")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(other, filepath.Join(w.ws, "theirs")); err != nil {
+		t.Fatal(err)
+	}
+	w.scope.cacheRoot, w.scope.ownCache = root, own
+	for _, tc := range []struct {
+		tool   string
+		search bool
+		path   string
+		code   string
+	}{
+		{"Read", false, filepath.Join(other, "npm", ".npmrc"), DenyPathDenied},
+		{"Read", false, filepath.Join(w.ws, "theirs", "npm", ".npmrc"), DenyPathDenied},
+		{"Grep", true, root, DenyPathDenied},
+		{"Read", false, filepath.Join(own, "cargo", "config.toml"), ""},
+		{"Grep", true, own, ""},
+	} {
+		if code, reason := w.decide(tc.tool, api.FileRead, tc.search, tc.path); code != tc.code {
+			t.Errorf("%s %s: %q (%s), want %q", tc.tool, tc.path, code, reason, tc.code)
+		}
 	}
 }
