@@ -115,6 +115,7 @@ type Service struct {
 	approvals *approvals.Broker
 	saveMu    sync.Mutex // saved rules file
 	dashboard atomic.Pointer[dashboardState]
+	outRed    outputRedactors // tooloutput.go
 
 	// root is cancelled at shutdown: running executions are killed.
 	root     context.Context

@@ -55,6 +55,12 @@ func (c *Client) FileAccess(ctx context.Context, req api.FileAccessRequest) (*ap
 	return &resp, c.call(ctx, http.MethodPost, api.PathFileAccess, req, &resp)
 }
 
+// ToolOutput has the output of an agent's own tool cleaned.
+func (c *Client) ToolOutput(ctx context.Context, req api.ToolOutputRequest) (*api.ToolOutputResponse, error) {
+	var resp api.ToolOutputResponse
+	return &resp, c.call(ctx, http.MethodPost, api.PathToolOutput, req, &resp)
+}
+
 // Status returns the service's status.
 func (c *Client) Status(ctx context.Context) (*api.Status, error) {
 	var st api.Status

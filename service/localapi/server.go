@@ -38,6 +38,9 @@ type Admission interface {
 	// FileAccess decides an agent file tool's access; a deny is a
 	// response, not an error.
 	FileAccess(ctx context.Context, req api.FileAccessRequest) (*api.DecideResponse, error)
+	// ToolOutput cleans what an agent's own tool returned: credential
+	// values and DLP patterns redacted, as from a command's output.
+	ToolOutput(ctx context.Context, req api.ToolOutputRequest) (*api.ToolOutputResponse, error)
 	// Approvals lists the pending approval requests; Answer answers one
 	// (a refused answer is a response with its error).
 	Approvals() []api.Approval
@@ -160,6 +163,19 @@ func Handler(a Admission, logger *slog.Logger) http.Handler {
 		resp, err := a.FileAccess(r.Context(), req)
 		if err != nil {
 			logger.Error("file access", "err", err)
+			fail(w, http.StatusInternalServerError, err.Error())
+			return
+		}
+		reply(w, resp)
+	})
+	mux.HandleFunc("POST "+api.PathToolOutput, func(w http.ResponseWriter, r *http.Request) {
+		var req api.ToolOutputRequest
+		if !decode(w, r, envelope+api.MaxToolOutput, &req) {
+			return
+		}
+		resp, err := a.ToolOutput(r.Context(), req)
+		if err != nil {
+			logger.Error("tool output", "err", err)
 			fail(w, http.StatusInternalServerError, err.Error())
 			return
 		}

@@ -43,6 +43,9 @@ func (f *fake) StdinMaxBytes() int64                   { return f.stdinMax }
 func (f *fake) FileAccess(ctx context.Context, req api.FileAccessRequest) (*api.DecideResponse, error) {
 	return &api.DecideResponse{Decision: "allow"}, nil
 }
+func (f *fake) ToolOutput(ctx context.Context, req api.ToolOutputRequest) (*api.ToolOutputResponse, error) {
+	return &api.ToolOutputResponse{}, nil
+}
 func (f *fake) Approvals() []api.Approval { return []api.Approval{{ID: "a1"}} }
 func (f *fake) Answer(req api.AnswerRequest) api.AnswerResponse {
 	f.answered = append(f.answered, req)
