@@ -10,7 +10,7 @@ import (
 )
 
 var hookCmd = &command{name: "hook",
-	summary: "Claude Code's PreToolUse hook: 'gatehouse hook claude' (installed by 'gatehouse install')",
+	summary: "Claude Code's PreToolUse and PostToolUse hook: 'gatehouse hook claude' (installed by 'gatehouse install')",
 	usage:   hookUsage,
 	run:     runHook,
 	subs:    []*command{hookClaudeCommand},
@@ -26,7 +26,14 @@ with the command replaced by a relay of Gatehouse's ticket. A file tool: deny
 with the reason (Gatehouse's own files, the deny-read set, a write outside
 the workspace roots), or no answer, leaving the call to Claude Code's own
 permissions. It fails closed: when the service cannot be reached or the
-input is malformed, the call is denied.`
+input is malformed, the call is denied.
+
+As the PostToolUse hook (Read, Grep, Glob, Bash and MCP tools) it has the
+tool's output cleaned by the service (credential values and DLP patterns
+redacted, as from a command's output) and answers with the cleaned output
+when anything was redacted (updatedToolOutput), nothing otherwise. An output
+the service cannot clean is withheld. A routed command's output was cleaned
+as it ran and is passed at once.`
 
 func runHook(ctx context.Context, env *Env, args []string) error {
 	if len(args) == 0 || args[0] != "claude" {

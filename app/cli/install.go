@@ -32,7 +32,7 @@ Installs and starts the Gatehouse user service ('gatehouse service install'
 and 'start'), starts the tray at login ('gatehouse tray': an XDG autostart
 entry, ~/.config/autostart/gatehouse-tray.desktop, or on macOS the LaunchAgent
 ~/Library/LaunchAgents/dev.gatehouse.tray.plist), then merges Gatehouse's
-PreToolUse hook into Claude Code's user settings
+PreToolUse, PostToolUse and SessionEnd hooks into Claude Code's user settings
 ($CLAUDE_CONFIG_DIR/settings.json, by default ~/.claude/settings.json).
 Everything already in the file is kept, a backup is written before any change,
 and running it again changes nothing. --no-service installs no service (run

@@ -17,6 +17,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/hook/claude"
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/audit"
+	"github.com/gatehouse-dev/gatehouse/service/broker"
 	"github.com/gatehouse-dev/gatehouse/service/pipeline"
 	"github.com/gatehouse-dev/gatehouse/service/policy"
 )
@@ -31,10 +32,12 @@ const managedUsage = `usage: gatehouse managed-settings [--routing governed_shel
 
 Prints the managed-settings.json that makes Claude Code use Gatehouse: its own
 sandbox on, with no unsandboxed escape and no start without it, Gatehouse's
-hook (this binary's absolute path) for Bash and the file tools, managed hooks
-only, and permissions.deny rules keeping Claude Code's file tools out of the
-deny-read set and Gatehouse's own directories (paths under the home directory
-are written ~/…, so one file serves every user). --routing
+hook (this binary's absolute path) for Bash and the file tools, and for the
+output of the tools that read (cleaned of credentials before the model sees
+it), managed hooks only, and permissions.deny rules keeping Claude Code's file
+tools out of the deny-read set, Gatehouse's own directories and the
+credential directories (paths under the home directory are written ~/…, so
+one file serves every user). --routing
 governed_shell (the default) makes the hook route every allowed Bash call
 through Gatehouse whatever the user's policy says; framework leaves routing to
 policy.builtin_exec_routing. --hook names the hook program the settings run
@@ -80,7 +83,8 @@ func runManagedSettings(fl *flag.FlagSet) runFunc {
 			return err
 		}
 		deny, readable := fileDenyPaths(env, home)
-		data := claude.RenderManaged(claude.ManagedOptions{Exe: hook, Routing: hookRouting, Home: home, DenyPaths: deny, Readable: readable})
+		data := claude.RenderManaged(claude.ManagedOptions{Exe: hook, Routing: hookRouting, Home: home, DenyPaths: deny, Readable: readable,
+			DenyGlobs: broker.DirGlobs(runtime.GOOS)})
 		target := *path
 		if target == "" {
 			target = claude.ManagedPath(runtime.GOOS)

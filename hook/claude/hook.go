@@ -1,8 +1,9 @@
 // Package claude speaks Claude Code's side of Gatehouse: it decodes the
 // PreToolUse hook's input, encodes the hook's decision (deny, allow, or
-// allow with the command rewritten to Gatehouse's relay), merges the hook
-// into a user's settings.json and renders the managed-settings.json IT
-// pushes.
+// allow with the command rewritten to Gatehouse's relay), decodes the
+// PostToolUse hook's input and encodes its cleaned tool output, merges the
+// hooks into a user's settings.json and renders the managed-settings.json
+// IT pushes.
 package claude
 
 import (
@@ -11,8 +12,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
+	"sync"
+
+	"github.com/gatehouse-dev/gatehouse/service/api"
 )
 
 // ToolBash is the tool Gatehouse decides and routes.
@@ -26,9 +32,20 @@ var FileTools = []string{"Read", "Write", "Edit", "MultiEdit", "NotebookEdit", "
 // Matcher is the hooks' matcher: Bash and the file tools.
 var Matcher = ToolBash + "|" + strings.Join(FileTools, "|")
 
+// OutputTools are the tools whose output the PostToolUse hook has cleaned
+// (api.ToolOutputRequest): the file tools that read, Bash (whose output
+// Gatehouse did not clean when it ran in Claude Code's sandbox rather than
+// Gatehouse's) and every MCP tool.
+var OutputTools = []string{"Read", "Grep", "Glob", ToolBash, "BashOutput"}
+
+// OutputMatcher is the PostToolUse hook's matcher: OutputTools and MCP
+// tools (mcp__<server>__<tool>).
+var OutputMatcher = strings.Join(OutputTools, "|") + "|mcp__.*"
+
 // maxInput bounds the hook's stdin: a 64 KiB command and Claude Code's
-// other fields fit many times over.
-const maxInput = 4 << 20
+// other fields fit many times over, and so does the largest tool output
+// the service cleans.
+const maxInput = api.MaxToolOutput + 1<<20
 
 // Input is the PreToolUse hook's input. ToolInput is kept as raw fields,
 // so that a rewrite changes only what it means to.
@@ -41,13 +58,21 @@ type Input struct {
 	ToolName       string                     `json:"tool_name"`
 	ToolInput      map[string]json.RawMessage `json:"tool_input"`
 	ToolUseID      string                     `json:"tool_use_id,omitempty"`
+	// ToolResponse is the tool's output, in a PostToolUse input: any JSON
+	// value (Read's is an object whose file.content is the text read).
+	ToolResponse json.RawMessage `json:"tool_response,omitempty"`
 }
 
-// EventSessionEnd is the hook event of a session that ends.
-const EventSessionEnd = "SessionEnd"
+// The hook events besides PreToolUse: a session that ends, and a tool that
+// returned.
+const (
+	EventSessionEnd  = "SessionEnd"
+	EventPostToolUse = "PostToolUse"
+)
 
-// Decode reads and checks the hook input: a PreToolUse call, or the end of
-// a session (SessionEnd, which has no tool).
+// Decode reads and checks the hook input: a PreToolUse call, a tool's
+// output (PostToolUse), or the end of a session (SessionEnd, which has no
+// tool).
 func Decode(r io.Reader) (*Input, error) {
 	b, err := io.ReadAll(io.LimitReader(r, maxInput+1))
 	if err != nil {
@@ -63,8 +88,8 @@ func Decode(r io.Reader) (*Input, error) {
 	if in.HookEventName == EventSessionEnd {
 		return &in, nil
 	}
-	if in.HookEventName != "" && in.HookEventName != "PreToolUse" {
-		return nil, fmt.Errorf("hook_event_name is %q; this hook handles PreToolUse and SessionEnd", in.HookEventName)
+	if in.HookEventName != "" && in.HookEventName != "PreToolUse" && in.HookEventName != EventPostToolUse {
+		return nil, fmt.Errorf("hook_event_name is %q; this hook handles PreToolUse, PostToolUse and SessionEnd", in.HookEventName)
 	}
 	if in.ToolName == "" {
 		return nil, errors.New("the hook input has no tool_name")
@@ -167,12 +192,47 @@ type Output struct {
 	HookSpecificOutput HookOutput `json:"hookSpecificOutput"`
 }
 
-// HookOutput is PreToolUse's hookSpecificOutput.
+// HookOutput is PreToolUse's hookSpecificOutput (a permission decision,
+// and the input rewritten), or PostToolUse's (the tool's output replaced).
 type HookOutput struct {
 	HookEventName            string                     `json:"hookEventName"`
-	PermissionDecision       string                     `json:"permissionDecision"`
+	PermissionDecision       string                     `json:"permissionDecision,omitempty"`
 	PermissionDecisionReason string                     `json:"permissionDecisionReason,omitempty"`
 	UpdatedInput             map[string]json.RawMessage `json:"updatedInput,omitempty"`
+	// UpdatedToolOutput replaces the tool's output before the model sees
+	// it (Claude Code 2.1.121 and later); it has the shape of the
+	// tool_response it replaces.
+	UpdatedToolOutput json.RawMessage `json:"updatedToolOutput,omitempty"`
+}
+
+// ReplaceOutput returns a PostToolUse answer that gives the model out
+// instead of the tool's own output.
+func ReplaceOutput(out json.RawMessage) *Output {
+	return &Output{HookOutput{HookEventName: EventPostToolUse, UpdatedToolOutput: out}}
+}
+
+// withholdMin is the shortest string Withhold replaces: a shorter one can
+// hold no credential (service/dlp's MinSecretLen; a test keeps them
+// equal) and is the tool's own vocabulary ("text", "file").
+const withholdMin = 8
+
+// Withhold returns a PostToolUse answer that keeps the tool's output from
+// the model because it could not be cleaned: every string of it at least
+// withholdMin long becomes a note that says why, so that the output keeps
+// its shape (Claude Code shows the tool's output by its fields). An output
+// that is not JSON becomes the note itself.
+func Withhold(in *Input, why string) *Output {
+	note := fmt.Sprintf("[Gatehouse withheld this output of %s: it could not be checked for credentials (%s). Ask the user to run `gatehouse doctor`.]", in.ToolName, why)
+	out, _, err := api.MapStrings(in.ToolResponse, func(s string) (string, int) {
+		if len(s) < withholdMin {
+			return s, 0
+		}
+		return note, 1
+	})
+	if err != nil {
+		out, _ = json.Marshal(note)
+	}
+	return ReplaceOutput(out)
 }
 
 // Deny returns an answer that refuses the tool call; Claude Code shows
@@ -220,6 +280,19 @@ func Route(in *Input, relay, reason string) *Output {
 // binary at exe (single-quoted for the shell) running "relay TICKET".
 func RelayCommand(exe, ticket string) string {
 	return ShellQuote(exe) + " relay " + ticket
+}
+
+// relayCommandRE matches a command RelayCommand produced.
+var relayCommandRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^'((?:[^']|'\\'')*)' relay [A-Za-z0-9_-]+$`)
+})
+
+// IsRelayCommand reports whether cmd is exactly a relay of a ticket, as
+// the hook rewrites a routed command (whose output Gatehouse has cleaned
+// already), run by a gatehouse binary.
+func IsRelayCommand(cmd string) bool {
+	m := relayCommandRE().FindStringSubmatch(cmd)
+	return m != nil && strings.HasPrefix(filepath.Base(strings.ReplaceAll(m[1], `'\''`, "'")), "gatehouse")
 }
 
 // ShellQuote quotes s for bash and sh.

@@ -56,7 +56,8 @@ func TestDecodeRejects(t *testing.T) {
 	t.Parallel()
 	for _, in := range []string{
 		"", "not json", "[]", `{"tool_name": ""}`,
-		`{"hook_event_name": "PostToolUse", "tool_name": "Bash"}`,
+		`{"hook_event_name": "PostToolUse"}`,
+		`{"hook_event_name": "PreCompact", "tool_name": "Bash"}`,
 	} {
 		if _, err := Decode(strings.NewReader(in)); err == nil {
 			t.Errorf("Decode(%q) succeeded", in)
@@ -233,6 +234,71 @@ func TestGlobPrefix(t *testing.T) {
 	} {
 		if got := GlobPrefix(pat); got != want {
 			t.Errorf("GlobPrefix(%q) = %q, want %q", pat, got, want)
+		}
+	}
+}
+
+// A PostToolUse input (as Claude Code 2.1.332 sends it after a Read) is
+// read with its tool_response; an answer replaces the output.
+func TestDecodePostToolUse(t *testing.T) {
+	t.Parallel()
+	in, err := Decode(bytes.NewReader(load(t, "posttooluse-read.json")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.HookEventName != EventPostToolUse || in.ToolName != "Read" || !strings.Contains(string(in.ToolResponse), `"content":"hello SECRETVALUE123 bye\n"`) {
+		t.Fatalf("%+v", in)
+	}
+	var buf bytes.Buffer
+	ReplaceOutput(json.RawMessage(`{"type":"text"}`)).Encode(&buf)
+	if got := strings.TrimSpace(buf.String()); got != `{"hookSpecificOutput":{"hookEventName":"PostToolUse","updatedToolOutput":{"type":"text"}}}` {
+		t.Errorf("answer %s", got)
+	}
+}
+
+// An output that cannot be checked is withheld, its shape kept: every
+// string long enough to hold a credential becomes the note.
+func TestWithhold(t *testing.T) {
+	t.Parallel()
+	in, err := Decode(bytes.NewReader(load(t, "posttooluse-read.json")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := Withhold(in, "the service is down")
+	var got struct {
+		Type string `json:"type"`
+		File struct {
+			FilePath string `json:"filePath"`
+			Content  string `json:"content"`
+			NumLines int    `json:"numLines"`
+		} `json:"file"`
+	}
+	if err := json.Unmarshal(o.HookSpecificOutput.UpdatedToolOutput, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Type != "text" || got.File.NumLines != 2 || !strings.Contains(got.File.Content, "Gatehouse withheld this output of Read") ||
+		!strings.Contains(got.File.Content, "the service is down") || strings.Contains(string(o.HookSpecificOutput.UpdatedToolOutput), "SECRETVALUE") {
+		t.Errorf("withheld output %s", o.HookSpecificOutput.UpdatedToolOutput)
+	}
+	in.ToolResponse = json.RawMessage(`not json SECRETVALUE123`)
+	if s := string(Withhold(in, "x").HookSpecificOutput.UpdatedToolOutput); strings.Contains(s, "SECRETVALUE") || !strings.HasPrefix(s, `"[Gatehouse withheld`) {
+		t.Errorf("withheld non-JSON output %s", s)
+	}
+}
+
+func TestIsRelayCommand(t *testing.T) {
+	t.Parallel()
+	for cmd, want := range map[string]bool{
+		RelayCommand("/usr/bin/gatehouse-hook", "gh_AbC-123_x"): true,
+		RelayCommand("/home/o'neil/bin/gatehouse", "gh_x"):      true,
+		RelayCommand("/usr/bin/evil", "gh_x"):                   false,
+		RelayCommand("/usr/bin/gatehouse", "gh_x") + "; cat f":  false,
+		"cat f; " + RelayCommand("/usr/bin/gatehouse", "gh_x"):  false,
+		"'/usr/bin/gatehouse' relay gh_x $(cat f)":              false,
+		"cat ~/.netrc": false,
+	} {
+		if got := IsRelayCommand(cmd); got != want {
+			t.Errorf("IsRelayCommand(%q) = %v, want %v", cmd, got, want)
 		}
 	}
 }

@@ -12,6 +12,9 @@ package claude
 //     in place;
 //   - a SessionEnd group runs the same command, so that the service ends
 //     the session's approve-for-session grants;
+//   - a PostToolUse group (the tools that return what they read, and MCP
+//     tools: OutputMatcher) runs the same command, so that their output
+//     reaches the model cleaned of credentials;
 //   - uninstalling removes exactly those groups (or that hook, when a user
 //     put other hooks in its group), then hooks.PreToolUse,
 //     hooks.SessionEnd and hooks when they are left empty.
@@ -94,6 +97,21 @@ func SessionEndGroup(command string) json.RawMessage {
 // service.
 const SessionEndTimeoutSeconds = 10
 
+// PostToolUseTimeoutSeconds bounds the PostToolUse hook: the service
+// redacts one output, and nothing waits for a person.
+const PostToolUseTimeoutSeconds = 60
+
+// PostToolUseGroup returns the PostToolUse matcher group that runs
+// command on the output of OutputMatcher's tools. A failing hook blocks
+// (onFailure: block), as the PreToolUse one does; the hook itself
+// withholds an output the service could not clean.
+func PostToolUseGroup(command string) json.RawMessage {
+	b, _ := json.Marshal(matcherGroup{Matcher: OutputMatcher, Hooks: []hookEntry{{
+		Type: "command", Command: command, Timeout: PostToolUseTimeoutSeconds, OnFailure: "block",
+	}}})
+	return b
+}
+
 // hookEvents are the events Gatehouse's hook is installed for, with the
 // group each gets.
 var hookEvents = []struct {
@@ -101,6 +119,7 @@ var hookEvents = []struct {
 	group func(command string) json.RawMessage
 }{
 	{"PreToolUse", HookGroup},
+	{"PostToolUse", PostToolUseGroup},
 	{"SessionEnd", SessionEndGroup},
 }
 
@@ -426,6 +445,12 @@ type ManagedOptions struct {
 	// relay's FIFO directory. A DenyPaths entry holding one gets Edit rules
 	// only; its secret files are then listed in DenyPaths one by one.
 	Readable []string
+	// DenyGlobs are absolute patterns ("*" within one path element) of
+	// directories no file tool may read or change, whoever the user: the
+	// credential directories, which are per user and outside home
+	// (/run/user/*/gatehouse-cred). Each must match only directories that
+	// live as long as a login (globRules says why).
+	DenyGlobs []string
 }
 
 // DenyRules returns Claude Code permission rules refusing its file tools
@@ -469,11 +494,38 @@ func DenyRules(home string, paths, readable []string) []string {
 	return out
 }
 
+// GlobDenyRules returns Claude Code permission rules refusing its file
+// tools each directory an absolute pattern in globs matches: a Read and
+// an Edit rule for the directory, which covers what is under it (checked
+// with Claude Code 2.1.332: "File is in a directory that is denied").
+//
+// No "/**" rule is added, and no pattern may reach a place whose entries
+// come and go: Claude Code expands its Read rules' globs into the paths
+// that exist when its sandbox starts and has bubblewrap mount over each,
+// and a path gone by then fails the start ("bwrap: Can't mkdir parents for
+// /proc/2615/syscall", measured with rules on /proc/*/…). That is also
+// why the processes' directories in /proc get no rule here: a rule on
+// /proc/self makes Claude Code refuse every Bash command that names
+// /proc/self or /dev/stdin, and its Read refuses process files on its own;
+// the hook refuses them (service/fileaccess.go).
+func GlobDenyRules(globs []string) []string {
+	var out []string
+	for _, g := range globs {
+		if !strings.HasPrefix(g, "/") {
+			continue
+		}
+		g = strings.TrimSuffix(g, "/")
+		out = append(out, "Read(/"+g+")", "Edit(/"+g+")")
+	}
+	return out
+}
+
 // RenderManaged returns the managed-settings.json IT pushes: Claude Code's
 // own sandbox on and impossible to leave (no unsandboxed escape hatch, no
-// start without it), Gatehouse's hook, no hooks but managed ones, and
-// permission rules keeping the file tools out of o.DenyPaths (a second
-// wall behind the hook's own refusal). It allows no unix socket: the relay
+// start without it), Gatehouse's hooks (PreToolUse, PostToolUse,
+// SessionEnd), no hooks but managed ones, and permission rules keeping the
+// file tools out of o.DenyPaths and o.DenyGlobs (a second wall behind the
+// hook's own refusal). It allows no unix socket: the relay
 // needs none.
 func RenderManaged(o ManagedOptions) []byte {
 	group := HookGroup(HookCommand(o.Exe, o.Routing))
@@ -487,17 +539,19 @@ func RenderManaged(o ManagedOptions) []byte {
 			Deny []string `json:"deny"`
 		} `json:"permissions"`
 		Hooks struct {
-			PreToolUse []json.RawMessage `json:"PreToolUse"`
-			SessionEnd []json.RawMessage `json:"SessionEnd"`
+			PreToolUse  []json.RawMessage `json:"PreToolUse"`
+			PostToolUse []json.RawMessage `json:"PostToolUse"`
+			SessionEnd  []json.RawMessage `json:"SessionEnd"`
 		} `json:"hooks"`
 		AllowManagedHooksOnly bool `json:"allowManagedHooksOnly"`
 	}{}
 	v.Sandbox.Enabled, v.Sandbox.FailIfUnavailable = true, true
-	v.Permissions.Deny = DenyRules(o.Home, o.DenyPaths, o.Readable)
+	v.Permissions.Deny = append(DenyRules(o.Home, o.DenyPaths, o.Readable), GlobDenyRules(o.DenyGlobs)...)
 	if v.Permissions.Deny == nil {
 		v.Permissions.Deny = []string{}
 	}
 	v.Hooks.PreToolUse = []json.RawMessage{group}
+	v.Hooks.PostToolUse = []json.RawMessage{PostToolUseGroup(HookCommand(o.Exe, o.Routing))}
 	v.Hooks.SessionEnd = []json.RawMessage{SessionEndGroup(HookCommand(o.Exe, o.Routing))}
 	v.AllowManagedHooksOnly = true
 	b, _ := json.MarshalIndent(v, "", "  ")

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -107,8 +108,8 @@ func TestMergeReplacesOldPath(t *testing.T) {
 	if err != nil || !changed {
 		t.Fatal(changed, err)
 	}
-	// Once for PreToolUse, once for SessionEnd.
-	if strings.Contains(string(merged), "/opt/old") || strings.Count(string(merged), "hook claude") != 2 {
+	// Once for PreToolUse, PostToolUse and SessionEnd.
+	if strings.Contains(string(merged), "/opt/old") || strings.Count(string(merged), "hook claude") != 3 {
 		t.Errorf("old entry kept:\n%s", merged)
 	}
 }
@@ -162,15 +163,17 @@ func TestIsHookCommand(t *testing.T) {
 func TestRenderManaged(t *testing.T) {
 	t.Parallel()
 	b := RenderManaged(ManagedOptions{Exe: exe, Routing: "governed_shell", Home: "/home/u",
-		DenyPaths: []string{"/home/u/.ssh", "/home/u/.config/gatehouse", "/srv/state/gatehouse"}})
+		DenyPaths: []string{"/home/u/.ssh", "/home/u/.config/gatehouse", "/srv/state/gatehouse"},
+		DenyGlobs: []string{"/run/user/*/gatehouse-cred"}})
 	var m struct {
 		Sandbox     map[string]any `json:"sandbox"`
 		Permissions struct {
 			Deny []string `json:"deny"`
 		} `json:"permissions"`
 		Hooks struct {
-			PreToolUse []matcherGroup `json:"PreToolUse"`
-			SessionEnd []matcherGroup `json:"SessionEnd"`
+			PreToolUse  []matcherGroup `json:"PreToolUse"`
+			PostToolUse []matcherGroup `json:"PostToolUse"`
+			SessionEnd  []matcherGroup `json:"SessionEnd"`
 		} `json:"hooks"`
 		AllowManagedHooksOnly bool `json:"allowManagedHooksOnly"`
 	}
@@ -191,17 +194,70 @@ func TestRenderManaged(t *testing.T) {
 	if se := m.Hooks.SessionEnd; len(se) != 1 || len(se[0].Hooks) != 1 || se[0].Hooks[0].Command != h.Hooks[0].Command {
 		t.Errorf("SessionEnd: %+v", se)
 	}
+	if pt := m.Hooks.PostToolUse; len(pt) != 1 || pt[0].Matcher != OutputMatcher || len(pt[0].Hooks) != 1 ||
+		pt[0].Hooks[0].Command != h.Hooks[0].Command || pt[0].Hooks[0].OnFailure != "block" {
+		t.Errorf("PostToolUse: %+v", pt)
+	}
 	if strings.Contains(string(b), "allowUnixSockets") {
 		t.Error("unix sockets allowed")
 	}
 	for _, want := range []string{"Read(~/.ssh/**)", "Edit(~/.ssh/**)", "Read(~/.ssh)", "Edit(~/.config/gatehouse/**)",
-		"Read(//srv/state/gatehouse/**)", "Edit(//srv/state/gatehouse)"} {
+		"Read(//srv/state/gatehouse/**)", "Edit(//srv/state/gatehouse)",
+		// The credential directories, by pattern: the directory's rule
+		// covers what is in it.
+		"Read(//run/user/*/gatehouse-cred)", "Edit(//run/user/*/gatehouse-cred)"} {
 		if !slices.Contains(m.Permissions.Deny, want) {
 			t.Errorf("permissions.deny %q lacks %q", m.Permissions.Deny, want)
 		}
 	}
-	if len(m.Permissions.Deny) != 12 {
-		t.Errorf("permissions.deny = %q, want 4 rules a path", m.Permissions.Deny)
+	if len(m.Permissions.Deny) != 4*3+2 {
+		t.Errorf("permissions.deny = %q, want 4 rules a path and 2 a pattern", m.Permissions.Deny)
+	}
+	// Claude Code's sandbox mounts over what a Read glob matches when it
+	// starts: a glob over entries that come and go (an execution's
+	// directory, a process in /proc) fails its start.
+	for _, r := range m.Permissions.Deny {
+		if dir := strings.TrimSuffix(r, "/**)"); dir != r && strings.Contains(dir, "*") || strings.Contains(r, "//proc/") {
+			t.Errorf("rule %q: a pattern over entries that come and go", r)
+		}
+	}
+}
+
+// Install registers the PostToolUse hook beside the PreToolUse one, for
+// the tools that return what they read and for MCP tools; uninstall takes
+// it away again.
+func TestMergeInstallsPostToolUse(t *testing.T) {
+	t.Parallel()
+	cmd := HookCommand(exe, "")
+	merged, _, err := MergeHook(nil, cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s struct {
+		Hooks struct {
+			PostToolUse []matcherGroup `json:"PostToolUse"`
+		} `json:"hooks"`
+	}
+	if err := json.Unmarshal(merged, &s); err != nil {
+		t.Fatal(err)
+	}
+	if pt := s.Hooks.PostToolUse; len(pt) != 1 || len(pt[0].Hooks) != 1 || pt[0].Hooks[0].Command != cmd || pt[0].Hooks[0].Timeout != PostToolUseTimeoutSeconds {
+		t.Fatalf("PostToolUse: %+v\n%s", s.Hooks.PostToolUse, merged)
+	}
+	re := regexp.MustCompile("^(?:" + s.Hooks.PostToolUse[0].Matcher + ")$")
+	for _, tool := range []string{"Read", "Grep", "Glob", "Bash", "mcp__github__get_file_contents"} {
+		if !re.MatchString(tool) {
+			t.Errorf("matcher %q does not cover %s", re, tool)
+		}
+	}
+	for _, tool := range []string{"Write", "Edit", "TodoWrite"} {
+		if re.MatchString(tool) {
+			t.Errorf("matcher %q covers %s, which returns nothing it read", re, tool)
+		}
+	}
+	back, _, err := RemoveHook(merged)
+	if err != nil || strings.Contains(string(back), "PostToolUse") {
+		t.Errorf("uninstall left PostToolUse (%v):\n%s", err, back)
 	}
 }
 

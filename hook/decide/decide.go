@@ -86,6 +86,9 @@ func Claude(ctx context.Context, env Env, routing string) *claude.Output {
 		endSession(ctx, env, in.SessionID)
 		return nil
 	}
+	if in.HookEventName == claude.EventPostToolUse {
+		return toolOutput(ctx, env, in)
+	}
 	if in.ToolName != claude.ToolBash && !claude.IsFileTool(in.ToolName) {
 		return nil
 	}
@@ -185,6 +188,47 @@ func file(ctx context.Context, env Env, in *claude.Input) *claude.Output {
 		return claude.Deny(fmt.Sprintf("Gatehouse refused this %s (%s): %s", in.ToolName, resp.BlockedBy, resp.Reason))
 	}
 	return nil
+}
+
+// outputTimeout bounds the cleaning of one tool output.
+const outputTimeout = 30 * time.Second
+
+// toolOutput has a tool's output cleaned by the service (credential values
+// and DLP patterns redacted) before the model sees it: nil when nothing
+// was redacted, the output replaced when something was. It fails closed:
+// an output the service cannot clean is withheld. A routed Bash call's
+// output (the relay's) was cleaned as it ran, and is passed at once.
+func toolOutput(ctx context.Context, env Env, in *claude.Input) *claude.Output {
+	if len(in.ToolResponse) == 0 || string(in.ToolResponse) == "null" {
+		return nil
+	}
+	if in.ToolName == claude.ToolBash {
+		if cmd, err := in.Bash(); err == nil && claude.IsRelayCommand(cmd.Command) {
+			return nil
+		}
+	}
+	c, err := client(env)
+	if err != nil {
+		return claude.Withhold(in, err.Error())
+	}
+	ctx, cancel := context.WithTimeout(ctx, outputTimeout)
+	defer cancel()
+	resp, err := c.ToolOutput(ctx, api.ToolOutputRequest{
+		Tool:      in.ToolName,
+		ToolUseID: in.ToolUseID,
+		Output:    in.ToolResponse,
+		Cwd:       in.Cwd,
+		Agent:     "claude-code",
+		Surface:   api.SurfaceAgentHook,
+		SessionID: in.SessionID,
+	})
+	if err != nil {
+		return claude.Withhold(in, "the Gatehouse service did not answer: "+err.Error())
+	}
+	if len(resp.Output) == 0 {
+		return nil
+	}
+	return claude.ReplaceOutput(resp.Output)
 }
 
 // hint tells the model (and its user) what to do about a denial.

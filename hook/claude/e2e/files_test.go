@@ -179,3 +179,32 @@ func TestFrameworkRoutingKeepsSandbox(t *testing.T) {
 	}
 	contains(t, "tool_result", res.Content, "marker-refused")
 }
+
+// What Claude Code's Read returns reaches the model cleaned: the
+// PostToolUse hook 'gatehouse install' registers has the service redact
+// it (here a DLP pattern: the keychain is not this test's), the rest of
+// the file arrives as it was, and the redaction is on the record.
+func TestReadOutputRedacted(t *testing.T) {
+	w := newWorld(t)
+	must(t, os.WriteFile(filepath.Join(w.workspace, "settings.ini"),
+		[]byte("region = eu-west-1\naws_key = AKIAABCDEFGHIJKLMNOP\nplain = PLAIN-CONTENT\n"), 0o644))
+	w.startService()
+	w.gatehouse("install", "--no-service")
+	fa := &fakeAPI{calls: []toolCall{{"Read", map[string]any{"file_path": filepath.Join(w.workspace, "settings.ini")}}}}
+	w.converse(w.workspace, w.sandboxSettings(false), fa)
+	res := fa.result(t)
+	contains(t, "tool_result", res.Content, "[REDACTED:pattern:aws_access_key_id]", "PLAIN-CONTENT", "eu-west-1")
+	if strings.Contains(res.Content, "AKIAABCDEFGHIJKLMNOP") || res.IsError {
+		t.Errorf("the model got the key, or an error: %+v", res)
+	}
+	var out []api.Event
+	for _, e := range w.events() {
+		if e.ActionType == api.ActionToolOutput {
+			out = append(out, e)
+		}
+	}
+	if len(out) != 1 || out[0].Tool != "Read" || out[0].Agent != "claude-code" || out[0].SessionID == "" ||
+		out[0].Output.RedactionCount != 1 || !strings.Contains(out[0].Reason, "pattern aws_access_key_id") {
+		t.Errorf("tool:output events: %+v", out)
+	}
+}
