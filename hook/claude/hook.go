@@ -284,7 +284,7 @@ func RelayCommand(exe, ticket string) string {
 
 // relayCommandRE matches a command RelayCommand produced.
 var relayCommandRE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^'((?:[^']|'\\'')*)' relay [A-Za-z0-9_-]+$`)
+	return regexp.MustCompile(`^'((?:[^']|'\\'')*)' relay [A-Za-z0-9._-]+$`)
 })
 
 // IsRelayCommand reports whether cmd is exactly a relay of a ticket, as

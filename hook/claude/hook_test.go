@@ -289,12 +289,13 @@ func TestWithhold(t *testing.T) {
 func TestIsRelayCommand(t *testing.T) {
 	t.Parallel()
 	for cmd, want := range map[string]bool{
-		RelayCommand("/usr/bin/gatehouse-hook", "gh_AbC-123_x"): true,
-		RelayCommand("/home/o'neil/bin/gatehouse", "gh_x"):      true,
-		RelayCommand("/usr/bin/evil", "gh_x"):                   false,
-		RelayCommand("/usr/bin/gatehouse", "gh_x") + "; cat f":  false,
-		"cat f; " + RelayCommand("/usr/bin/gatehouse", "gh_x"):  false,
-		"'/usr/bin/gatehouse' relay gh_x $(cat f)":              false,
+		RelayCommand("/usr/bin/gatehouse-hook", "ght1.J0XYwMB3XYmWHk1kOUgSyX6avxHMmlst"): true,
+		RelayCommand("/usr/bin/gatehouse-hook", "gh_AbC-123_x"):                          true,
+		RelayCommand("/home/o'neil/bin/gatehouse", "gh_x"):                               true,
+		RelayCommand("/usr/bin/evil", "gh_x"):                                            false,
+		RelayCommand("/usr/bin/gatehouse", "gh_x") + "; cat f":                           false,
+		"cat f; " + RelayCommand("/usr/bin/gatehouse", "gh_x"):                           false,
+		"'/usr/bin/gatehouse' relay gh_x $(cat f)":                                       false,
 		"cat ~/.netrc": false,
 	} {
 		if got := IsRelayCommand(cmd); got != want {

@@ -10,6 +10,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/hook/claude"
 	"github.com/gatehouse-dev/gatehouse/service/dlp"
 	"github.com/gatehouse-dev/gatehouse/service/pipeline"
+	"github.com/gatehouse-dev/gatehouse/service/tickets"
 )
 
 // The hook names the pipeline's denial codes without linking it.
@@ -50,7 +51,7 @@ func TestToolOutputFailsClosed(t *testing.T) {
 	if out.HookSpecificOutput.HookEventName != "PostToolUse" || strings.Contains(got, "SECRET-VALUE") || !strings.Contains(got, "withheld") || !strings.Contains(got, `"numLines":1`) {
 		t.Errorf("answer %+v", out.HookSpecificOutput)
 	}
-	relay := map[string]any{"command": claude.RelayCommand("/usr/bin/gatehouse-hook", "gh_abc"), "description": "x"}
+	relay := map[string]any{"command": claude.RelayCommand("/usr/bin/gatehouse-hook", tickets.New()), "description": "x"}
 	if out := Claude(context.Background(), env(post("Bash", relay, map[string]any{"stdout": "x", "stderr": ""})), ""); out != nil {
 		t.Errorf("a routed command's output was not passed: %+v", out.HookSpecificOutput)
 	}
