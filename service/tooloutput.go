@@ -58,14 +58,14 @@ type outputRedactors struct {
 func (c *outputRedactors) get(ex *pipeline.Executor, log *slog.Logger) (*dlp.Redactor, error) {
 	store := ex.Keyring()
 	var entries []broker.Entry
+	var listErr error
 	if store != nil {
-		var err error
-		if entries, err = broker.List(store); err != nil {
-			log.Warn("tool output: the keychain cannot be listed; redacting patterns only", "err", err)
-			entries = nil
-		}
+		entries, listErr = broker.List(store)
 	}
 	var key strings.Builder
+	if listErr != nil {
+		fmt.Fprintf(&key, "error: %v\n", listErr)
+	}
 	for _, e := range entries {
 		fmt.Fprintf(&key, "%s@%s\n", e.ID, e.SetAt.Format(time.RFC3339Nano))
 	}
@@ -73,6 +73,10 @@ func (c *outputRedactors) get(ex *pipeline.Executor, log *slog.Logger) (*dlp.Red
 	defer c.mu.Unlock()
 	if c.red != nil && c.ex == ex && c.key == key.String() && time.Since(c.at) < outputCacheTTL {
 		return c.red, nil
+	}
+	// Logged when the redactor is made, not on every output.
+	if listErr != nil {
+		log.Warn("tool output: the keychain cannot be listed; redacting patterns only", "err", listErr)
 	}
 	var secrets []dlp.Secret
 	for _, e := range entries {
