@@ -138,6 +138,12 @@ func (a *analyzer) assigned(name string, value *syntax.Word, complexValue bool, 
 		v.static = append(v.static, s)
 		return
 	}
+	// x=${y#pat}, ${y%pat}, ${y:1:2}: a part of y's value, safe in
+	// arithmetic when y's is.
+	if src, ok := cutOf(value); ok {
+		v.elemsOf = append(v.elemsOf, src)
+		return
+	}
 	if len(value.Parts) == 1 {
 		p := value.Parts[0]
 		if dq, ok := p.(*syntax.DblQuoted); ok && len(dq.Parts) == 1 {
@@ -407,4 +413,32 @@ func allElems(p *syntax.ParamExp) bool {
 	}
 	w, ok := p.Index.(*syntax.Word)
 	return ok && (w.Lit() == "@" || w.Lit() == "*")
+}
+
+// cutOf reports the variable whose value w is a part of: w is ${y#pat},
+// ${y##pat}, ${y%pat}, ${y%%pat} or ${y:off:len} of a plain y (quoted or
+// not), whose result is a substring of y's value.
+func cutOf(w *syntax.Word) (string, bool) {
+	if len(w.Parts) != 1 {
+		return "", false
+	}
+	p := w.Parts[0]
+	if dq, ok := p.(*syntax.DblQuoted); ok && len(dq.Parts) == 1 {
+		p = dq.Parts[0]
+	}
+	pe, ok := p.(*syntax.ParamExp)
+	if !ok || pe.Param == nil || pe.Excl || pe.Length || pe.Width || pe.IsSet || pe.Index != nil || pe.Repl != nil ||
+		pe.Names != 0 || pe.NestedParam != nil || pe.Flags != nil || !isName(pe.Param.Value) {
+		return "", false
+	}
+	switch {
+	case pe.Slice != nil && pe.Exp == nil:
+		return pe.Param.Value, true
+	case pe.Exp != nil && pe.Slice == nil:
+		switch pe.Exp.Op {
+		case syntax.RemSmallPrefix, syntax.RemLargePrefix, syntax.RemSmallSuffix, syntax.RemLargeSuffix:
+			return pe.Param.Value, true
+		}
+	}
+	return "", false
 }

@@ -49,8 +49,9 @@ type varInfo struct {
 	static  []string // literal values assigned
 	unknown bool     // some assignment is only known at run time
 	array   bool     // static holds an array's elements
-	// elemsOf are arrays whose elements it is assigned (for x in
-	// "${arr[@]}"), judged when the text has been read.
+	// elemsOf are variables whose values (an array's elements: for x in
+	// "${arr[@]}"), or parts of them (x=${y%.*}), it is assigned; judged
+	// when the text has been read.
 	elemsOf []string
 }
 
