@@ -112,17 +112,18 @@ func Analyze(text string, opts Options) *Tree {
 		lang = syntax.LangBash
 	}
 	a := &analyzer{
-		opts:    opts,
-		tree:    &Tree{Dialect: opts.Dialect, Nodes: []*Node{}, Scripts: []*Script{}, opts: opts},
-		lang:    lang,
-		funcs:   map[string]bool{},
-		aliases: map[string]string{},
-		tainted: map[string]bool{},
-		vars:    map[string]*varInfo{},
-		files:   map[string]*fileResult{},
-		active:  map[string]bool{},
-		look:    map[[2]string]bool{},
-		scripts: map[string]int{},
+		opts:       opts,
+		tree:       &Tree{Dialect: opts.Dialect, Nodes: []*Node{}, Scripts: []*Script{}, opts: opts},
+		lang:       lang,
+		funcs:      map[string]bool{},
+		argRunners: map[string]bool{},
+		aliases:    map[string]string{},
+		tainted:    map[string]bool{},
+		vars:       map[string]*varInfo{},
+		files:      map[string]*fileResult{},
+		active:     map[string]bool{},
+		look:       map[[2]string]bool{},
+		scripts:    map[string]int{},
 	}
 	top := &scope{
 		parent: -1,

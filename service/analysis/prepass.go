@@ -20,6 +20,9 @@ func (a *analyzer) prepass(f *syntax.File, u *unit, sc *scope) {
 		case *syntax.FuncDecl:
 			if x.Name != nil {
 				a.funcs[x.Name.Value] = true
+				if runsArgs(x.Body) {
+					a.argRunners[x.Name.Value] = true
+				}
 			}
 		case *syntax.Assign:
 			if x.Name != nil && !prefixAssigns[x] {
@@ -441,4 +444,44 @@ func cutOf(w *syntax.Word) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// runsArgs reports whether a function body runs its arguments as a
+// command: a simple command that is "$@" (after command, exec, time,
+// nohup or builtin none of which change what runs).
+func runsArgs(body *syntax.Stmt) bool {
+	found := false
+	syntax.Walk(body, func(n syntax.Node) bool {
+		if _, ok := n.(*syntax.FuncDecl); ok && n != syntax.Node(body) {
+			return false // a nested function's "$@" is its own
+		}
+		call, ok := n.(*syntax.CallExpr)
+		if !ok {
+			return true
+		}
+		for _, w := range call.Args {
+			if isAllArgs(w) {
+				found = true
+				break
+			}
+			if lit := w.Lit(); lit != "command" && lit != "exec" && lit != "nohup" {
+				break
+			}
+		}
+		return true
+	})
+	return found
+}
+
+// isAllArgs reports whether w is "$@" (or ${@}, unquoted too).
+func isAllArgs(w *syntax.Word) bool {
+	if len(w.Parts) != 1 {
+		return false
+	}
+	p := w.Parts[0]
+	if dq, ok := p.(*syntax.DblQuoted); ok && len(dq.Parts) == 1 {
+		p = dq.Parts[0]
+	}
+	pe, ok := p.(*syntax.ParamExp)
+	return ok && isAtParam(pe) && !pe.Excl && pe.Index == nil && pe.Exp == nil && pe.Names == 0 && pe.NestedParam == nil && pe.Flags == nil
 }

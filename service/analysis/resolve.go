@@ -7,6 +7,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/fspath"
 	"os"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -31,7 +32,9 @@ func (a *analyzer) command(n *Node, sc *scope) {
 	if n.Name == "" {
 		return
 	}
-	if h, ok := handlers[n.Name]; ok {
+	if n.Function && a.argRunners[n.Name] {
+		a.argRunnerCall(n, sc)
+	} else if h, ok := handlers[n.Name]; ok {
 		h(a, n, sc)
 	} else if lang, ok := LangOf(n.Name); ok {
 		a.shell(n, lang, sc)
@@ -50,6 +53,12 @@ func (a *analyzer) command(n *Node, sc *scope) {
 // resolve sets n's Name, Path, Builtin and Function.
 func (a *analyzer) resolve(n *Node, sc *scope) {
 	first := n.Argv[0]
+	if first.Dynamic && sc.fn != "" && a.argRunners[sc.fn] && isAllArgsText(first.Value) {
+		// What runs is what each call of the function passes: the calls
+		// are judged (argRunnerCall).
+		a.note(n.ID, "runs the arguments of function "+sc.fn+"; each call is judged by what it passes")
+		return
+	}
 	if first.Dynamic {
 		a.flag(n.ID, FlagDynamic, "the command name %s is only known at run time", short(first.Value))
 		n.codeFrom = append(n.codeFrom, first.subs...)
@@ -262,4 +271,27 @@ func osLookPath(dir, name string) bool {
 	lookCache.m[key] = lookEntry{found, now}
 	lookCache.Unlock()
 	return found
+}
+
+// isAllArgsText reports whether a word's source text is "$@".
+func isAllArgsText(s string) bool {
+	switch s {
+	case `"$@"`, `$@`, `"${@}"`, `${@}`:
+		return true
+	}
+	return false
+}
+
+// argRunnerCall judges a call of a function that runs its arguments as
+// the command those arguments make.
+func (a *analyzer) argRunnerCall(n *Node, sc *scope) {
+	args := n.Argv[1:]
+	if len(args) == 0 {
+		return
+	}
+	if args[0].Dynamic && !(sc.fn != "" && a.argRunners[sc.fn] && isAllArgsText(args[0].Value)) {
+		a.flag(n.ID, FlagDynamic, "function %s runs its arguments as a command, and %s is only known at run time", n.Name, short(args[0].Value))
+		return
+	}
+	a.payload(n, "function "+n.Name, slices.Clone(args), sc)
 }

@@ -218,6 +218,7 @@ func (a *analyzer) payloadScope(sc *scope, n *Node) *scope {
 	c.parent = n.ID
 	c.top = false
 	c.args = params{known: true, zero: "sh"}
+	c.fn = ""
 	return c
 }
 

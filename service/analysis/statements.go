@@ -259,6 +259,7 @@ func (a *analyzer) funcDecl(c *syntax.FuncDecl, sc *scope) {
 	body := sc.child("function "+name, st)
 	body.top = false
 	body.args = params{}
+	body.fn = name
 	start := len(a.tree.Nodes)
 	a.stmt(c.Body, body)
 	// A fork bomb: the body runs the function itself in a background

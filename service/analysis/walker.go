@@ -18,8 +18,11 @@ type analyzer struct {
 	tree *Tree
 	lang syntax.LangVariant
 
-	funcs   map[string]bool   // functions defined in the text
-	aliases map[string]string // aliases defined in the text
+	funcs map[string]bool // functions defined in the text
+	// argRunners are functions that run their arguments as a command
+	// ("$@" in their body): each call is judged by what it passes.
+	argRunners map[string]bool
+	aliases    map[string]string // aliases defined in the text
 	// tainted are variables the text assigns somewhere; their values are
 	// only known at run time. taintAll: anything may be assigned (eval of
 	// a run-time string, declare -n...).
@@ -235,6 +238,9 @@ type scope struct {
 	pathOverride []pathEntry
 	// script is the innermost script file being walked.
 	script string
+	// fn is the function whose body is being walked, whose positional
+	// parameters are its callers' arguments.
+	fn string
 }
 
 // child returns a copy of sc for a nested construct.

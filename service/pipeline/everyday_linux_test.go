@@ -110,7 +110,7 @@ var everyday = []struct {
 	{cmd: `source lib.sh && join_by , {x,y,z}`},
 	{cmd: `make -s`},
 	{cmd: `make -s -f funcs.mk`, known: "denied approval_required: analysis judges the text make's own functions make of literal words ($(words), $(patsubst), $(addprefix)) shell code only known at run time"},
-	{cmd: `source retry.sh && retry true && echo ok`, known: `denied approval_required: a function that runs its arguments (retry() { until "$@"; ... }) is judged dynamic at its definition, though every call names a static command`},
+	{cmd: `source retry.sh && retry true && echo ok`},
 	{cmd: `bash -s`, stdin: "for i in {1..2}; do echo $i; done\nx=abc; echo ${#x}\n"},
 	{cmd: `wc -l`, stdin: "a\nb\n"},
 	// git in a new repository of the workspace.
