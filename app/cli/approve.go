@@ -90,20 +90,22 @@ func runApprovals(fl *flag.FlagSet) runFunc {
 	}
 }
 
-// printApproval prints one request as a block a person reads.
+// printApproval prints one request as a block a person reads. Each field
+// is one line (termesc.Line): a newline in a command cannot make a line
+// that looks like another field.
 func printApproval(env *Env, a api.Approval) {
 	w := env.Stdout
 	left := time.Until(a.Expires).Round(time.Second)
-	fmt.Fprintf(w, "%s  %s via %s, expires in %s\n", a.ID, a.Agent, a.Surface, left)
+	fmt.Fprintf(w, "%s  %s via %s, expires in %s\n", a.ID, termesc.Line(a.Agent), termesc.Line(a.Surface), left)
 	if a.Kind == api.ApprovalWorkspace {
-		fmt.Fprintf(w, "  trust:   %s as a workspace (the call came from %s)\n", termesc.String(a.Workspace), termesc.String(a.Cwd))
+		fmt.Fprintf(w, "  trust:   %s as a workspace (the call came from %s)\n", termesc.Line(a.Workspace), termesc.Line(a.Cwd))
 	}
-	fmt.Fprintf(w, "  command: %s\n", termesc.String(a.Command))
-	fmt.Fprintf(w, "  in:      %s\n", termesc.String(a.Cwd))
+	fmt.Fprintf(w, "  command: %s\n", termesc.Line(a.Command))
+	fmt.Fprintf(w, "  in:      %s\n", termesc.Line(a.Cwd))
 	if a.SessionID != "" {
-		fmt.Fprintf(w, "  session: %s\n", termesc.String(a.SessionID))
+		fmt.Fprintf(w, "  session: %s\n", termesc.Line(a.SessionID))
 	}
-	fmt.Fprintf(w, "  why:     %s\n", termesc.String(a.Reason))
+	fmt.Fprintf(w, "  why:     %s\n", termesc.Line(a.Reason))
 	fmt.Fprintf(w, "  answers: %s\n", strings.Join(a.Answers, ", "))
 	for _, ans := range a.Answers {
 		switch ans {
@@ -112,9 +114,9 @@ func printApproval(env *Env, a api.Approval) {
 				fmt.Fprintf(w, "    once:      this call only; nothing is trusted (gatehouse approve %s)\n", a.ID)
 			}
 		case api.AnswerTrust:
-			fmt.Fprintf(w, "    trust:     trust %s for %s (gatehouse approve %s --trust)\n", termesc.String(a.Workspace), termesc.String(a.Agent), a.ID)
+			fmt.Fprintf(w, "    trust:     trust %s for %s (gatehouse approve %s --trust)\n", termesc.Line(a.Workspace), termesc.Line(a.Agent), a.ID)
 		case api.AnswerTrustAll:
-			fmt.Fprintf(w, "    trust_all: trust %s for every agent (gatehouse approve %s --trust-all)\n", termesc.String(a.Workspace), a.ID)
+			fmt.Fprintf(w, "    trust_all: trust %s for every agent (gatehouse approve %s --trust-all)\n", termesc.Line(a.Workspace), a.ID)
 		}
 	}
 	if a.SaveRule != "" {
@@ -124,7 +126,7 @@ func printApproval(env *Env, a api.Approval) {
 		}
 		fmt.Fprintf(w, "  %s:\n", header)
 		for _, l := range strings.Split(a.SaveRule, "\n") {
-			fmt.Fprintf(w, "    %s\n", termesc.String(l))
+			fmt.Fprintf(w, "    %s\n", termesc.Line(l))
 		}
 	}
 }
@@ -293,7 +295,7 @@ func rulesList(fl *flag.FlagSet) runFunc {
 		for _, r := range out {
 			fmt.Fprintf(env.Stdout, "%-8s %-6s %s", r.Origin, r.Rule.Action, r.Rule.Name)
 			if m := matchSummary(&r.Rule); m != "" {
-				fmt.Fprintf(env.Stdout, "  %s", termesc.String(m))
+				fmt.Fprintf(env.Stdout, "  %s", termesc.Line(m))
 			}
 			fmt.Fprintln(env.Stdout)
 		}

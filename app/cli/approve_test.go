@@ -5,10 +5,12 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"testing"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/policy"
 )
 
@@ -58,5 +60,32 @@ func approvalScriptCmds() map[string]func(*testscript.TestScript, bool, []string
 			}
 			ts.Setenv(args[0], rs[0].Name)
 		},
+	}
+}
+
+// A request's fields are one line each: a command that holds a newline
+// (or a bidi control) cannot print a line that looks like another field,
+// or reorder what the person reads.
+func TestPrintApprovalOneLineFields(t *testing.T) {
+	var out strings.Builder
+	env := &Env{Stdout: &out}
+	printApproval(env, api.Approval{ID: "ab12cd34", Kind: api.ApprovalCommand, Agent: "claude-code", Surface: "agent_hook",
+		Command: "git push origin feat\n  in:      /home/u/safe\n  why:     trusted\u202e", Cwd: "/home/u/src/app", Reason: "asked",
+		Answers: []string{api.AnswerOnce, api.AnswerDeny}, Expires: time.Now().Add(time.Minute)})
+	lines := strings.Split(strings.TrimRight(out.String(), "\n"), "\n")
+	var in []string
+	for _, l := range lines {
+		if strings.HasPrefix(l, "  in:") {
+			in = append(in, l)
+		}
+		if strings.ContainsRune(l, '\u202e') {
+			t.Errorf("line %q holds a raw bidi control", l)
+		}
+	}
+	if len(in) != 1 || in[0] != "  in:      /home/u/src/app" {
+		t.Errorf("in lines %q:\n%s", in, out.String())
+	}
+	if !slices.Contains(lines, `  command: git push origin feat\n  in:      /home/u/safe\n  why:     trusted\u202e`) {
+		t.Errorf("the command is not one escaped line:\n%s", out.String())
 	}
 }

@@ -51,8 +51,10 @@ type answerButton struct{ Value, Label string }
 type approvalView struct {
 	A       api.Approval
 	Buttons []answerButton
-	// Always says the request offers a rule to save, shown editable.
-	Always bool
+	// Always says the request offers a rule to save, shown editable;
+	// RuleRows is how many rows show it whole.
+	Always   bool
+	RuleRows int
 }
 
 type approvalsView struct {
@@ -74,6 +76,7 @@ func (s *Server) approvals(w http.ResponseWriter, r *http.Request, ss *session) 
 			av.Buttons = append(av.Buttons, answerButton{ans, answerLabel(a, ans)})
 			av.Always = av.Always || (ans == api.AnswerSession || ans == api.AnswerAlways || ans == api.AnswerDenyAlways) && a.SaveRule != ""
 		}
+		av.RuleRows = strings.Count(a.SaveRule, "\n") + 2
 		v.Pending = append(v.Pending, av)
 	}
 	if s.opts.Trail != nil {
