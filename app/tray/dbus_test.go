@@ -382,8 +382,9 @@ func TestTrayOverDBus(t *testing.T) {
 	}
 	tr.waitTooltip("Gatehouse: protected")
 
-	// An approval opens: its submenu offers the answers it offers, and
-	// shows the rule Always saves.
+	// An approval opens: its submenu shows the command whole, offers the
+	// answers it offers, and shows the rule session and Always use before
+	// either.
 	svc.push(api.StreamNotice{Type: api.NoticeApprovalOpened, Approval: &api.Approval{
 		ID: "ap1", Kind: api.ApprovalCommand, Agent: "claude", Cwd: "/home/u/src", Command: "git push --force\x1b[2K origin",
 		Question: "Run git push --force origin?", Answers: []string{api.AnswerOnce, api.AnswerSession, api.AnswerAlways, api.AnswerDeny},
@@ -398,8 +399,8 @@ func TestTrayOverDBus(t *testing.T) {
 	})
 	approvals, _ := root.child("Approvals (1)")
 	req, _ := approvals.child(`git push --force\x1b[2K origin`)
-	want := []string{"Run git push --force origin?", "claude in /home/u/src", "Approve once", "Approve for session",
-		"Always saves this rule:", "    - match: git push --force origin", "      action: allow", "Always…", "Deny"}
+	want := []string{"Run git push --force origin?", "claude in /home/u/src", "Command:", `    git push --force\x1b[2K origin`, "Approve once",
+		"Approve for session and Always use this rule:", "    - match: git push --force origin", "      action: allow", "Approve for session", "Always…", "Deny"}
 	if got := req.labels(); !slices.Equal(got, want) {
 		t.Errorf("the request's submenu:\n%q\nwant\n%q", got, want)
 	}
