@@ -189,3 +189,21 @@ func TestPolicyPage(t *testing.T) {
 		t.Errorf("the rules are not in order (%d %d %d)", rm, push, def)
 	}
 }
+
+// The workspaces page says for whom each trusted root is.
+func TestWorkspacesForAgents(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 0)
+	f.svc.ws = []api.Workspace{
+		{Path: "/w/api", Origin: api.WorkspaceTrusted, By: "approval", Agents: []string{"claude-code"}},
+		{Path: "/w/web", Origin: api.WorkspaceTrusted, By: "cli"},
+	}
+	c := f.client()
+	f.login(c)
+	_, body := f.getBody(c, f.base+"/workspaces", nil)
+	for _, want := range []string{"<td>claude-code only</td>", "<td>every agent</td>"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the workspaces page lacks %q", want)
+		}
+	}
+}
