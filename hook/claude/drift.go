@@ -56,7 +56,8 @@ type DriftOptions struct {
 // A Finding is one way Claude Code's settings drifted from Gatehouse's
 // policy, with the remedy.
 type Finding struct {
-	// Code is hook_missing, hook_broken, hook_duplicate, managed_hooks_only_off,
+	// Code is hook_missing, hook_broken, hook_duplicate, output_hook_missing,
+	// managed_hooks_only_off,
 	// claude_sandbox_off, claude_sandbox_escape, user_shadows_managed or
 	// settings_unreadable.
 	Code   string `json:"code"`
@@ -135,6 +136,12 @@ func Drift(o DriftOptions) []Finding {
 		if exe := hookProgram(hook); o.Executable != nil && !o.Executable(exe) {
 			add("hook_broken", file, "install Gatehouse there again, then "+remedyHook,
 				"the hook in %s runs %s, which is not an executable file: Claude Code blocks every call it is for", file, exe)
+		}
+		// The output of the tools that read reaches the model cleaned
+		// only through the PostToolUse hook.
+		if !outputHook(managed) && (onlyManaged || !outputHook(user)) {
+			add("output_hook_missing", file, remedyHook,
+				"Gatehouse's PostToolUse hook is not in %s: what Read, Grep and MCP tools return reaches the model without credential redaction", file)
 		}
 		// Claude Code runs each distinct command once: two different
 		// commands of Gatehouse's hook decide every call twice.
@@ -292,6 +299,25 @@ func findHook(m map[string]any) (command string, bash bool) {
 		}
 	})
 	return command, bash
+}
+
+// outputHook reports whether m runs Gatehouse's hook on what Read
+// returns (a PostToolUse group matched to Read).
+func outputHook(m map[string]any) bool {
+	groups, _ := lookup(m, "hooks", "PostToolUse")
+	gs, _ := groups.([]any)
+	for _, g := range gs {
+		gm, _ := g.(map[string]any)
+		matcher, _ := gm["matcher"].(string)
+		hs, _ := gm["hooks"].([]any)
+		for _, h := range hs {
+			hm, _ := h.(map[string]any)
+			if cmd, ok := hm["command"].(string); ok && hm["type"] == "command" && IsHookCommand(cmd) && matchesTool(matcher, "Read") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // otherBashHooks are the commands of the hooks in m, not Gatehouse's,
