@@ -551,7 +551,11 @@ func workspacesItem(s State, down bool) Item {
 				Label: fmt.Sprintf("%d more: gatehouse status lists them", len(s.Workspaces)-MaxWorkspaces)})
 			break
 		}
-		label := Shorten(w.Path, lineWidth) + " (" + w.Origin + ")"
+		label := Shorten(w.Path, lineWidth) + " (" + w.Origin
+		if len(w.Agents) > 0 {
+			label += ", for " + Shorten(strings.Join(w.Agents, ", "), 32) + " only"
+		}
+		label += ")"
 		if w.Problem != "" {
 			label += ": " + Shorten(w.Problem, lineWidth)
 		}

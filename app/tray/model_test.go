@@ -634,3 +634,13 @@ func TestMenuWorkspaceAnswers(t *testing.T) {
 		t.Errorf("label %q", it.Label)
 	}
 }
+
+// A workspace trusted for some agents says so.
+func TestMenuWorkspaceAgents(t *testing.T) {
+	t.Parallel()
+	s := running()
+	s.Workspaces = []api.Workspace{{Path: "/w/api", Origin: api.WorkspaceTrusted, Agents: []string{"claude-code"}}, {Path: "/w/web", Origin: api.WorkspaceTrusted}}
+	if got, want := labels(find(t, Menu(s, now), KeyWorkspaces).Children), []string{"/w/api (trusted, for claude-code only)", "/w/web (trusted)"}; !slices.Equal(got, want) {
+		t.Errorf("workspaces %q, want %q", got, want)
+	}
+}
