@@ -16,6 +16,7 @@ package analysis
 import (
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -303,6 +304,9 @@ func (e *makeExpander) ref(inner string, depth int) string {
 			// is only known at run time.
 			e.a.makeShell(e, e.expand(arg, depth+1))
 		}
+		if v, ok := e.textFunc(fn, arg, depth); ok {
+			return v
+		}
 		e.unknownRef("$(" + fn + " ...)")
 		return "${MAKE_" + makeName(fn) + "}"
 	}
@@ -384,4 +388,188 @@ func makeName(s string) string {
 		return "MAKE_" + b.String()
 	}
 	return b.String()
+}
+
+// makeTextFuncs are make's functions of text alone, with how many
+// arguments each takes (the last one keeps any further commas).
+var makeTextFuncs = map[string]int{
+	"subst": 3, "patsubst": 3, "strip": 1, "findstring": 2, "filter": 2, "filter-out": 2, "sort": 1,
+	"word": 2, "wordlist": 3, "words": 1, "firstword": 1, "lastword": 1, "dir": 1, "notdir": 1,
+	"suffix": 1, "basename": 1, "addsuffix": 2, "addprefix": 2, "join": 2,
+}
+
+// textFunc expands $(fn arg) when fn is a function of text alone and its
+// arguments are known; ok is false otherwise.
+func (e *makeExpander) textFunc(fn, arg string, depth int) (string, bool) {
+	n, ok := makeTextFuncs[fn]
+	if !ok {
+		return "", false
+	}
+	raw := makeArgs(arg, n)
+	if len(raw) != n {
+		return "", false
+	}
+	why := e.why
+	e.why = ""
+	args := make([]string, n)
+	for i, r := range raw {
+		args[i] = e.expand(r, depth+1)
+	}
+	known := e.why == ""
+	if !known || why != "" {
+		e.why = why
+	}
+	if !known {
+		return "", false
+	}
+	words := func(i int) []string { return strings.Fields(args[i]) }
+	mapWords := func(ws []string, f func(string) string) string {
+		out := make([]string, len(ws))
+		for i, w := range ws {
+			out[i] = f(w)
+		}
+		return strings.Join(out, " ")
+	}
+	switch fn {
+	case "subst":
+		if args[0] == "" {
+			return args[2], true
+		}
+		return strings.ReplaceAll(args[2], args[0], args[1]), true
+	case "patsubst":
+		return mapWords(words(2), func(w string) string {
+			if stem, ok := makeMatch(strings.TrimSpace(args[0]), w); ok {
+				return strings.Replace(strings.TrimSpace(args[1]), "%", stem, 1)
+			}
+			return w
+		}), true
+	case "strip":
+		return strings.Join(words(0), " "), true
+	case "findstring":
+		if strings.Contains(args[1], args[0]) {
+			return args[0], true
+		}
+		return "", true
+	case "filter", "filter-out":
+		var out []string
+		for _, w := range words(1) {
+			hit := false
+			for _, p := range words(0) {
+				_, m := makeMatch(p, w)
+				hit = hit || m
+			}
+			if hit == (fn == "filter") {
+				out = append(out, w)
+			}
+		}
+		return strings.Join(out, " "), true
+	case "sort":
+		ws := words(0)
+		slices.Sort(ws)
+		return strings.Join(slices.Compact(ws), " "), true
+	case "words":
+		return strconv.Itoa(len(words(0))), true
+	case "word", "wordlist":
+		i, err := strconv.Atoi(strings.TrimSpace(args[0]))
+		ws := words(n - 1)
+		if err != nil || i < 1 {
+			return "", false
+		}
+		j := i
+		if fn == "wordlist" {
+			if j, err = strconv.Atoi(strings.TrimSpace(args[1])); err != nil {
+				return "", false
+			}
+		}
+		if i > len(ws) || j < i {
+			return "", true
+		}
+		return strings.Join(ws[i-1:min(j, len(ws))], " "), true
+	case "firstword", "lastword":
+		ws := words(0)
+		if len(ws) == 0 {
+			return "", true
+		}
+		if fn == "firstword" {
+			return ws[0], true
+		}
+		return ws[len(ws)-1], true
+	case "dir":
+		return mapWords(words(0), func(w string) string {
+			if i := strings.LastIndexByte(w, '/'); i >= 0 {
+				return w[:i+1]
+			}
+			return "./"
+		}), true
+	case "notdir":
+		return mapWords(words(0), func(w string) string { return w[strings.LastIndexByte(w, '/')+1:] }), true
+	case "suffix", "basename":
+		var out []string
+		for _, w := range words(0) {
+			dot := strings.LastIndexByte(w, '.')
+			if dot < 0 || strings.LastIndexByte(w, '/') > dot {
+				if fn == "basename" {
+					out = append(out, w)
+				}
+				continue
+			}
+			if fn == "suffix" {
+				out = append(out, w[dot:])
+			} else {
+				out = append(out, w[:dot])
+			}
+		}
+		return strings.Join(out, " "), true
+	case "addsuffix":
+		return mapWords(words(1), func(w string) string { return w + strings.TrimSpace(args[0]) }), true
+	case "addprefix":
+		return mapWords(words(1), func(w string) string { return strings.TrimSpace(args[0]) + w }), true
+	case "join":
+		a, b := words(0), words(1)
+		out := make([]string, max(len(a), len(b)))
+		for i := range out {
+			if i < len(a) {
+				out[i] = a[i]
+			}
+			if i < len(b) {
+				out[i] += b[i]
+			}
+		}
+		return strings.Join(out, " "), true
+	}
+	return "", false
+}
+
+// makeArgs splits a function's argument text at its top-level commas into
+// at most n arguments.
+func makeArgs(s string, n int) []string {
+	var out []string
+	depth, start := 0, 0
+	for i := 0; i < len(s) && len(out) < n-1; i++ {
+		switch s[i] {
+		case '(', '{':
+			depth++
+		case ')', '}':
+			depth--
+		case ',':
+			if depth == 0 {
+				out = append(out, s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(out, s[start:])
+}
+
+// makeMatch matches word w against a make pattern (one % at most) and
+// returns the stem.
+func makeMatch(pattern, w string) (string, bool) {
+	pre, suf, ok := strings.Cut(pattern, "%")
+	if !ok {
+		return "", pattern == w
+	}
+	if len(w) < len(pre)+len(suf) || !strings.HasPrefix(w, pre) || !strings.HasSuffix(w, suf) {
+		return "", false
+	}
+	return w[len(pre) : len(w)-len(suf)], true
 }

@@ -109,7 +109,7 @@ var everyday = []struct {
 	{cmd: `./run.sh a b`},
 	{cmd: `source lib.sh && join_by , {x,y,z}`},
 	{cmd: `make -s`},
-	{cmd: `make -s -f funcs.mk`, known: "denied approval_required: analysis judges the text make's own functions make of literal words ($(words), $(patsubst), $(addprefix)) shell code only known at run time"},
+	{cmd: `make -s -f funcs.mk`},
 	{cmd: `source retry.sh && retry true && echo ok`},
 	{cmd: `bash -s`, stdin: "for i in {1..2}; do echo $i; done\nx=abc; echo ${#x}\n"},
 	{cmd: `wc -l`, stdin: "a\nb\n"},
