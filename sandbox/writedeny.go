@@ -27,6 +27,23 @@ var DefaultWriteDeny = []string{
 	".gitattributes", ".gitmodules", ".gitconfig", ".husky/",
 	// Editors, agents and loaders that run what they find on the host.
 	".cursor/", ".zed/", ".devcontainer/", ".devcontainer.json", ".gemini/",
+	".codex/", ".agents/", ".ripgreprc",
 	".pre-commit-config.yaml", "lefthook.yml", ".lefthook.yml",
 	".mise.toml", "mise.toml", ".yarnrc.yml", ".yarnrc", ".npmrc", ".pnpmfile.cjs",
+}
+
+// GitDirWriteDeny are the files and directories, relative to a git
+// directory, that git reads to locate or configure a repository: where it
+// finds the common directory (commondir), the worktree a linked git
+// directory belongs to (gitdir), the configuration (config,
+// config.worktree) with the programs it names (core.fsmonitor,
+// core.hooksPath, filters), attributes that select drivers, the hooks,
+// and other object stores (objects/info/alternates). Bubblewrap
+// protects them in every git directory it finds in a workspace: a .git
+// directory, where a .git file points, each submodule's
+// (.git/modules/...), each linked worktree's (.git/worktrees/*) and the
+// directory a commondir names.
+var GitDirWriteDeny = []string{
+	"commondir", "gitdir", "config", "config.worktree", "info/attributes",
+	"hooks/", "objects/info/alternates",
 }

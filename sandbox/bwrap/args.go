@@ -43,9 +43,35 @@ type Mounts struct {
 	// bound read-only. Both lie inside workspace roots.
 	ProtectDirs, ProtectFiles []string
 	// Anchors are directories bound over themselves (writable) so that they
-	// cannot be renamed or removed from inside: a repository's .git, whose
-	// hooks and config are protected, is one.
+	// cannot be renamed or removed from inside (EBUSY): a repository's
+	// .git, whose hooks and config are protected, the directories between
+	// a workspace root and a nested repository or a deny-read path in it.
 	Anchors []string
+	// Covers hide what will appear at absent deny-read paths: each is an
+	// existing directory replaced by an empty tmpfs with its entries bound
+	// back read-only and an empty read-only directory at each absent name,
+	// so that a credential store made on the host while the command runs
+	// is hidden too.
+	Covers []Cover
+}
+
+// A Cover is an existing directory outside the workspace roots that holds
+// absent deny-read paths.
+type Cover struct {
+	Dir string
+	// Entries are what Dir held when the plan was made.
+	Entries []CoverEntry
+	// Placeholders are the names of the absent paths (their first missing
+	// component).
+	Placeholders []string
+}
+
+// A CoverEntry is one entry of a covered directory: bound back from the
+// host, or made again as the link it was (a link's target is read when
+// something follows it, so it cannot be bound).
+type CoverEntry struct {
+	Name string
+	Link string // the target, when the entry is a link
 }
 
 // Options are facts about the bwrap binary that change the arguments.
@@ -94,6 +120,26 @@ func Args(spec *sandbox.Spec, m *Mounts, opt Options) []string {
 		"--tmpfs", "/run",
 		"--ro-bind", spec.InitPath, InitPath,
 	)
+	// Covers come before everything that may lie below them (the
+	// workspace roots, the read posture's hidden directories). One the
+	// read posture hides whole needs none.
+	covers := slices.DeleteFunc(slices.Clone(m.Covers), func(c Cover) bool {
+		return spec.Read == sandbox.ReadWorkspace && withinAny(c.Dir, spec.ReadHide) && !withinAny(c.Dir, spec.ReadAllow)
+	})
+	for _, c := range covers {
+		a = append(a, "--perms", "0755", "--tmpfs", c.Dir)
+		for _, e := range c.Entries {
+			p := filepath.Join(c.Dir, e.Name)
+			if e.Link != "" {
+				a = append(a, "--symlink", e.Link, p)
+			} else {
+				a = append(a, "--ro-bind", p, p)
+			}
+		}
+		for _, n := range c.Placeholders {
+			a = append(a, "--perms", "0700", "--dir", filepath.Join(c.Dir, n))
+		}
+	}
 	// The read posture workspace hides the user's data under empty
 	// directories, then brings back what commands may read; the
 	// workspace binds and everything after them come back on their own.
@@ -176,8 +222,12 @@ func Args(spec *sandbox.Spec, m *Mounts, opt Options) []string {
 			a = append(a, "--ro-bind", eg.ResolvConf, eg.ResolvConfTarget)
 		}
 	}
+	// Read-only once every mount point in them is made (bwrap's
+	// --remount-ro does not reach the mounts below).
+	for _, c := range covers {
+		a = append(a, "--remount-ro", c.Dir)
+	}
 	if workspace {
-		// Read-only once every mount point in them is made.
 		for _, d := range hide {
 			a = append(a, "--remount-ro", d)
 		}

@@ -30,9 +30,11 @@ func TestArgsGolden(t *testing.T) {
 	m := &Mounts{
 		HideDirs:     []string{"/home/u/.ssh", "/home/u/.aws"},
 		HideFiles:    []string{"/home/u/.netrc"},
-		Anchors:      []string{"/home/u/src/proj/.git"},
+		Anchors:      []string{"/home/u/src/proj", "/home/u/src/proj/.git"},
 		ProtectDirs:  []string{"/home/u/src/proj/.git/hooks", "/home/u/src/.vscode"},
 		ProtectFiles: []string{"/home/u/src/proj/.git/config"},
+		Covers: []Cover{{Dir: "/home/u", Entries: []CoverEntry{{Name: ".bashrc", Link: "dotfiles/bashrc"}, {Name: ".ssh"}, {Name: "src"}, {Name: "work"}},
+			Placeholders: []string{".kube", ".aws"}}},
 	}
 	got := strings.Join(append(Args(spec, m, Options{DisableUserns: true}), InitCommand...), "\n") + "\n"
 	golden := filepath.Join("testdata", "args.golden")

@@ -108,8 +108,12 @@ type gitState struct {
 	// be reached inside the roots without following a link.
 	unverified map[string]bool
 	// unread are directories the walk could not open.
-	unread  map[string]bool
-	looked  map[string]bool // git directories looked at, with their base
+	unread map[string]bool
+	looked map[string]bool // git directories looked at, with their base
+	// want are the write-deny names of one component; named, where the
+	// walk found one, in any directory.
+	want    map[string]bool
+	named   map[string]bool
 	entries int
 	bound   error // the walk stopped at sweepMaxEntries or sweepMaxDepth
 	buf     []byte
@@ -123,8 +127,9 @@ const (
 )
 
 // snapshotGit walks the roots for repositories and fingerprints them.
-func snapshotGit(roots []rootDir) *gitState {
+func snapshotGit(roots []rootDir, names []string) *gitState {
 	s := &gitState{
+		want: plainNames(names), named: map[string]bool{},
 		roots: roots, repos: map[string]bool{}, dots: map[string]string{}, files: map[string]string{},
 		kinds: map[string]gitKind{}, via: map[string]string{}, unverified: map[string]bool{}, unread: map[string]bool{},
 		looked: map[string]bool{}, buf: make([]byte, 32<<10),
@@ -183,6 +188,9 @@ func (s *gitState) walk(d dirFD, path string, depth int) {
 		s.addGitDir(d, path, path, 0)
 	}
 	for _, e := range ents {
+		if s.want[e.name] {
+			s.named[filepath.Join(path, e.name)] = true
+		}
 		if e.name == ".git" {
 			s.addDotGit(d, path, e.typ)
 			continue
@@ -614,7 +622,7 @@ func fingerprintContent(d dirFD, name string) (string, []byte) {
 // error when part of the workspace could not be checked (the walk's
 // bound, a directory it could not open).
 func sweepGit(before *gitState, names []string, suffix string) ([]string, error) {
-	after := snapshotGit(before.roots)
+	after := snapshotGit(before.roots, names)
 	var moved []string
 	aside := func(path string) {
 		if dst, err := moveAsideIn(before.roots, path, suffix); err == nil {
@@ -668,6 +676,19 @@ func sweepGit(before *gitState, names []string, suffix string) ([]string, error)
 			}
 			aside(filepath.Join(base, filepath.Clean(name)))
 		}
+	}
+	// A write-deny name the command made in any directory (a
+	// .claude/commands four levels down) is moved aside, but for those
+	// that act only through git or the tool run there (configDriven).
+	for _, p := range sortedKeys(after.named) {
+		if before.named[p] {
+			continue
+		}
+		name := filepath.Base(p)
+		if configDriven[name] || configDriven[name+"/"] {
+			continue
+		}
+		aside(p)
 	}
 	var unchecked []string
 	for _, p := range sortedKeys(after.unread) {

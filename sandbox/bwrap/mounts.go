@@ -48,7 +48,33 @@ type HostSurvey struct {
 	// the repositories in the roots held (gitsweep.go).
 	names []string
 	git   *gitState
+	// ancestors identifies, for a Watch path's directory that did not
+	// exist, its nearest existing ancestor (as parents does): the sweep
+	// goes down from it through directories the command made, never
+	// through a link.
+	ancestors map[string]ancestor
+	// links are write-deny names that were links when the plan was made
+	// (what the link was): the sweep moves aside whatever the command put
+	// in a link's place.
+	links map[string]linkState
 }
+
+// linkState is what a link was: an inode number alone may be reused by
+// what the command puts in its place.
+type linkState struct {
+	st     fileStat
+	target string
+}
+
+// ancestor is the nearest existing directory of a path, as it was.
+type ancestor struct {
+	path string
+	st   fileStat
+}
+
+// ErrUnresolvedLink says a write-deny name is a link that leads nowhere
+// (dangling, or a loop): a command could make what it leads to.
+var ErrUnresolvedLink = errors.New("is a link that leads nowhere (dangling, or a loop)")
 
 // Discover classifies the deny-read paths and finds the write-deny paths
 // inside roots: existing ones are bound read-only, missing ones are
@@ -63,12 +89,18 @@ func Discover(roots, denyRead, writeDeny []string) (*HostSurvey, error) {
 // discover is Discover; without sweep it makes the mount plan alone (a
 // warm sandbox's, which is never swept) and opens nothing.
 func discover(roots, denyRead, writeDeny []string, sweep bool) (*HostSurvey, error) {
-	p := &HostSurvey{}
+	p := &HostSurvey{links: map[string]linkState{}}
+	covers := map[string]*Cover{}
 	for _, d := range denyRead {
+		d = filepath.Clean(d)
 		fi, err := os.Stat(d)
 		switch {
 		case err != nil:
-			continue // absent or dangling: nothing to hide
+			// Absent or dangling: what is made there later on the
+			// host is hidden all the same.
+			if err := p.cover(d, roots, covers); err != nil {
+				return nil, err
+			}
 		case fi.IsDir():
 			p.Mounts.HideDirs = append(p.Mounts.HideDirs, d)
 		default:
@@ -83,15 +115,28 @@ func discover(roots, denyRead, writeDeny []string, sweep bool) (*HostSurvey, err
 	}
 	p.Mounts.HideDirs = slices.DeleteFunc(p.Mounts.HideDirs, under)
 	p.Mounts.HideFiles = slices.DeleteFunc(p.Mounts.HideFiles, under)
+	for _, dir := range sortedKeys(covers) {
+		if c := covers[dir]; !under(c.Dir) {
+			p.Mounts.Covers = append(p.Mounts.Covers, *c)
+		}
+	}
+	// The directories between a root and a deny-read path in it are
+	// pinned: a command that renamed one would take the path's mount
+	// with it and leave the secret readable at the new name.
+	for _, h := range slices.Concat(p.Mounts.HideDirs, p.Mounts.HideFiles) {
+		p.Mounts.Anchors = append(p.Mounts.Anchors, between(h, roots, false)...)
+	}
 	seen := map[string]bool{}
-	bases := reposIn(roots)
+	bases, named := reposIn(roots, writeDeny)
 	// An absolute write-deny path is protected where it is, once; a name
 	// in every root and repository.
 	var names []string
 	for _, w := range writeDeny {
 		if filepath.IsAbs(w) {
 			if withinAny(w, roots) {
-				p.protectPath(filepath.Clean(w), roots, seen)
+				if err := p.protectPath(filepath.Clean(w), roots, seen); err != nil {
+					return nil, err
+				}
 			}
 			continue
 		}
@@ -99,8 +144,23 @@ func discover(roots, denyRead, writeDeny []string, sweep bool) (*HostSurvey, err
 	}
 	writeDeny = names
 	for _, base := range bases {
-		p.protect(base, roots, writeDeny, seen)
+		if err := p.protect(base, roots, writeDeny, seen); err != nil {
+			return nil, err
+		}
+		// A nested repository's parents are pinned: renaming one would
+		// take the repository's protection with it.
+		p.Mounts.Anchors = append(p.Mounts.Anchors, between(base, roots, true)...)
 	}
+	// Write-deny names found in plain directories below a root.
+	for _, path := range named {
+		if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink == 0 {
+			if err := p.protectPath(path, roots, seen); err != nil {
+				return nil, err
+			}
+		}
+	}
+	slices.Sort(p.Mounts.Anchors)
+	p.Mounts.Anchors = slices.Compact(p.Mounts.Anchors)
 	p.names = writeDeny
 	if !sweep {
 		return p, nil
@@ -119,13 +179,39 @@ func discover(roots, denyRead, writeDeny []string, sweep bool) (*HostSurvey, err
 		p.rootDirs = append(p.rootDirs, rootDir{path: filepath.Clean(r), fd: fd})
 	}
 	p.parents = map[string]fileStat{}
+	p.ancestors = map[string]ancestor{}
 	for _, path := range p.Watch {
 		dir := filepath.Dir(path)
-		if _, ok := p.parents[dir]; !ok {
-			p.parents[dir] = p.identify(dir)
+		if _, ok := p.parents[dir]; ok {
+			continue
+		}
+		p.parents[dir] = p.identify(dir)
+		if p.parents[dir].ino != 0 {
+			continue
+		}
+		// The directory does not exist (yet): remember the nearest one
+		// that does, which the sweep goes down from.
+		for a := filepath.Dir(dir); withinAny(a, roots); a = filepath.Dir(a) {
+			if st := p.identify(a); st.ino != 0 {
+				p.ancestors[dir] = ancestor{path: a, st: st}
+				break
+			}
+			if a == filepath.Dir(a) {
+				break
+			}
 		}
 	}
-	p.git = snapshotGit(p.rootDirs)
+	for path := range p.links {
+		if l, ok := p.identifyLink(path); ok {
+			p.links[path] = l
+			if dir := filepath.Dir(path); p.parents[dir].ino == 0 {
+				p.parents[dir] = p.identify(dir)
+			}
+		} else {
+			delete(p.links, path)
+		}
+	}
+	p.git = snapshotGit(p.rootDirs, writeDeny)
 	if p.git.bound != nil {
 		err := p.git.bound
 		p.Close()
@@ -147,6 +233,30 @@ func (p *HostSurvey) identify(dir string) fileStat {
 		return fileStat{}
 	}
 	return st
+}
+
+// identifyLink returns what the link path is, its directory reached from
+// its root without a link.
+func (p *HostSurvey) identifyLink(path string) (linkState, bool) {
+	d, err := p.openDir(filepath.Dir(path))
+	if err != nil {
+		return linkState{}, false
+	}
+	defer d.close()
+	return linkAt(d, filepath.Base(path))
+}
+
+// linkAt describes the link name in d; false when it is not a link.
+func linkAt(d dirFD, name string) (linkState, bool) {
+	st, err := statAt(d, name)
+	if err != nil || !st.isLink() {
+		return linkState{}, false
+	}
+	t, err := readlinkAt(d, name)
+	if err != nil {
+		return linkState{}, false
+	}
+	return linkState{st: st, target: t}, true
 }
 
 // openDir opens dir from its root's descriptor without following a link.
@@ -176,7 +286,7 @@ func (p *HostSurvey) watchDirs() []watchDir {
 			out[i].names = append(out[i].names, name)
 			continue
 		}
-		d, ok := p.sameDir(dir)
+		d, ok := p.reach(dir)
 		if !ok {
 			continue
 		}
@@ -186,10 +296,39 @@ func (p *HostSurvey) watchDirs() []watchDir {
 	return out
 }
 
-// sameDir opens dir when it is still the directory it was when the plan
-// was made.
-func (p *HostSurvey) sameDir(dir string) (dirFD, bool) {
-	want := p.parents[dir]
+// reach opens dir when it is still the directory it was when the plan was
+// made, or, when it did not exist then, when it is a directory the command
+// made below the nearest one that did, reached through directories alone.
+func (p *HostSurvey) reach(dir string) (dirFD, bool) {
+	if p.parents[dir].ino != 0 {
+		return p.sameDir(dir, p.parents[dir])
+	}
+	anc, ok := p.ancestors[dir]
+	if !ok {
+		return -1, false
+	}
+	d, ok := p.sameDir(anc.path, anc.st)
+	if !ok {
+		return -1, false
+	}
+	rel, err := filepath.Rel(anc.path, dir)
+	if err != nil {
+		d.close()
+		return -1, false
+	}
+	for _, name := range strings.Split(rel, string(filepath.Separator)) {
+		c, err := openDirAt(d, name)
+		d.close()
+		if err != nil {
+			return -1, false
+		}
+		d = c
+	}
+	return d, true
+}
+
+// sameDir opens dir when it is still the directory want.
+func (p *HostSurvey) sameDir(dir string, want fileStat) (dirFD, bool) {
 	if want.ino == 0 {
 		return -1, false
 	}
@@ -220,31 +359,222 @@ func (p *HostSurvey) Close() {
 	}
 }
 
-func (p *HostSurvey) protect(base string, roots, names []string, seen map[string]bool) {
+func (p *HostSurvey) protect(base string, roots, names []string, seen map[string]bool) error {
 	gitDir := false
-	if fi, err := os.Lstat(filepath.Join(base, ".git")); err == nil && fi.IsDir() {
+	dotGit := filepath.Join(base, ".git")
+	fi, err := os.Lstat(dotGit)
+	switch {
+	case err == nil && fi.IsDir():
 		gitDir = true
-		p.addOnce(&p.Mounts.Anchors, filepath.Join(base, ".git"), seen)
+		p.addOnce(&p.Mounts.Anchors, dotGit, seen)
+	case err == nil && fi.Mode().IsRegular():
+		// A .git file is the pointer git follows: it stays where it
+		// points.
+		p.addOnce(&p.Mounts.ProtectFiles, dotGit, seen)
 	}
 	for _, name := range names {
 		rel := filepath.Clean(name)
 		if strings.HasPrefix(rel, ".git"+string(filepath.Separator)) && !gitDir {
 			continue
 		}
-		p.protectPath(filepath.Join(base, rel), roots, seen)
+		if err := p.protectPath(filepath.Join(base, rel), roots, seen); err != nil {
+			return err
+		}
 	}
+	for _, g := range gitDirsOf(dotGit, roots) {
+		for _, name := range sandbox.GitDirWriteDeny {
+			if err := p.protectPath(filepath.Join(g, filepath.Clean(name)), roots, seen); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
+// gitDirMax bounds the git directories looked at for one repository
+// (submodules, worktrees and the directories they name).
+const gitDirMax = 1000
+
+// gitDirsOf returns the git directories git may use for the repository
+// whose .git entry is dotGit and that lie inside roots: the .git directory
+// or where a .git file (parsed as git parses it) or link points, each
+// submodule's under modules/ (at any depth: a submodule's name may hold
+// slashes, and submodules nest), each linked worktree's under worktrees/,
+// and the directory each one's commondir names.
+func gitDirsOf(dotGit string, roots []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	var add func(g string)
+	add = func(g string) {
+		r, err := filepath.EvalSymlinks(g)
+		if err != nil || seen[r] || len(out) >= gitDirMax || !withinAny(r, roots) {
+			return
+		}
+		if fi, err := os.Stat(r); err != nil || !fi.IsDir() {
+			return
+		}
+		seen[r] = true
+		out = append(out, r)
+		if b, err := os.ReadFile(filepath.Join(r, "commondir")); err == nil && len(b) <= gitFileMax {
+			if c := strings.TrimRight(string(b), "\r\n"); c != "" {
+				if !filepath.IsAbs(c) {
+					c = filepath.Join(r, c)
+				}
+				add(c)
+			}
+		}
+		if des, err := os.ReadDir(filepath.Join(r, "worktrees")); err == nil {
+			for _, de := range des {
+				add(filepath.Join(r, "worktrees", de.Name()))
+			}
+		}
+		var modules func(dir string, depth int)
+		modules = func(dir string, depth int) {
+			des, err := os.ReadDir(dir)
+			if err != nil || depth > repoSearchDepth+4 {
+				return
+			}
+			for _, de := range des {
+				if !de.IsDir() {
+					continue
+				}
+				sub := filepath.Join(dir, de.Name())
+				if isGitDir(sub) {
+					add(sub)
+				} else {
+					modules(sub, depth+1)
+				}
+			}
+		}
+		modules(filepath.Join(r, "modules"), 0)
+	}
+	fi, err := os.Lstat(dotGit)
+	switch {
+	case err != nil:
+		return nil
+	case fi.Mode().IsRegular():
+		b, err := os.ReadFile(dotGit)
+		if err != nil || len(b) > gitFileMax {
+			return nil
+		}
+		t, ok := parseGitFile(b)
+		if !ok {
+			return nil
+		}
+		if !filepath.IsAbs(t) {
+			t = filepath.Join(filepath.Dir(dotGit), t)
+		}
+		add(t)
+	default:
+		add(dotGit)
+	}
+	return out
+}
+
+// isGitDir reports whether dir looks like a git directory to git (HEAD,
+// objects/, refs/).
+func isGitDir(dir string) bool {
+	for _, n := range []string{"HEAD", "objects", "refs"} {
+		if _, err := os.Lstat(filepath.Join(dir, n)); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// between returns the directories between the root path lies in and path
+// (the root and path excluded; path included when self is set).
+func between(path string, roots []string, self bool) []string {
+	var out []string
+	for _, root := range roots {
+		root = filepath.Clean(root)
+		if path == root || !sandbox.Within(path, root) {
+			continue
+		}
+		d := filepath.Dir(path)
+		if self {
+			d = path
+		}
+		for ; d != root && sandbox.Within(d, root); d = filepath.Dir(d) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// cover adds the absent deny-read path d to the cover of its nearest
+// existing directory. A path inside a workspace root is left: the roots
+// are the command's own to write, and nothing is made there.
+func (p *HostSurvey) cover(d string, roots []string, covers map[string]*Cover) error {
+	name := filepath.Base(d)
+	dir := filepath.Dir(d)
+	for {
+		if _, err := os.Lstat(dir); err == nil {
+			break
+		}
+		if dir == filepath.Dir(dir) {
+			return nil
+		}
+		name, dir = filepath.Base(dir), filepath.Dir(dir)
+	}
+	if dir == "/" || withinAny(dir, roots) {
+		return nil
+	}
+	fi, err := os.Stat(dir)
+	if err != nil || !fi.IsDir() {
+		return nil
+	}
+	c := covers[dir]
+	if c == nil {
+		des, err := os.ReadDir(dir)
+		if err != nil {
+			return fmt.Errorf("deny-read path %s is absent and its directory %s cannot be listed to hide it: %w", d, dir, err)
+		}
+		if len(des) > coverMaxEntries {
+			return fmt.Errorf("deny-read path %s is absent and its directory %s has more than %d entries to hide it under", d, dir, coverMaxEntries)
+		}
+		c = &Cover{Dir: dir}
+		for _, de := range des {
+			e := CoverEntry{Name: de.Name()}
+			if de.Type()&fs.ModeSymlink != 0 {
+				t, err := os.Readlink(filepath.Join(dir, de.Name()))
+				if err != nil {
+					continue
+				}
+				e.Link = t
+			}
+			c.Entries = append(c.Entries, e)
+		}
+		covers[dir] = c
+	}
+	if !slices.Contains(c.Placeholders, name) {
+		c.Placeholders = append(c.Placeholders, name)
+		sort.Strings(c.Placeholders)
+		// A dangling link at the name is replaced by the placeholder.
+		c.Entries = slices.DeleteFunc(c.Entries, func(e CoverEntry) bool { return e.Name == name })
+	}
+	return nil
+}
+
+// coverMaxEntries bounds the entries of a directory covered for an absent
+// deny-read path.
+const coverMaxEntries = 4096
+
 // protectPath keeps the write-deny path path read-only: bound when it
-// exists, watched when it does not.
-func (p *HostSurvey) protectPath(path string, roots []string, seen map[string]bool) {
+// exists, watched when it does not. A link is recorded, so that the sweep
+// moves aside what the command puts in its place, and what it leads to
+// is bound when that is writable in the sandbox; a link that leads
+// nowhere is an error wrapping ErrUnresolvedLink: nothing runs.
+func (p *HostSurvey) protectPath(path string, roots []string, seen map[string]bool) error {
 	fi, err := os.Lstat(path)
 	if err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		// Protect what the link points at when that is writable in
-		// the sandbox; a target outside the roots is read-only anyway.
+		p.links[path] = linkState{}
 		target, terr := filepath.EvalSymlinks(path)
-		if terr != nil || !withinAny(target, roots) {
-			return
+		if terr != nil {
+			return fmt.Errorf("write-deny path %s %w; nothing ran: remove the link or make what it names", path, ErrUnresolvedLink)
+		}
+		if !withinAny(target, roots) {
+			return nil // read-only in the sandbox already
 		}
 		path = target
 		fi, err = os.Stat(path)
@@ -260,6 +590,7 @@ func (p *HostSurvey) protectPath(path string, roots []string, seen map[string]bo
 		// host unless the command makes it.
 		p.addOnce(&p.Watch, path, seen)
 	}
+	return nil
 }
 
 func (p *HostSurvey) addOnce(list *[]string, path string, seen map[string]bool) {
@@ -290,6 +621,23 @@ func (p *HostSurvey) Sweep(suffix string) ([]string, error) {
 			}
 		}
 		w.fd.close()
+	}
+	// A write-deny link the command replaced (a file, a directory,
+	// another link) is moved aside.
+	for _, path := range sortedKeys(p.links) {
+		want := p.links[path]
+		d, ok := p.reach(filepath.Dir(path))
+		if !ok {
+			continue
+		}
+		name := filepath.Base(path)
+		_, err := statAt(d, name)
+		if now, _ := linkAt(d, name); err == nil && now != want {
+			if dst, err := renameAside(d, name, suffix); err == nil {
+				moved = append(moved, filepath.Join(filepath.Dir(path), dst))
+			}
+		}
+		d.close()
 	}
 	if p.git == nil || p.git.roots == nil {
 		return moved, nil
@@ -348,22 +696,39 @@ func readIn(roots []rootDir, path string) ([]byte, error) {
 }
 
 // reposIn returns findRepos of every root: the repositories the mount
-// plan protects. The sweep looks deeper (gitsweep.go).
-func reposIn(roots []string) []string {
-	var out []string
+// plan protects, and the write-deny names found in other directories. The
+// sweep looks deeper (gitsweep.go).
+func reposIn(roots, names []string) (repos, named []string) {
+	want := plainNames(names)
 	for _, root := range roots {
-		out = append(out, findRepos(root)...)
+		r, n := findRepos(root, want)
+		repos = append(repos, r...)
+		named = append(named, n...)
+	}
+	return repos, named
+}
+
+// plainNames are the write-deny names of one component (".claude/",
+// ".envrc"), which count in any directory, without their slash.
+func plainNames(names []string) map[string]bool {
+	out := map[string]bool{}
+	for _, n := range names {
+		n = strings.TrimSuffix(filepath.ToSlash(n), "/")
+		if !filepath.IsAbs(n) && n != "" && !strings.Contains(n, "/") {
+			out[n] = true
+		}
 	}
 	return out
 }
 
 // findRepos returns root and every directory below it (to a bounded depth)
-// that holds a .git entry.
-func findRepos(root string) []string {
-	out := []string{root}
+// that holds a .git entry, and the entries named in want of the other
+// directories below root.
+func findRepos(root string, want map[string]bool) (repos, named []string) {
+	repos = []string{root}
 	entries := 0
-	var walk func(dir string, depth int)
-	walk = func(dir string, depth int) {
+	var walk func(dir string, depth int, repo bool)
+	walk = func(dir string, depth int, repo bool) {
 		if depth > repoSearchDepth || entries > repoSearchEntries {
 			return
 		}
@@ -373,19 +738,26 @@ func findRepos(root string) []string {
 		}
 		entries += len(des)
 		for _, de := range des {
+			if !repo && want[de.Name()] {
+				named = append(named, filepath.Join(dir, de.Name()))
+			}
+		}
+		for _, de := range des {
 			if !de.IsDir() || skipDirs[de.Name()] {
 				continue
 			}
 			sub := filepath.Join(dir, de.Name())
-			if _, err := os.Lstat(filepath.Join(sub, ".git")); err == nil {
-				out = append(out, sub)
+			_, err := os.Lstat(filepath.Join(sub, ".git"))
+			if err == nil {
+				repos = append(repos, sub)
 			}
-			walk(sub, depth+1)
+			walk(sub, depth+1, err == nil)
 		}
 	}
-	walk(root, 1)
-	sort.Strings(out[1:])
-	return out
+	walk(root, 1, true)
+	sort.Strings(repos[1:])
+	sort.Strings(named)
+	return repos, named
 }
 
 func withinAny(path string, roots []string) bool {
