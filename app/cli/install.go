@@ -29,11 +29,14 @@ var uninstallCmd = &command{name: "uninstall",
 const installUsage = `usage: gatehouse install [--no-service] [--no-tray] [--mcp]
 
 Installs and starts the Gatehouse user service ('gatehouse service install'
-and 'start'), starts the tray at login ('gatehouse tray': an XDG autostart
-entry, ~/.config/autostart/gatehouse-tray.desktop, or on macOS the LaunchAgent
-~/Library/LaunchAgents/dev.gatehouse.tray.plist), then merges Gatehouse's
-PreToolUse, PostToolUse and SessionEnd hooks into Claude Code's user settings
-($CLAUDE_CONFIG_DIR/settings.json, by default ~/.claude/settings.json).
+and 'start': systemd --user, launchd, or without systemd --user a background
+process started at login by ~/.config/autostart/gatehouse-service.desktop;
+it says which way it went), starts the tray at login ('gatehouse tray': an
+XDG autostart entry, ~/.config/autostart/gatehouse-tray.desktop, or on macOS
+the LaunchAgent ~/Library/LaunchAgents/dev.gatehouse.tray.plist), then merges
+Gatehouse's PreToolUse, PostToolUse and SessionEnd hooks into Claude Code's
+user settings ($CLAUDE_CONFIG_DIR/settings.json, by default
+~/.claude/settings.json).
 Everything already in the file is kept, a backup is written before any change,
 and running it again changes nothing. --no-service installs no service (run
 'gatehouse serve' yourself); --no-tray leaves the tray out. --mcp also registers

@@ -36,15 +36,19 @@ var serveCmd = &command{name: "serve",
 // Version is the gatehouse version the service reports (internal/version).
 var Version = version.Get().Version
 
-const serveUsage = `usage: gatehouse serve [--config FILE]
+const serveUsage = `usage: gatehouse serve [--config FILE] [--pidfile FILE]
 
 Runs the user service in the foreground: it loads the configuration (an
-invalid one refuses to start, naming the field), serves the admission API on
-the user's socket and the relays' FIFOs, reloads on SIGHUP or 'gatehouse
-config reload', and on SIGTERM or SIGINT kills running commands and exits.`
+invalid one refuses to start, naming the field), takes the service's lock
+(~/.local/state/gatehouse/service.lock: one service per user, a second
+refuses to start naming the first's pid), writes its pid to --pidfile while
+it runs, serves the admission API on the user's socket and the relays'
+FIFOs, reloads on SIGHUP or 'gatehouse config reload', and on SIGTERM or
+SIGINT kills running commands and exits.`
 
 func runServe(fl *flag.FlagSet) runFunc {
 	configFile := fl.String("config", "", "")
+	pidfile := fl.String("pidfile", "", "")
 	return func(ctx context.Context, env *Env, args []string) error {
 		if fl.NArg() > 0 {
 			return usagef("serve: unexpected argument %q", fl.Arg(0))
@@ -59,6 +63,23 @@ func runServe(fl *flag.FlagSet) runFunc {
 		}
 		logger := slog.New(slog.NewTextHandler(env.Stderr, nil))
 		paths := servicePaths(env, opts.Home)
+		// One service per user: the lock decides who runs
+		// (service_lock_unix.go), before anything else starts.
+		if err := os.MkdirAll(paths.state, 0o700); err != nil {
+			return err
+		}
+		unlock, err := takeServiceLock(serviceLockPath(paths.state))
+		if err != nil {
+			return withHint(err, "'gatehouse service status' says how it runs; 'gatehouse service stop' stops it")
+		}
+		defer unlock()
+		if *pidfile != "" {
+			remove, err := writePidfile(*pidfile, os.Getpid())
+			if err != nil {
+				return err
+			}
+			defer remove()
+		}
 		probe.SetVersionCache(filepath.Join(paths.state, "probe-cache.json"))
 		prompter := sync.OnceValue(func() notify.Prompter {
 			p, err := notify.NewActionPrompter()

@@ -4,7 +4,11 @@ import (
 	"context"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -30,8 +34,57 @@ func scriptCmds(sets ...map[string]func(*testscript.TestScript, bool, []string))
 //	                it is 0600
 //	waitservice     wait up to 10 s for the service to answer on its
 //	                socket (a killed one leaves its socket file behind)
+//	reapservice PIDFILE
+//	                at the script's end, kill the service holding the
+//	                lock next to PIDFILE (a background service the script
+//	                left running)
+//	sleeper PIDFILE start a process that is not the service, write its pid
+//	                to PIDFILE and to $SLEEPER_PID
+//	killpidfile PIDFILE
+//	                SIGKILL the process PIDFILE names and wait up to 10 s
+//	                for the service's lock to be free
 func serviceScriptCmds() map[string]func(*testscript.TestScript, bool, []string) {
 	return map[string]func(*testscript.TestScript, bool, []string){
+		"reapservice": func(ts *testscript.TestScript, neg bool, args []string) {
+			if neg || len(args) != 1 {
+				ts.Fatalf("usage: reapservice PIDFILE")
+			}
+			lock := serviceLockPath(filepath.Dir(ts.MkAbs(args[0])))
+			ts.Defer(func() {
+				if held, pid, _ := serviceLockHolder(lock); held && pid > 0 {
+					syscall.Kill(pid, syscall.SIGKILL)
+				}
+			})
+		},
+		"sleeper": func(ts *testscript.TestScript, neg bool, args []string) {
+			if neg || len(args) != 1 {
+				ts.Fatalf("usage: sleeper PIDFILE")
+			}
+			cmd := exec.Command("sleep", "600")
+			ts.Check(cmd.Start())
+			ts.Defer(func() { cmd.Process.Kill(); cmd.Wait() })
+			pid := strconv.Itoa(cmd.Process.Pid)
+			ts.Check(os.MkdirAll(filepath.Dir(ts.MkAbs(args[0])), 0o700))
+			ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(pid+"\n"), 0o600))
+			ts.Setenv("SLEEPER_PID", pid)
+		},
+		"killpidfile": func(ts *testscript.TestScript, neg bool, args []string) {
+			if neg || len(args) != 1 {
+				ts.Fatalf("usage: killpidfile PIDFILE")
+			}
+			b, err := os.ReadFile(ts.MkAbs(args[0]))
+			ts.Check(err)
+			pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+			ts.Check(err)
+			ts.Check(syscall.Kill(pid, syscall.SIGKILL))
+			lock := serviceLockPath(filepath.Dir(ts.MkAbs(args[0])))
+			for start := time.Now(); time.Since(start) < 10*time.Second; time.Sleep(20 * time.Millisecond) {
+				if held, _, _ := serviceLockHolder(lock); !held {
+					return
+				}
+			}
+			ts.Fatalf("the service's lock is still held after SIGKILL of %d", pid)
+		},
 		"keyfile": func(ts *testscript.TestScript, neg bool, args []string) {
 			if neg || len(args) != 2 {
 				ts.Fatalf("usage: keyfile VAR DIR")
