@@ -76,12 +76,15 @@ func workspaceStore(env *Env, home string) *trust.Store {
 
 // trustPrivate are Gatehouse's own paths no workspace may be, lie in or
 // hold: the private paths commands never see (privatePaths), the socket's
-// directory and where credential files are made.
+// directory, where credential files are made, and its caches (every
+// agent's tool caches, wherever $XDG_CACHE_HOME puts them; the default
+// place is in policy.AutorunHome too).
 func trustPrivate(env *Env, opts policy.LoadOptions) []string {
 	state := policy.StateDir(runtime.GOOS, opts.Home, env.Getenv("XDG_STATE_HOME"))
 	return append(privatePaths(env, opts),
 		socket.Dir(runtime.GOOS, opts.Home, env.Getenv("XDG_RUNTIME_DIR"), state),
-		broker.DefaultDir(env.Getenv("XDG_RUNTIME_DIR")))
+		broker.DefaultDir(env.Getenv("XDG_RUNTIME_DIR")),
+		policy.CacheDir(runtime.GOOS, opts.Home, env.Getenv("XDG_CACHE_HOME")))
 }
 
 // workspaceGuard is what the loaded configuration never lets be trusted.
