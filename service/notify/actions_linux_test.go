@@ -177,7 +177,7 @@ func TestActionPrompterNoActions(t *testing.T) {
 	<-f.arrived
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if n := f.notes[0]; len(n.actions) != 0 || !strings.Contains(n.body, "gatehouse approve x1") || !strings.Contains(n.summary, "trust a workspace") {
+	if n := f.notes[0]; len(n.actions) != 0 || !strings.Contains(n.body, "gatehouse approvals x1") || !strings.Contains(n.summary, "wants to work outside every workspace") {
 		t.Errorf("%+v", n)
 	}
 }

@@ -33,9 +33,9 @@ const CommandWidth = 80
 func ApprovalText(a api.Approval) (title, body string, whole bool) {
 	const elsewhere = "See it whole with `gatehouse approvals %s` or in the dashboard, and answer there"
 	if a.Kind == api.ApprovalWorkspace {
-		return "Approval needed: trust a workspace?",
-			fmt.Sprintf("%s asks to work in %s, which is in no workspace root. "+elsewhere+" (or run: gatehouse approve %s).",
-				termesc.Line(a.Agent), termesc.Line(a.Workspace), a.ID, a.ID), false
+		return fmt.Sprintf("Approval needed: %s wants to work outside every workspace", termesc.Line(a.Agent)),
+			fmt.Sprintf("%s asks to work in %s, which is in no workspace root. "+elsewhere+": once (this call only) or trust it.",
+				termesc.Line(a.Agent), termesc.Line(a.Workspace), a.ID), false
 	}
 	cmd := []rune(termesc.Line(a.Command))
 	short, whole := string(cmd), len(cmd) <= CommandWidth
