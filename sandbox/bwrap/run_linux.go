@@ -43,6 +43,10 @@ func discoverFailed(t0 time.Time, err error) *sandbox.Result {
 	if errors.Is(err, ErrSweepBound) {
 		return failedResult(t0, "sweep_bound", fmt.Sprintf("%v; nothing ran: make a smaller directory the workspace root", err))
 	}
+	if errors.Is(err, ErrUnresolvedLink) {
+		// A write-deny name whose target the command could make.
+		return failedResult(t0, "write_deny_link", err.Error())
+	}
 	return failedResult(t0, "spawn_error", fmt.Sprintf("preparing mounts: %v", err))
 }
 

@@ -142,8 +142,8 @@ func TestWriteDenyLinks(t *testing.T) {
 				t.Fatalf("%s: %v %s", tc.setup, err, out)
 			}
 			o := f.run(tc.command)
-			if refused := o.Event.Status == "failed_to_start"; refused != tc.refused {
-				t.Errorf("status %q (%s), want refused %v", o.Event.Status, o.Result.Stderr, tc.refused)
+			if refused := o.Event.Status == "failed_to_start" && o.Event.StatusReason == "write_deny_link"; refused != tc.refused {
+				t.Errorf("status %q %q (%s), want refused %v", o.Event.Status, o.Event.StatusReason, o.Result.Stderr, tc.refused)
 			}
 			// The editor or agent opens its configuration.
 			if b, err := os.ReadFile(filepath.Join(f.ws, tc.check)); err == nil && (strings.Contains(string(b), "mcpServers") || strings.Contains(string(b), "evil") || strings.Contains(string(b), "notify")) {
@@ -251,5 +251,52 @@ func TestAbsentDenyReadHidden(t *testing.T) {
 	}
 	if !strings.Contains(o.Result.Stderr, ".aws/credentials") {
 		t.Errorf("stderr %q, want cat's error", o.Result.Stderr)
+	}
+}
+
+// A .git file padded with newlines past any small read is followed as git
+// follows it: the configuration it leads to is checked, and the person's
+// git status there runs nothing.
+func TestPaddedGitPointer(t *testing.T) {
+	t.Parallel()
+	f := bwrapFixture(t, nil)
+	marker := filepath.Join(f.dir, "fsmonitor-ran")
+	f.run(`git init -q real && mv real/.git store && rmdir real && mkdir pad
+{ printf 'gitdir: ../store'; head -c 9000 /dev/zero | tr '\0' '\n'; } > pad/.git
+git --git-dir=store config core.fsmonitor 'touch ` + marker + `'
+exit 0`)
+	f.hostGitErr(filepath.Join(f.ws, "pad"), "status", "--short")
+	if _, err := os.Stat(marker); err == nil {
+		t.Errorf("the person's git status ran the fsmonitor planted behind a padded .git file")
+	}
+}
+
+// A hooks link in a new repository that leads back into the workspace is
+// moved aside itself; the sweep touches nothing the command did not make.
+func TestHooksLinkIntoWorkspace(t *testing.T) {
+	t.Parallel()
+	f := bwrapFixture(t, nil)
+	mine := []string{"README.md", "post-checkout", "notes/todo.txt"}
+	for _, p := range mine {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(f.ws, p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(f.ws, p), []byte("#!/bin/sh\ntouch "+filepath.Join(f.dir, "hook-ran")+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o := f.run(`git init -q nested && rm -rf nested/.git/hooks && ln -s ../.. nested/.git/hooks`)
+	for _, p := range append(mine, "nested/.git/HEAD") {
+		if _, err := os.Lstat(filepath.Join(f.ws, p)); err != nil {
+			t.Errorf("%s was moved: %v (blocked %q)", p, err, o.Event.WriteBlocked)
+		}
+	}
+	if fi, err := os.Lstat(filepath.Join(f.ws, "nested", ".git", "hooks")); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		t.Errorf("the hooks link is in place")
+	}
+	f.hostGit(filepath.Join(f.ws, "nested"), "commit", "-q", "--allow-empty", "-m", "x")
+	f.hostGit(filepath.Join(f.ws, "nested"), "checkout", "-q", "-b", "other")
+	if _, err := os.Stat(filepath.Join(f.dir, "hook-ran")); err == nil {
+		t.Errorf("the person's git ran a workspace file as a hook")
 	}
 }
