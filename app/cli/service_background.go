@@ -232,25 +232,31 @@ func (b *backgroundService) Start() (string, error) {
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	deadline := time.Now().Add(startWait)
+	var ended bool // the process ended: another start won the lock, or it failed
+	var endErr error
 	for {
 		select {
-		case err := <-exited:
-			if st, _ := b.look(); st.held {
-				// Another start won the lock.
-				return "already running " + b.running(st) + note, nil
-			}
-			return "", withHint(fmt.Errorf("the service ended as it started (%v): %s", err, logTail(b.logfile(), from)),
-				"its whole output is in "+b.logfile())
+		case endErr = <-exited:
+			ended = true
 		case <-tick.C:
 		}
 		st, err := b.look()
 		if err != nil {
 			return "", err
 		}
-		if st.answers && st.ours() && st.pid == pid {
+		switch {
+		case !ended && st.answers && st.ours() && st.pid == pid:
 			return "started " + b.running(st) + note, nil
-		}
-		if time.Now().After(deadline) {
+		case ended && !st.held:
+			return "", withHint(fmt.Errorf("the service ended as it started (%v): %s", endErr, logTail(b.logfile(), from)),
+				"its whole output is in "+b.logfile())
+		case ended && st.answers && (st.ours() || time.Now().After(deadline)):
+			// Another start won the lock.
+			return "already running " + b.running(st) + note, nil
+		case time.Now().After(deadline) && ended:
+			return "", withHint(fmt.Errorf("another start's service %s did not answer on %s within %v", b.running(st), b.socket, startWait),
+				"'gatehouse service status' says how it runs now")
+		case time.Now().After(deadline):
 			terminate(pid)
 			return "", withHint(fmt.Errorf("the service did not answer on %s within %v; it was stopped", b.socket, startWait),
 				"its output is in "+b.logfile())
@@ -362,10 +368,25 @@ func logTail(file string, from int64) string {
 	if len(lines) > 3 {
 		lines = lines[len(lines)-3:]
 	}
-	if s := strings.Join(lines, "; "); s != "" {
-		return s
+	var out strings.Builder
+	for _, l := range lines {
+		l = strings.TrimPrefix(strings.TrimPrefix(strings.TrimSpace(l), "gatehouse: "), "error: ")
+		if l == "" {
+			continue
+		}
+		if out.Len() > 0 {
+			if strings.HasSuffix(out.String(), ":") {
+				out.WriteString(" ")
+			} else {
+				out.WriteString("; ")
+			}
+		}
+		out.WriteString(l)
 	}
-	return "no output"
+	if out.Len() == 0 {
+		return "no output"
+	}
+	return out.String()
 }
 
 // writePidfile writes pid to file, atomically; the returned func removes
