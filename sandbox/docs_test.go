@@ -45,3 +45,22 @@ func TestDocsListSecretStores(t *testing.T) {
 		t.Errorf("docs/executor.md lists the credential stores\n%q\nthe code has\n%q", got, SecretStores)
 	}
 }
+
+func TestDocsListGitDirWriteDeny(t *testing.T) {
+	var got []string
+	b, err := os.ReadFile(filepath.Join("..", "docs", "executor.md"))
+	if err != nil {
+		t.Skipf("docs/executor.md is not beside this copy of the package: %v", err)
+	}
+	_, rest, _ := strings.Cut(string(b), "\n### Git directories\n")
+	table := strings.Split(strings.TrimSpace(rest), "\n\n")[1]
+	for _, line := range strings.Split(table, "\n")[2:] {
+		first := strings.Split(line, "|")[1]
+		for _, m := range regexp.MustCompile("`([^`]+)`").FindAllStringSubmatch(first, -1) {
+			got = append(got, m[1])
+		}
+	}
+	if !slices.Equal(got, GitDirWriteDeny) {
+		t.Errorf("docs/executor.md lists the git directory files\n%q\nthe code has\n%q", got, GitDirWriteDeny)
+	}
+}
