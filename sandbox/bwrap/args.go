@@ -133,7 +133,9 @@ func Args(spec *sandbox.Spec, m *Mounts, opt Options) []string {
 			if e.Link != "" {
 				a = append(a, "--symlink", e.Link, p)
 			} else {
-				a = append(a, "--ro-bind", p, p)
+				// An entry gone since the plan was made (a lock
+				// file) is left out rather than failing the run.
+				a = append(a, "--ro-bind-try", p, p)
 			}
 		}
 		for _, n := range c.Placeholders {
