@@ -33,7 +33,9 @@ package bwrap
 // .mcp.json, shell rc files) are moved aside too. Names whose effect goes
 // through git's configuration or hooks (.gitattributes, .gitmodules,
 // .husky/), or that act only when the user runs that tool there (.npmrc,
-// .yarnrc.yml), are left in a new repository (configDriven).
+// .yarnrc.yml), are left in a new repository (configDriven). In any
+// directory at all, a write-deny name of one component that the command
+// made (a .claude four levels down) is moved aside the same way.
 //
 // Every look and every move goes through a directory descriptor of a
 // workspace root taken before the run, one name at a time, never
