@@ -326,7 +326,10 @@ func TestMCPThroughService(t *testing.T) {
 		progress <- r.Params.Message
 	}})
 	beta := w.connect("beta", nil)
-	curl := map[string]any{"command": fmt.Sprintf("curl -sS --max-time 10 http://127.0.0.1:%d/ 2>&1; echo", port)}
+	// NO_PROXY names the sandbox's own loopback: a service on the host's
+	// loopback, allowlisted as its literal, is reached through the proxy
+	// by naming it (--noproxy '').
+	curl := map[string]any{"command": fmt.Sprintf("curl -sS --noproxy '' --max-time 10 http://127.0.0.1:%d/ 2>&1; echo", port)}
 	if _, text, _ := call(t, alpha, curl); !strings.Contains(text, "reached") {
 		t.Errorf("alpha: %q; want its allowlist to let it through", text)
 	}
