@@ -46,9 +46,7 @@ func runService(ctx context.Context, env *Env, args []string) error {
 	switch args[0] {
 	case "install":
 		msg, err = m.Install()
-		if err == nil && m.Way() != wayBackground {
-			msg += "; start it with 'gatehouse service start'"
-		}
+		msg += "; start it now with 'gatehouse service start'"
 	case "uninstall":
 		if err = m.Uninstall(); err != nil {
 			err = fmt.Errorf("removing the user service: %w", err)

@@ -95,7 +95,6 @@ func newBackgroundService(env *Env, exe, home, why string) *backgroundService {
 		autostart: serviceAutostartPath(home, env.Getenv("XDG_CONFIG_HOME"))}
 }
 
-func (b *backgroundService) Way() string     { return wayBackground }
 func (b *backgroundService) pidfile() string { return filepath.Join(b.state, "service.pid") }
 func (b *backgroundService) logfile() string { return filepath.Join(b.state, "service.log") }
 

@@ -33,8 +33,6 @@ const (
 // (systemd --user, launchd) or *backgroundService. Each message is what
 // was done, for a line after "service: ".
 type userService interface {
-	// Way is waySystemd, wayLaunchd or wayBackground.
-	Way() string
 	// Install makes the service start at login; running it again changes
 	// nothing.
 	Install() (string, error)
@@ -154,8 +152,6 @@ type systemService struct {
 	way  string
 	unit string // the unit's file
 }
-
-func (s *systemService) Way() string { return s.way }
 
 // what names the unit for messages.
 func (s *systemService) what() string {
