@@ -261,12 +261,12 @@ echo "$c"`, "sh", repo)
 		loopbackNames: []string{"allowed.test", "git.test"},
 	})
 	cmd := strings.Join([]string{
-		`curl -sS http://allowed.test:` + s.port + `/by-name`,
-		`curl -sS http://127.0.0.1:` + s.port + `/by-literal`,
-		`curl -sS --cacert ca.pem https://allowed.test:` + s.tlsPort + `/tls`,
-		`curl -sS -x socks5h://127.0.0.1:3128 http://allowed.test:` + s.port + `/socks-name`,
-		`curl -sS -x socks5://127.0.0.1:3128 http://127.0.0.1:` + s.port + `/socks-v4`,
-		`curl -sS -x socks5h://127.0.0.1:3128 --cacert ca.pem https://allowed.test:` + s.tlsPort + `/socks-tls`,
+		`curl -sS --noproxy '' http://allowed.test:` + s.port + `/by-name`,
+		`curl -sS --noproxy '' http://127.0.0.1:` + s.port + `/by-literal`,
+		`curl -sS --noproxy '' --cacert ca.pem https://allowed.test:` + s.tlsPort + `/tls`,
+		`curl -sS --noproxy '' -x socks5h://127.0.0.1:3128 http://allowed.test:` + s.port + `/socks-name`,
+		`curl -sS --noproxy '' -x socks5://127.0.0.1:3128 http://127.0.0.1:` + s.port + `/socks-v4`,
+		`curl -sS --noproxy '' -x socks5h://127.0.0.1:3128 --cacert ca.pem https://allowed.test:` + s.tlsPort + `/socks-tls`,
 		`python3 -c 'import urllib.request; print(urllib.request.urlopen("http://allowed.test:` + s.port + `/python").read().decode(), end="")'`,
 		`git ls-remote http://git.test:` + gitPort + `/repo.git`,
 	}, " && ")
@@ -326,22 +326,22 @@ func TestEgressRefused(t *testing.T) {
 		record string // the denied host recorded
 		out    string // in the output
 	}{
-		{`curl -sS http://unlisted.test:` + s.port + `/`, "unlisted.test:" + s.port, "unlisted.test is not on policy.egress_allowlist"},
-		{`curl -sS http://allowed.test:1/`, "allowed.test:1", "port 1 is not allowed for allowed.test"},
-		{`curl -sS http://lo.test:` + s.port + `/`, "lo.test:" + s.port, "lo.test resolves to 127.0.0.1, which is a loopback address"},
-		{`curl -sS http://meta.test/`, "meta.test:80", "meta.test resolves to 169.254.169.254, which is a cloud metadata endpoint"},
-		{`curl -sS http://self.test:` + s.port + `/`, "self.test:" + s.port, "which is an address of this machine"},
+		{`curl -sS --noproxy '' http://unlisted.test:` + s.port + `/`, "unlisted.test:" + s.port, "unlisted.test is not on policy.egress_allowlist"},
+		{`curl -sS --noproxy '' http://allowed.test:1/`, "allowed.test:1", "port 1 is not allowed for allowed.test"},
+		{`curl -sS --noproxy '' http://lo.test:` + s.port + `/`, "lo.test:" + s.port, "lo.test resolves to 127.0.0.1, which is a loopback address"},
+		{`curl -sS --noproxy '' http://meta.test/`, "meta.test:80", "meta.test resolves to 169.254.169.254, which is a cloud metadata endpoint"},
+		{`curl -sS --noproxy '' http://self.test:` + s.port + `/`, "self.test:" + s.port, "which is an address of this machine"},
 		{raw(`GET http://2130706433/ HTTP/1.1\r\nHost: 2130706433\r\n\r\n`), `"2130706433"`, "non-standard form"},
 		{raw(`GET http://0x7f.1/ HTTP/1.1\r\nHost: 0x7f.1\r\n\r\n`), `"0x7f.1"`, "non-standard form"},
-		{`curl -sS http://2130706433:` + s.port + `/`, "", "hello"},                         // curl reads it as 127.0.0.1, which is listed
-		{`curl -sS http://0x7f.1/`, "127.0.0.1:80", "port 80 is not allowed for 127.0.0.1"}, // curl reads it as 127.0.0.1
-		{`curl -sS -g 'http://[::1]/'`, "[::1]:80", "the IP address ::1 is not itself an entry"},
-		{`curl -sS http://0.0.0.0/`, "0.0.0.0:80", "the IP address 0.0.0.0 is not itself an entry"},
-		{`curl -sS -p http://127.0.0.2:` + s.port + `/ 2>&1`, "127.0.0.2:" + s.port, "CONNECT tunnel failed, response 403"},
-		{`curl -sS -H 'Host: unlisted.test' http://allowed.test:` + s.port + `/`, "unlisted.test:80", "the Host header (unlisted.test:80) names another destination"},
-		{`curl -sS -p --proxy-header 'Host: allowed.test:` + s.port + `' http://unlisted2.test:` + s.port + `/ 2>&1`, "unlisted2.test:" + s.port, "CONNECT tunnel failed, response 403"},
+		{`curl -sS --noproxy '' http://2130706433:` + s.port + `/`, "", "hello"},                         // curl reads it as 127.0.0.1, which is listed
+		{`curl -sS --noproxy '' http://0x7f.1/`, "127.0.0.1:80", "port 80 is not allowed for 127.0.0.1"}, // curl reads it as 127.0.0.1
+		{`curl -sS --noproxy '' -g 'http://[::1]/'`, "[::1]:80", "the IP address ::1 is not itself an entry"},
+		{`curl -sS --noproxy '' http://0.0.0.0/`, "0.0.0.0:80", "the IP address 0.0.0.0 is not itself an entry"},
+		{`curl -sS --noproxy '' -p http://127.0.0.2:` + s.port + `/ 2>&1`, "127.0.0.2:" + s.port, "CONNECT tunnel failed, response 403"},
+		{`curl -sS --noproxy '' -H 'Host: unlisted.test' http://allowed.test:` + s.port + `/`, "unlisted.test:80", "the Host header (unlisted.test:80) names another destination"},
+		{`curl -sS --noproxy '' -p --proxy-header 'Host: allowed.test:` + s.port + `' http://unlisted2.test:` + s.port + `/ 2>&1`, "unlisted2.test:" + s.port, "CONNECT tunnel failed, response 403"},
 		{raw(`CONNECT allowed.test.:` + s.port + ` HTTP/1.1\r\n\r\n`), `"allowed.test.:` + s.port + `"`, "ends in a dot"},
-		{`curl -sS -x socks5h://127.0.0.1:3128 http://unlisted3.test/ 2>&1`, "unlisted3.test:80", "SOCKS5 connection to unlisted3.test. (2)"}, // 2: not allowed by ruleset
+		{`curl -sS --noproxy '' -x socks5h://127.0.0.1:3128 http://unlisted3.test/ 2>&1`, "unlisted3.test:80", "SOCKS5 connection to unlisted3.test. (2)"}, // 2: not allowed by ruleset
 	}
 	var cmds []string
 	for i, st := range steps {
@@ -397,9 +397,9 @@ except OSError as e:
     print("error", e); sys.exit(1)`
 	f.write("home/src/dns.py", dnsQuery)
 	steps := []struct{ name, cmd string }{
-		{"curl noproxy literal", `curl -sS -m 10 --noproxy '*' http://127.0.0.1:` + s.port + `/`},
-		{"curl noproxy name", `curl -sS -m 10 --noproxy '*' http://allowed.test:` + s.port + `/`},
-		{"curl noproxy host address", `curl -sS -m 10 --noproxy '*' http://` + self + `:` + s.port + `/`},
+		{"curl noproxy literal", `curl -sS --noproxy '' -m 10 --noproxy '*' http://127.0.0.1:` + s.port + `/`},
+		{"curl noproxy name", `curl -sS --noproxy '' -m 10 --noproxy '*' http://allowed.test:` + s.port + `/`},
+		{"curl noproxy host address", `curl -sS --noproxy '' -m 10 --noproxy '*' http://` + self + `:` + s.port + `/`},
 		{"tcp to host address", `exec 3<>/dev/tcp/` + self + `/` + s.port},
 		{"tcp to 8.8.8.8", `exec 3<>/dev/tcp/8.8.8.8/53`},
 		{"udp dns to 8.8.8.8", `python3 dns.py 8.8.8.8`},
@@ -455,7 +455,7 @@ func TestEgressEmptyAllowlist(t *testing.T) {
 	t.Parallel()
 	f := egressFixture(t, nil, testResolver{"allowed.test": "127.0.0.1"}, "allowed.test")
 	s := startServers(t, f)
-	o := f.run(`curl -sS http://127.0.0.1:` + s.port + `/; curl -sS http://allowed.test:` + s.port + `/; curl -sS -x socks5h://127.0.0.1:3128 http://allowed.test/ 2>&1`)
+	o := f.run(`curl -sS --noproxy '' http://127.0.0.1:` + s.port + `/; curl -sS --noproxy '' http://allowed.test:` + s.port + `/; curl -sS --noproxy '' -x socks5h://127.0.0.1:3128 http://allowed.test/ 2>&1`)
 	if n := strings.Count(o.Result.Stdout, "policy.egress_allowlist is empty: no egress"); n != 2 {
 		t.Errorf("stdout %q, want two no-egress refusals", o.Result.Stdout)
 	}
@@ -477,15 +477,15 @@ func TestEgressStar(t *testing.T) {
 	s := startServers(t, f)
 	f.cfg.Exec.Egress.AllowedPorts = []int{80, 443, mustAtoi(t, s.port), mustAtoi(t, s.tlsPort)}
 	o := f.run(strings.Join([]string{
-		`curl -sS http://public.test:` + s.port + `/star`,
-		`curl -sS --cacert ca.pem https://public.test:` + s.tlsPort + `/star-tls`,
-		`curl -sS http://meta.test/latest/meta-data/`,
-		`curl -sS http://meta6.test/`,
-		`curl -sS http://ali.test/`,
-		`curl -sS http://lo.test:` + s.port + `/`,
-		`curl -sS http://169.254.169.254/`,
-		`curl -sS http://127.0.0.1:` + s.port + `/`,
-		`curl -sS http://localhost:` + s.port + `/`,
+		`curl -sS --noproxy '' http://public.test:` + s.port + `/star`,
+		`curl -sS --noproxy '' --cacert ca.pem https://public.test:` + s.tlsPort + `/star-tls`,
+		`curl -sS --noproxy '' http://meta.test/latest/meta-data/`,
+		`curl -sS --noproxy '' http://meta6.test/`,
+		`curl -sS --noproxy '' http://ali.test/`,
+		`curl -sS --noproxy '' http://lo.test:` + s.port + `/`,
+		`curl -sS --noproxy '' http://169.254.169.254/`,
+		`curl -sS --noproxy '' http://127.0.0.1:` + s.port + `/`,
+		`curl -sS --noproxy '' http://localhost:` + s.port + `/`,
 	}, "; "))
 	for _, want := range []string{
 		"hello host=public.test:" + s.port + " uri=/star\n",
@@ -539,7 +539,7 @@ func TestEgressFirstInstruction(t *testing.T) {
 	f.cfg.Policy.EgressAllowlist = []string{"127.0.0.1:" + s.port}
 	const n = 20
 	for i := range n {
-		o := f.run(`curl -sS http://127.0.0.1:` + s.port + `/first`)
+		o := f.run(`curl -sS --noproxy '' http://127.0.0.1:` + s.port + `/first`)
 		if exitOf(o) != 0 || o.Result.Stdout != "hello host=127.0.0.1:"+s.port+" uri=/first\n" {
 			t.Fatalf("run %d: exit %d, stdout %q, stderr %q", i, exitOf(o), o.Result.Stdout, o.Result.Stderr)
 		}
@@ -557,7 +557,7 @@ func TestEgressPerAgent(t *testing.T) {
 	s := startServers(t, f)
 	f.cfg.Policy.EgressAllowlist = []string{"127.0.0.1:" + s.port}
 	f.cfg.Policy.EgressAllowlistByAgent = policy.EgressByAgent{"claude-code": {}}
-	cmd := `curl -sS http://127.0.0.1:` + s.port + `/agent 2>&1`
+	cmd := `curl -sS --noproxy '' http://127.0.0.1:` + s.port + `/agent 2>&1`
 	asAgent := func(agent string) func(*api.ExecRequest) {
 		return func(r *api.ExecRequest) { r.Agent = agent }
 	}
