@@ -3,7 +3,9 @@ package policy
 import (
 	"fmt"
 	"io"
+	"maps"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -43,9 +45,35 @@ func (l *Loaded) Entries() []Entry {
 func (l *Loaded) Show(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
 	for _, e := range l.Entries() {
-		fmt.Fprintf(tw, "%s:\t%s\t# %s\n", e.Field, e.ValueString(), e.Source)
+		fmt.Fprintf(tw, "%s:\t%s\t# %s%s\n", e.Field, e.ValueString(), e.Source, entryNote(e))
 	}
 	return tw.Flush()
+}
+
+// entryNote is what a reader of e's line should know that its value does
+// not say: that *.example.com allows example.com itself too.
+func entryNote(e Entry) string {
+	var list []string
+	switch v := e.Value.(type) {
+	case []string:
+		if e.Field == "policy.egress_allowlist" {
+			list = v
+		}
+	case EgressByAgent:
+		for _, agent := range slices.Sorted(maps.Keys(v)) {
+			list = append(list, v[agent]...)
+		}
+	}
+	var notes []string
+	for _, entry := range list {
+		if d, ok := strings.CutPrefix(entry, "*."); ok && !slices.Contains(notes, entry+" also allows "+d) {
+			notes = append(notes, entry+" also allows "+d)
+		}
+	}
+	if len(notes) == 0 {
+		return ""
+	}
+	return "; " + strings.Join(notes, "; ")
 }
 
 // formatValue writes v as a YAML flow value.

@@ -163,3 +163,27 @@ func TestConfigHelpers(t *testing.T) {
 		}
 	}
 }
+
+// A wildcard entry's line says it allows the domain itself too.
+func TestShowWildcardAllowsDomain(t *testing.T) {
+	t.Parallel()
+	l, errText := loadFiles(t, "", "policy:\n  egress_allowlist: [\"*.example.com\", api.other.org, \"*.corp.test:8443\"]\n  egress_allowlist_by_agent:\n    claude-code: [\"*.npmjs.org\"]\n")
+	if errText != "" {
+		t.Fatal(errText)
+	}
+	var b strings.Builder
+	if err := l.Show(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`config.yaml:2; *.example.com also allows example.com; *.corp.test:8443 also allows corp.test:8443`,
+		`config.yaml:3; *.npmjs.org also allows npmjs.org`,
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("config show lacks %q:\n%s", want, b.String())
+		}
+	}
+	if strings.Count(b.String(), "also allows") != 3 {
+		t.Errorf("notes on other lines:\n%s", b.String())
+	}
+}
