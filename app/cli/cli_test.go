@@ -93,6 +93,7 @@ func TestExitStatus(t *testing.T) {
 		code := int(run(context.Background(), env, args))
 		return code, out.String() + errb.String()
 	}
+	src := filepath.Join(home, "src")
 	big := strings.Repeat("x", 64<<10+1)
 	for _, tc := range []struct {
 		args []string
@@ -105,9 +106,9 @@ func TestExitStatus(t *testing.T) {
 		{[]string{"exec", "--timeout", "0", "--", "true"}, 2, "--timeout: 0 is not allowed"},
 		{[]string{"exec", "--bogus", "--", "true"}, 2, "flag provided but not defined: -bogus"},
 		{[]string{"exec", "--cwd", "/etc", "--", "true"}, 126, "cwd_outside_workspace"},
-		{[]string{"exec", "--", "rm -rf ~"}, 126, "denied: policy_rule: built-in rule \"rm-root\""},
-		{[]string{"exec", "--", "echo 'x"}, 126, "denied: parse_error"},
-		{[]string{"explain", "rm -rf ~"}, 0, "decision: deny (policy_rule)"},
+		{[]string{"exec", "--cwd", src, "--", "rm -rf ~"}, 126, "denied: policy_rule: built-in rule \"rm-root\""},
+		{[]string{"exec", "--cwd", src, "--", "echo 'x"}, 126, "denied: parse_error"},
+		{[]string{"explain", "--cwd", src, "rm -rf ~"}, 0, "decision: deny (policy_rule)"},
 		{[]string{"nonsense"}, 2, `unknown command "nonsense"`},
 	} {
 		code, msg := run1(tc.args...)
@@ -126,11 +127,11 @@ func TestExitStatus(t *testing.T) {
 		{"true", 0},
 		{"kill -9 $$", 137},
 	} {
-		if code, msg := run1("exec", "--", tc.cmd); code != tc.code {
+		if code, msg := run1("exec", "--cwd", src, "--", tc.cmd); code != tc.code {
 			t.Errorf("exec %q: exit %d (%s), want %d", tc.cmd, code, msg, tc.code)
 		}
 	}
-	if code, msg := run1("exec", "--timeout", "1", "--", "sleep 30"); code != 124 || !strings.Contains(msg, "timed out after 1 s") {
+	if code, msg := run1("exec", "--cwd", src, "--timeout", "1", "--", "sleep 30"); code != 124 || !strings.Contains(msg, "timed out after 1 s") {
 		t.Errorf("timeout: exit %d %q, want 124", code, msg)
 	}
 }

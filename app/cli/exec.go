@@ -30,7 +30,8 @@ const execUsage = `usage: gatehouse exec [--cwd DIR] [--timeout S] [--stdin FILE
 
 Runs COMMAND (the arguments after --, joined by spaces) with the configured
 shell inside the sandbox, in DIR (relative to the current directory) or
-else exec.default_cwd. Output streams as it arrives. A command a rule
+else in the current directory; a directory in no workspace root asks a
+person (or is refused when no service runs). Output streams as it arrives. A command a rule
 asks about waits for a person's approval (gatehouse approve, the tray) when
 the service runs it; --session names the session an approve-for-session
 answer covers. The exit status is the
@@ -162,10 +163,20 @@ func runExec(fl *flag.FlagSet) runFunc {
 // cliRequest is the request of exec or explain (cmd): the words of the
 // command, its directory and the file its standard input is read from.
 func cliRequest(cmd string, words []string, cwd, stdinFile string) (api.ExecRequest, error) {
+	// Without --cwd the command runs where the terminal is: the pipeline
+	// resolves it like any named directory, so a directory in no workspace
+	// root asks (or is refused) rather than running in exec.default_cwd.
+	if cwd == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return api.ExecRequest{}, usagef("%s: the current directory: %v; name one with --cwd", cmd, err)
+		}
+		cwd = wd
+	}
 	// A relative --cwd is the terminal's: relative to the directory
 	// gatehouse runs in, as every other command's paths are. The request
 	// itself would read it against exec.default_cwd.
-	if cwd != "" && !filepath.IsAbs(cwd) && cwd != "~" && !strings.HasPrefix(cwd, "~/") {
+	if !filepath.IsAbs(cwd) && cwd != "~" && !strings.HasPrefix(cwd, "~/") {
 		abs, err := filepath.Abs(cwd)
 		if err != nil {
 			return api.ExecRequest{}, usagef("%s: --cwd: %v", cmd, err)
