@@ -14,13 +14,16 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/url"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -41,7 +44,10 @@ var mcpCmd = &command{name: "mcp",
 Serves the Model Context Protocol on stdin and stdout with one tool,
 shell__execute: every call is analysed, decided and run in the sandbox
 through the running service (in this process when none runs), and put on
-the record with surface mcp and the client's name as the agent. Register it
+the record with surface mcp and the client's name as the agent. A call
+that names no cwd runs in the client's first root (MCP roots) inside a
+workspace root, else in the directory gatehouse mcp was started in when it
+is inside one, else in exec.default_cwd. Register it
 with 'gatehouse install --mcp' (Claude Code) or in another client's MCP
 configuration (docs/mcp.md).`,
 	flags: runMCP,
@@ -106,6 +112,19 @@ type mcpServer struct {
 	srv        *mcp.Server
 	calls      sync.WaitGroup  // calls in flight
 	ended      context.Context // done when the session is over
+	startDir   string          // the directory gatehouse mcp was started in
+
+	// clientRoots are the client's roots (MCP roots capability) as it
+	// last listed them, while gen is rootsGen's value then: the client
+	// saying they changed moves rootsGen on (without a lock: that
+	// notification may arrive while a listing waits for its answer).
+	clientRoots struct {
+		sync.Mutex
+		known bool
+		gen   int64
+		dirs  []string
+	}
+	rootsGen atomic.Int64
 
 	local struct {
 		sync.Mutex
@@ -121,11 +140,138 @@ func newMCPServer(env *Env, configFile string) (*mcpServer, error) {
 		return nil, err
 	}
 	s := &mcpServer{env: env, configFile: configFile, cfg: &loaded.Config}
-	s.srv = mcp.NewServer(&mcp.Implementation{Name: "gatehouse", Title: "Gatehouse governed shell", Version: Version}, nil)
+	s.startDir, _ = os.Getwd()
+	s.srv = mcp.NewServer(&mcp.Implementation{Name: "gatehouse", Title: "Gatehouse governed shell", Version: Version},
+		//lint:ignore SA1019 the roots capability is how an MCP client names its directories
+		&mcp.ServerOptions{RootsListChangedHandler: func(context.Context, *mcp.RootsListChangedRequest) { s.rootsGen.Add(1) }})
 	if s.cfg.Exec.Enabled {
-		s.srv.AddTool(mcpTool(s.cfg), s.call)
+		s.srv.AddTool(mcpTool(s.cfg, s.rootsInForce()), s.call)
 	}
 	return s, nil
+}
+
+// An inForceRoot is a workspace root a command may write in now: a
+// policy root, or a trusted directory (for agents alone when it names
+// them), with the path it resolves to.
+type inForceRoot struct {
+	path, real string
+	agents     []string
+}
+
+// rootsInForce are the workspace roots in force now, as gatehouse
+// workspace list shows them: the policy's, then the trusted ones, each
+// left out when it is not in force.
+func (s *mcpServer) rootsInForce() []inForceRoot {
+	l, opts, err := loadConfig(s.env, s.configFile)
+	if err != nil {
+		return nil
+	}
+	ws, err := workspaces(s.env, l, opts)
+	if err != nil {
+		return nil
+	}
+	var roots []inForceRoot
+	for _, w := range ws {
+		if w.Problem != "" {
+			continue
+		}
+		real, err := filepath.EvalSymlinks(w.Path)
+		if err != nil {
+			continue
+		}
+		roots = append(roots, inForceRoot{path: w.Path, real: real, agents: w.Agents})
+	}
+	return roots
+}
+
+// inRoot returns dir resolved when it lies in one of the roots in force
+// for agent, else "".
+func inRoot(dir string, roots []inForceRoot, agent string) string {
+	if dir == "" {
+		return ""
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return ""
+	}
+	if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
+		return ""
+	}
+	for _, r := range roots {
+		if (len(r.agents) == 0 || slices.Contains(r.agents, agent)) && sandbox.Within(real, r.real) {
+			return real
+		}
+	}
+	return ""
+}
+
+// defaultCwd is where a call that names no directory runs: the client's
+// first root (dirs) that lies in a workspace root; else the directory
+// gatehouse mcp was started in, when it lies in one; else ""
+// (exec.default_cwd).
+func (s *mcpServer) defaultCwd(dirs []string, agent string) string {
+	roots := s.rootsInForce()
+	for _, d := range dirs {
+		if real := inRoot(d, roots, agent); real != "" {
+			return real
+		}
+	}
+	return inRoot(s.startDir, roots, agent)
+}
+
+// rootsInput names the client's roots among a call's input requests.
+const rootsInput = "gatehouse-roots"
+
+// clientRootDirs returns the client's roots (file URIs, as paths) when it
+// offers roots: as it last listed them, or asked now. A client on a
+// protocol that carries server requests inside the call (2026-07-28 on)
+// is asked by the call's result: ask is then true, and the call returns
+// that request and is made again with the answer.
+func (s *mcpServer) clientRootDirs(ctx context.Context, req *mcp.CallToolRequest) (dirs []string, ask bool) {
+	ss := req.Session
+	p := ss.InitializeParams()
+	//lint:ignore SA1019 the roots capability is how a client names its directories
+	if p == nil || p.Capabilities == nil || p.Capabilities.RootsV2 == nil {
+		return nil, false
+	}
+	s.clientRoots.Lock()
+	defer s.clientRoots.Unlock()
+	gen := s.rootsGen.Load()
+	//lint:ignore SA1019 the roots capability is how an MCP client names its directories
+	if r, ok := req.Params.InputResponses[rootsInput].(*mcp.ListRootsResult); ok {
+		s.clientRoots.known, s.clientRoots.gen, s.clientRoots.dirs = true, gen, rootDirs(r)
+		return s.clientRoots.dirs, false
+	}
+	if s.clientRoots.known && s.clientRoots.gen == gen {
+		return s.clientRoots.dirs, false
+	}
+	if p.ProtocolVersion >= "2026-07-28" {
+		return nil, true
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	//lint:ignore SA1019 the roots capability is how a client names its directories
+	r, err := ss.ListRoots(ctx, nil)
+	if err != nil {
+		return nil, false // asked again at the next call
+	}
+	s.clientRoots.known, s.clientRoots.gen, s.clientRoots.dirs = true, gen, rootDirs(r)
+	return s.clientRoots.dirs, false
+}
+
+// rootDirs are the directories of the file roots in r.
+//
+//lint:ignore SA1019 the roots capability is how an MCP client names its directories
+func rootDirs(r *mcp.ListRootsResult) []string {
+	var dirs []string
+	for _, root := range r.Roots {
+		u, err := url.Parse(root.URI)
+		if err != nil || u.Scheme != "file" || !filepath.IsAbs(u.Path) {
+			continue
+		}
+		dirs = append(dirs, filepath.Clean(u.Path))
+	}
+	return dirs
 }
 
 // close waits for the calls in flight — a client that went away has its
@@ -263,6 +409,18 @@ func (s *mcpServer) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 		x.Agent = agentName(p.ClientInfo.Name)
 	}
 	x.SessionID = req.Session.ID()
+	// A call that names no directory, or a relative one, runs in (or
+	// from) the session's directory when there is one in a workspace root.
+	if x.Cwd == "" || !filepath.IsAbs(x.Cwd) && x.Cwd != "~" && !strings.HasPrefix(x.Cwd, "~/") {
+		dirs, ask := s.clientRootDirs(ctx, req)
+		if ask {
+			//lint:ignore SA1019 the roots capability is how an MCP client names its directories
+			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{rootsInput: &mcp.ListRootsParams{}}}, nil
+		}
+		if def := s.defaultCwd(dirs, x.Agent); def != "" {
+			x.Cwd = filepath.Join(def, x.Cwd)
+		}
+	}
 	progress := s.progress(ctx, req)
 	end := s.run(ctx, x, progress)
 	return toolResult(end), nil
@@ -445,7 +603,7 @@ func toolResult(end *api.End) *mcp.CallToolResult {
 
 // mcpTool describes shell__execute under cfg: the input schema states the
 // constraints of DESIGN §4, the description what the sandbox allows.
-func mcpTool(cfg *policy.Config) *mcp.Tool {
+func mcpTool(cfg *policy.Config, roots []inForceRoot) *mcp.Tool {
 	ceiling := cfg.TimeoutCeiling()
 	envKey := map[string]any{"type": "string"}
 	if len(cfg.Exec.Env.AgentSettable) > 0 {
@@ -455,7 +613,7 @@ func mcpTool(cfg *policy.Config) *mcp.Tool {
 		"command": map[string]any{"type": "string", "maxLength": api.MaxCommandBytes,
 			"description": "The shell command line (bash, as exec.shell says), at most 64 KiB, no NUL bytes."},
 		"cwd": map[string]any{"type": "string",
-			"description": "Working directory: absolute, or relative to " + cfg.Exec.DefaultCWD + "; it must resolve inside a workspace root."},
+			"description": "Working directory: absolute, or relative to the default one (the client's first root inside a workspace root, else the directory gatehouse mcp started in when it is inside one, else " + cfg.Exec.DefaultCWD + "); it must resolve inside a workspace root."},
 		"timeout_seconds": map[string]any{"type": "integer", "minimum": 1,
 			"description": fmt.Sprintf("Seconds before the command is killed; default %d, at most %d (larger is clamped).", cfg.Policy.ExecTimeoutSeconds, ceiling)},
 		"stdin": map[string]any{"type": "string", "maxLength": int64(cfg.Exec.Limits.StdinMaxBytes),
@@ -482,7 +640,7 @@ func mcpTool(cfg *policy.Config) *mcp.Tool {
 	return &mcp.Tool{
 		Name:         ToolName,
 		Title:        "Run a shell command in Gatehouse's sandbox",
-		Description:  toolDescription(cfg),
+		Description:  toolDescription(cfg, roots),
 		InputSchema:  in,
 		OutputSchema: out,
 		Annotations:  &mcp.ToolAnnotations{Title: "Gatehouse shell", OpenWorldHint: ptr(len(cfg.Policy.EgressAllowlist) > 0)},
@@ -500,10 +658,19 @@ func listOrNone(s []string) string {
 
 // toolDescription tells the model what the sandbox allows, so that it
 // does not spend calls finding out.
-func toolDescription(cfg *policy.Config) string {
+// roots are the workspace roots in force (rootsInForce).
+func toolDescription(cfg *policy.Config, roots []inForceRoot) string {
 	var b strings.Builder
 	b.WriteString("Runs a shell command through Gatehouse: it is analysed and checked against the user's policy, then run in a sandbox, and its output is returned with secrets redacted. ")
-	fmt.Fprintf(&b, "Only the workspace roots are writable (%s); the rest of the file system is read-only, and credential stores such as ~/.ssh are hidden. ", strings.Join(cfg.WorkspaceRootsEffective(), ", "))
+	var names []string
+	for _, r := range roots {
+		n := r.path
+		if len(r.agents) > 0 {
+			n += " (for " + strings.Join(r.agents, ", ") + " only)"
+		}
+		names = append(names, n)
+	}
+	fmt.Fprintf(&b, "Only the workspace roots are writable (%s); the rest of the file system is read-only, and credential stores such as ~/.ssh are hidden. ", listOrNone(names))
 	if len(cfg.Policy.EgressAllowlist) == 0 && len(cfg.Policy.EgressAllowlistByAgent) == 0 {
 		b.WriteString("There is no network access. ")
 	} else {

@@ -18,6 +18,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/sandbox/sandboxtest"
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/localapi"
+	"github.com/gatehouse-dev/gatehouse/service/trust"
 )
 
 // mcpWorld is one user with a home, a workspace and a configuration, whose
@@ -62,15 +63,26 @@ func (w *mcpWorld) env() []string {
 // connect starts gatehouse mcp as a client named name would.
 func (w *mcpWorld) connect(name string, opts *mcp.ClientOptions) *mcp.ClientSession {
 	w.t.Helper()
+	return w.connectIn(name, w.home, "", opts)
+}
+
+// connectIn starts gatehouse mcp in dir, as a client named name offering
+// roots (directories) would, on protocol version proto (empty: the latest).
+func (w *mcpWorld) connectIn(name, dir, proto string, opts *mcp.ClientOptions, roots ...string) *mcp.ClientSession {
+	w.t.Helper()
 	exe, err := exec.LookPath("gatehouse")
 	if err != nil {
 		w.t.Fatal(err)
 	}
 	cmd := exec.Command(exe, "mcp")
 	cmd.Env = w.env()
-	cmd.Dir = w.home
+	cmd.Dir = dir
 	c := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, opts)
-	s, err := c.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+	for _, r := range roots {
+		//lint:ignore SA1019 the roots capability is what is tested
+		c.AddRoots(&mcp.Root{URI: "file://" + r})
+	}
+	s, err := c.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: proto})
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -380,6 +392,104 @@ func TestMCPThroughService(t *testing.T) {
 }
 
 // With exec.enabled false there is no tool.
+// A call that names no directory runs in the client's first root inside a
+// workspace root, else in the directory gatehouse mcp started in when it
+// is inside one, else in exec.default_cwd; a relative one from there. The
+// description lists every root in force, trusted ones included.
+func TestMCPDefaultCwd(t *testing.T) {
+	w := newMCPWorld(t, "policy:\n  workspace_roots: [~/src, ~/work/api, ~/gone]\n")
+	for _, d := range []string{"src/demo/sub", "work/api/pkg", "work/web", "work/team", "outside"} {
+		if err := os.MkdirAll(filepath.Join(w.home, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gatehouse := func(args ...string) {
+		exe, _ := exec.LookPath("gatehouse")
+		cmd := exec.Command(exe, args...)
+		cmd.Env = w.env()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("gatehouse %v: %v\n%s", args, err, out)
+		}
+	}
+	gatehouse("workspace", "add", filepath.Join(w.home, "work", "web"))
+	team := trust.Open(filepath.Join(w.home, ".local", "state", "gatehouse", trust.FileName))
+	if _, err := team.AddFor(filepath.Join(w.home, "work", "team"), "someone-else", "approval", trust.GuardFor(nil, w.home, nil)); err != nil {
+		t.Fatal(err)
+	}
+	pwd := func(s *mcp.ClientSession, args map[string]any) string {
+		t.Helper()
+		r, text, out := call(t, s, args)
+		if r.IsError || out.ExitCode == nil || *out.ExitCode != 0 {
+			t.Fatalf("%v: error %v, text %q", args, r.IsError, text)
+		}
+		return strings.TrimSpace(out.Stdout)
+	}
+	home, _ := filepath.EvalSymlinks(w.home)
+
+	// Started in a workspace subdirectory, no client roots: there.
+	s := w.connectIn("started", filepath.Join(w.home, "src", "demo", "sub"), "", nil)
+	if got := pwd(s, map[string]any{"command": "touch here; pwd"}); got != filepath.Join(home, "src/demo/sub") {
+		t.Errorf("started in src/demo/sub: ran in %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(w.home, "src/demo/sub/here")); err != nil {
+		t.Errorf("the file is not where the call ran: %v", err)
+	}
+	if got := pwd(s, map[string]any{"command": "pwd", "cwd": ".."}); got != filepath.Join(home, "src/demo") {
+		t.Errorf("cwd ..: ran in %q", got)
+	}
+	tools, err := s.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := tools.Tools[0].Description
+	for _, want := range []string{
+		filepath.Join(w.home, "src") + ", ",
+		filepath.Join(w.home, "work", "api") + ", ",
+		filepath.Join(w.home, "work", "web"),
+		filepath.Join(w.home, "work", "team") + " (for someone-else only)",
+	} {
+		if !strings.Contains(d, want) {
+			t.Errorf("description lacks %q: %q", want, d)
+		}
+	}
+	if strings.Contains(d, "gone") {
+		t.Errorf("description lists a root not in force: %q", d)
+	}
+
+	// The client's roots: the first inside a workspace root, over the
+	// directory gatehouse mcp started in; a trusted root counts.
+	// The roots arrive inside the call on the latest protocol, by a
+	// request of the server's own on earlier ones.
+	for _, proto := range []string{"", "2025-06-18"} {
+		s = w.connectIn("rooted", filepath.Join(w.home, "src", "demo"), proto, nil,
+			filepath.Join(w.home, "outside"), filepath.Join(w.home, "work", "api", "pkg"), filepath.Join(w.home, "work", "web"))
+		if got := pwd(s, map[string]any{"command": "touch made" + proto + "; pwd"}); got != filepath.Join(home, "work/api/pkg") {
+			t.Errorf("client roots (protocol %q): ran in %q", proto, got)
+		}
+		if _, err := os.Stat(filepath.Join(w.home, "work/api/pkg/made"+proto)); err != nil {
+			t.Errorf("the file is not in the client's root (protocol %q): %v", proto, err)
+		}
+		if got := pwd(s, map[string]any{"command": "pwd"}); got != filepath.Join(home, "work/api/pkg") {
+			t.Errorf("client roots, second call (protocol %q): ran in %q", proto, got)
+		}
+	}
+	s = w.connectIn("rooted", w.home, "", nil, filepath.Join(w.home, "outside"), filepath.Join(w.home, "work", "web"))
+	if got := pwd(s, map[string]any{"command": "pwd"}); got != filepath.Join(home, "work/web") {
+		t.Errorf("trusted client root: ran in %q", got)
+	}
+	// A root trusted for another agent is not this client's.
+	s = w.connectIn("rooted", w.home, "", nil, filepath.Join(w.home, "work", "team"))
+	if got := pwd(s, map[string]any{"command": "pwd"}); got != filepath.Join(home, "src") {
+		t.Errorf("root trusted for another agent: ran in %q", got)
+	}
+
+	// Started outside every root, no client roots: exec.default_cwd.
+	s = w.connectIn("plain", filepath.Join(w.home, "outside"), "", nil)
+	if got := pwd(s, map[string]any{"command": "pwd"}); got != filepath.Join(home, "src") {
+		t.Errorf("started outside: ran in %q", got)
+	}
+}
+
 func TestMCPDisabled(t *testing.T) {
 	w := newMCPWorld(t, "exec:\n  enabled: false\n")
 	s := w.connect("x", nil)
