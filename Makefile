@@ -42,7 +42,7 @@ build:
 run: run-deps build
 	@mkdir -p "$$HOME/src"
 	./$(BIN) doctor || true
-	./$(BIN) exec -- 'echo "hello from $$(id -un) in $$PWD"; ls ~/.ssh; touch /etc/gatehouse-demo; exit 0'
+	./$(BIN) exec --cwd "$$HOME/src" -- 'echo "hello from $$(id -un) in $$PWD"; ls ~/.ssh; touch /etc/gatehouse-demo; exit 0'
 
 # test: install what the tests need when missing, then run every test: the
 # whole suite (with -race) as the invoking user, the sandbox and escape

@@ -100,7 +100,7 @@ for who in root "$user"; do
 	echo "$out" | grep -q '^sandbox init: *\/usr\/lib\/gatehouse\/gatehouse-init (.*matches)$' ||
 		{ echo "$out"; fail "gatehouse doctor ($who) did not find /usr/lib/gatehouse/gatehouse-init of its build"; }
 	echo "$out" | grep -q '^ok: the governed shell can serve$' || { echo "$out"; fail "gatehouse doctor ($who) is not ok"; }
-	out=$(as /usr/bin/gatehouse exec -- 'echo "sandboxed as $(id -un)"' 2>&1) || { echo "$out"; fail "gatehouse exec failed for $who"; }
+	out=$(as /usr/bin/gatehouse exec --cwd "$home/src" -- 'echo "sandboxed as $(id -un)"' 2>&1) || { echo "$out"; fail "gatehouse exec failed for $who"; }
 	[ "$out" = "sandboxed as $who" ] || fail "gatehouse exec ($who) said: $out"
 done
 

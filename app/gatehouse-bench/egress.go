@@ -88,7 +88,7 @@ func runEgress(gh string, nbytes int64, rounds, n int) error {
 	run := func(sandboxed bool, script string) (string, error) {
 		var cmd *exec.Cmd
 		if sandboxed {
-			cmd = exec.Command(gh, "exec", "--", script)
+			cmd = exec.Command(gh, "exec", "--cwd", ws, "--", script)
 			cmd.Env = env
 		} else {
 			cmd = exec.Command("/bin/bash", "--noprofile", "--norc", "-c", script)

@@ -98,7 +98,7 @@ func run(gh string, nbytes int64, rounds, n int) error {
 	os.WriteFile(bigCfg, []byte(fmt.Sprintf("exec:\n  default_cwd: %s\n  limits:\n    output_max_bytes: 4GiB\n", ws)), 0o644)
 	bigEnv := append(os.Environ(), "GATEHOUSE_CONFIG="+bigCfg)
 
-	bare, err := bareBwrap(gh, env)
+	bare, err := bareBwrap(gh, env, "--cwd", ws)
 	if err != nil {
 		return err
 	}
@@ -107,7 +107,7 @@ func run(gh string, nbytes int64, rounds, n int) error {
 		name string
 		argv []string
 	}{
-		{"gatehouse exec -- true", []string{gh, "exec", "--", "true"}},
+		{"gatehouse exec -- true", []string{gh, "exec", "--cwd", ws, "--", "true"}},
 		{"bwrap (same binds) bash -c true", bare},
 		{"bash -c true", []string{"/bin/bash", "--noprofile", "--norc", "-c", "true"}},
 		{"gatehouse help (binary start)", []string{gh, "help"}},
@@ -153,8 +153,8 @@ func run(gh string, nbytes int64, rounds, n int) error {
 		env  []string
 		want int64
 	}{
-		{"gatehouse exec, all delivered", []string{gh, "exec", "--", gen}, bigEnv, nbytes},
-		{"gatehouse exec, default 1MiB cap", []string{gh, "exec", "--", gen}, env, 1 << 20},
+		{"gatehouse exec, all delivered", []string{gh, "exec", "--cwd", ws, "--", gen}, bigEnv, nbytes},
+		{"gatehouse exec, default 1MiB cap", []string{gh, "exec", "--cwd", ws, "--", gen}, env, 1 << 20},
 		{"bash", []string{"/bin/bash", "--noprofile", "--norc", "-c", gen}, env, nbytes},
 	}
 	rates := make([][]float64, len(tput))
