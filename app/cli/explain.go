@@ -21,7 +21,8 @@ Analyses COMMAND (the arguments, joined by spaces) as the governed shell
 would and prints the command tree: every command with its resolved name,
 arguments, where it sits, what is only known at run time, the rules that
 matched it; the scripts it runs, with their SHA-256 (these are pinned when
-the command runs); and the decision with its reason. Nothing runs.
+the command runs); and the decision with its reason, in DIR or else the
+current directory, as gatehouse exec would run it there. Nothing runs.
 
 The exit status is 0 whatever the decision (1 on an error, 2 on a bad
 argument); --json prints the decision and the tree as JSON.`
