@@ -288,7 +288,7 @@ policy:
 
 	// A command run now appears without a reload.
 	value("marking the page", chromedp.Evaluate[string](`window.gatehouseTestMarker = "same page"; "ok"`))
-	if code, out, errs := u.gatehouse(context.Background(), "exec", "--", "echo hello-from-the-dashboard-test; echo '<b>bold</b>' >&2"); code != 0 {
+	if code, out, errs := u.gatehouse(context.Background(), "exec", "--cwd", filepath.Join(u.home, "src"), "--", "echo hello-from-the-dashboard-test; echo '<b>bold</b>' >&2"); code != 0 {
 		t.Fatalf("gatehouse exec: exit %d: %s%s", code, out, errs)
 	}
 	row := `//table[@id="executions"]//td[@class="cmd"]/a[contains(., "hello-from-the-dashboard-test")]`
@@ -297,9 +297,9 @@ policy:
 		t.Errorf("the row came with a reload (%q)", marker)
 	}
 	for i := range 3 { // more rows for the picture
-		u.gatehouse(context.Background(), "exec", "--", fmt.Sprintf("ls -1 /usr | head -n %d", i+2))
+		u.gatehouse(context.Background(), "exec", "--cwd", filepath.Join(u.home, "src"), "--", fmt.Sprintf("ls -1 /usr | head -n %d", i+2))
 	}
-	u.gatehouse(context.Background(), "exec", "--", "rm -rf ~")
+	u.gatehouse(context.Background(), "exec", "--cwd", filepath.Join(u.home, "src"), "--", "rm -rf ~")
 	do("waiting for the denial", chromedp.WaitVisible(chromedp.Search(`//td[@class="cmd"]/a[contains(., "rm -rf ~")]`)),
 		chromedp.Sleep(2500*time.Millisecond)) // the new rows' highlight fades
 	shot("dashboard-executions")
@@ -323,7 +323,7 @@ policy:
 	// A held command, approved from the Approvals page, then runs.
 	held := make(chan string, 1)
 	go func() {
-		code, out, errs := u.gatehouse(context.Background(), "exec", "--session", "s1", "--", "git push origin feature 2>/dev/null; echo pushed-after-approval")
+		code, out, errs := u.gatehouse(context.Background(), "exec", "--cwd", filepath.Join(u.home, "src"), "--session", "s1", "--", "git push origin feature 2>/dev/null; echo pushed-after-approval")
 		held <- fmt.Sprintf("exit %d\n%s%s", code, out, errs)
 	}()
 	c, err := serviceClient(u.env(nil, nil))
