@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -52,7 +51,9 @@ func serviceScriptCmds() map[string]func(*testscript.TestScript, bool, []string)
 			lock := serviceLockPath(filepath.Dir(ts.MkAbs(args[0])))
 			ts.Defer(func() {
 				if held, pid, _ := serviceLockHolder(lock); held && pid > 0 {
-					syscall.Kill(pid, syscall.SIGKILL)
+					if p, err := os.FindProcess(pid); err == nil {
+						p.Kill()
+					}
 				}
 			})
 		},
@@ -76,7 +77,9 @@ func serviceScriptCmds() map[string]func(*testscript.TestScript, bool, []string)
 			ts.Check(err)
 			pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
 			ts.Check(err)
-			ts.Check(syscall.Kill(pid, syscall.SIGKILL))
+			proc, err := os.FindProcess(pid)
+			ts.Check(err)
+			ts.Check(proc.Kill())
 			lock := serviceLockPath(filepath.Dir(ts.MkAbs(args[0])))
 			for start := time.Now(); time.Since(start) < 10*time.Second; time.Sleep(20 * time.Millisecond) {
 				if held, _, _ := serviceLockHolder(lock); !held {
