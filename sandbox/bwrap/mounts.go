@@ -98,9 +98,7 @@ func discover(roots, denyRead, writeDeny []string, sweep bool) (*HostSurvey, err
 		case err != nil:
 			// Absent or dangling: what is made there later on the
 			// host is hidden all the same.
-			if err := p.cover(d, roots, covers); err != nil {
-				return nil, err
-			}
+			cover(d, roots, covers)
 		case fi.IsDir():
 			p.Mounts.HideDirs = append(p.Mounts.HideDirs, d)
 		default:
@@ -505,7 +503,7 @@ func between(path string, roots []string, self bool) []string {
 // cover adds the absent deny-read path d to the cover of its nearest
 // existing directory. A path inside a workspace root is left: the roots
 // are the command's own to write, and nothing is made there.
-func (p *HostSurvey) cover(d string, roots []string, covers map[string]*Cover) error {
+func cover(d string, roots []string, covers map[string]*Cover) {
 	name := filepath.Base(d)
 	dir := filepath.Dir(d)
 	for {
@@ -513,16 +511,16 @@ func (p *HostSurvey) cover(d string, roots []string, covers map[string]*Cover) e
 			break
 		}
 		if dir == filepath.Dir(dir) {
-			return nil
+			return
 		}
 		name, dir = filepath.Base(dir), filepath.Dir(dir)
 	}
 	if dir == "/" || withinAny(dir, roots) {
-		return nil
+		return
 	}
 	fi, err := os.Stat(dir)
 	if err != nil || !fi.IsDir() {
-		return nil
+		return
 	}
 	c := covers[dir]
 	if c == nil {
@@ -530,13 +528,13 @@ func (p *HostSurvey) cover(d string, roots []string, covers map[string]*Cover) e
 		if err != nil {
 			// Not this user's to list (nor to read below): nothing a
 			// command could read appears there.
-			return nil
+			return
 		}
 		if len(des) > coverMaxEntries {
 			// Each entry is a bind, and bubblewrap rereads the whole
 			// mount table for each: a larger directory is left
 			// uncovered (docs/executor.md says so).
-			return nil
+			return
 		}
 		c = &Cover{Dir: dir}
 		for _, de := range des {
@@ -558,7 +556,6 @@ func (p *HostSurvey) cover(d string, roots []string, covers map[string]*Cover) e
 		// A dangling link at the name is replaced by the placeholder.
 		c.Entries = slices.DeleteFunc(c.Entries, func(e CoverEntry) bool { return e.Name == name })
 	}
-	return nil
 }
 
 // coverMaxEntries bounds the entries of a directory covered for an absent
