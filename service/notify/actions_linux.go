@@ -185,3 +185,21 @@ func (p *ActionPrompter) invoke(nid uint32, key string) error {
 	pr.answer(api.AnswerRequest{ID: pr.a.ID, Answer: answer, By: api.ByNotification})
 	return nil
 }
+
+// approvalActions are the freedesktop actions (key, label pairs) a
+// notification of a offers: Approve once only where the notification
+// shows the whole command and once is offered; Show where show is set;
+// Deny where deny is offered.
+func approvalActions(a api.Approval, whole, show bool) []string {
+	var out []string
+	if whole && slices.Contains(a.Answers, api.AnswerOnce) {
+		out = append(out, ActionApproveOnce, "Approve once")
+	}
+	if slices.Contains(a.Answers, api.AnswerDeny) {
+		out = append(out, ActionDeny, "Deny")
+	}
+	if show {
+		out = append(out, ActionShow, "Show")
+	}
+	return out
+}

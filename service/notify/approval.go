@@ -2,7 +2,6 @@ package notify
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/gatehouse-dev/gatehouse/service/api"
@@ -54,24 +53,6 @@ func ApprovalText(a api.Approval) (title, body string, whole bool) {
 	}
 	body = fmt.Sprintf("Held by %s (%s). Answer from the Gatehouse tray or run: gatehouse approve %s", termesc.Line(a.Rule), termesc.Line(why), a.ID)
 	return title, body, true
-}
-
-// approvalActions are the freedesktop actions (key, label pairs) a
-// notification of a offers: Approve once only where the notification
-// shows the whole command and once is offered; Show where show is set;
-// Deny where deny is offered.
-func approvalActions(a api.Approval, whole, show bool) []string {
-	var out []string
-	if whole && slices.Contains(a.Answers, api.AnswerOnce) {
-		out = append(out, ActionApproveOnce, "Approve once")
-	}
-	if slices.Contains(a.Answers, api.AnswerDeny) {
-		out = append(out, ActionDeny, "Deny")
-	}
-	if show {
-		out = append(out, ActionShow, "Show")
-	}
-	return out
 }
 
 // An Answerer answers a pending request from a notification's action.
