@@ -42,19 +42,6 @@ const maxLog = 8 << 20
 // serviceLockPath is the service's lock in the state directory.
 func serviceLockPath(state string) string { return filepath.Join(state, "service.lock") }
 
-// An errServiceLocked means another service holds the lock.
-type errServiceLocked struct {
-	file string
-	pid  int
-}
-
-func (e *errServiceLocked) Error() string {
-	if e.pid > 0 {
-		return fmt.Sprintf("another gatehouse service runs for this user (pid %d holds %s)", e.pid, e.file)
-	}
-	return fmt.Sprintf("another gatehouse service runs for this user (it holds %s)", e.file)
-}
-
 // serviceAutostartPath is the XDG autostart entry that starts the
 // background service at login; xdgConfigHome is used when absolute.
 func serviceAutostartPath(home, xdgConfigHome string) string {

@@ -70,3 +70,16 @@ func detached() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: true}
 
 // terminate sends SIGTERM to pid: the service's stop.
 func terminate(pid int) error { return unix.Kill(pid, unix.SIGTERM) }
+
+// An errServiceLocked means another service holds the lock.
+type errServiceLocked struct {
+	file string
+	pid  int
+}
+
+func (e *errServiceLocked) Error() string {
+	if e.pid > 0 {
+		return fmt.Sprintf("another gatehouse service runs for this user (pid %d holds %s)", e.pid, e.file)
+	}
+	return fmt.Sprintf("another gatehouse service runs for this user (it holds %s)", e.file)
+}

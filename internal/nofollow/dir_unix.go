@@ -523,3 +523,13 @@ func (d *Dir) Chtimes(name string, atime, mtime time.Time) error {
 	}
 	return nil
 }
+
+// parentOf splits name into the path of its directory ("" for the Dir
+// itself) and its last element.
+func parentOf(name string) (dir, base string, err error) {
+	parts, err := split(name)
+	if err != nil {
+		return "", "", err
+	}
+	return strings.Join(parts[:len(parts)-1], "/"), parts[len(parts)-1], nil
+}

@@ -82,16 +82,6 @@ func split(name string) ([]string, error) {
 	return parts, nil
 }
 
-// parentOf splits name into the path of its directory ("" for the Dir
-// itself) and its last element.
-func parentOf(name string) (dir, base string, err error) {
-	parts, err := split(name)
-	if err != nil {
-		return "", "", err
-	}
-	return strings.Join(parts[:len(parts)-1], "/"), parts[len(parts)-1], nil
-}
-
 // join is the display path of name below dir.
 func join(dir, name string) string {
 	if name == "" {
