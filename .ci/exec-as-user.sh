@@ -16,6 +16,11 @@ pkg=$work/${PWD#"$root"/}
 mkdir -p "$pkg"
 cp -a . "$pkg"
 [ ! -d "$root/packaging" ] || cp -a "$root/packaging" "$work/packaging"
+# The pipeline's FuzzDecide seeds itself from the analysis corpus.
+if [ -d "$root/service/analysis/testdata" ]; then
+	mkdir -p "$work/service/analysis"
+	cp -a "$root/service/analysis/testdata" "$work/service/analysis/testdata"
+fi
 cp "$bin" "$work/test.bin"
 chown -R "$user:" "$work"
 chmod 0755 "$work"
