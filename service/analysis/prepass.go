@@ -387,8 +387,7 @@ func (a *analyzer) staticValue(w *syntax.Word, sc *scope) (string, bool) {
 					return false
 				}
 			case *syntax.ParamExp:
-				if p.Param == nil || p.Excl || p.Length || p.Width || p.IsSet || p.Index != nil || p.Slice != nil ||
-					p.Repl != nil || p.Names != 0 || p.Exp != nil || p.NestedParam != nil || p.Flags != nil {
+				if !plainParam(p) {
 					return false
 				}
 				val, ok := a.lookupVar(p.Param.Value, sc)

@@ -384,12 +384,18 @@ func (a *analyzer) tilde(user string, sc *scope) (string, bool) {
 	return "", false
 }
 
+// plainParam reports whether p is a plain $x or ${x}: no operator, index,
+// length or indirection, so it expands to x's value as it is.
+func plainParam(p *syntax.ParamExp) bool {
+	return p.Param != nil && !p.Excl && !p.Length && !p.Width && !p.IsSet && p.Index == nil && p.Slice == nil &&
+		p.Repl == nil && p.Names == 0 && p.Exp == nil && p.NestedParam == nil && p.Flags == nil
+}
+
 // assignedValues returns the literal values the text assigns the
 // variable p expands ($x, ${x}), when every assignment of it is literal;
 // unquoted, only values that neither split nor glob.
 func (a *analyzer) assignedValues(p *syntax.ParamExp, quoted bool) ([]string, bool) {
-	if p.Param == nil || p.Excl || p.Length || p.Width || p.IsSet || p.Index != nil || p.Slice != nil || p.Repl != nil ||
-		p.Names != 0 || p.Exp != nil || p.NestedParam != nil || p.Flags != nil || a.taintAll {
+	if !plainParam(p) || a.taintAll {
 		return nil, false
 	}
 	v := a.vars[p.Param.Value]
