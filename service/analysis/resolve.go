@@ -91,12 +91,12 @@ func (a *analyzer) resolve(n *Node, sc *scope) {
 	}
 	if a.funcs[v] {
 		n.Function = true
-		if builtins[v] || a.lookup(v, sc, nil) != "" {
+		if builtinOrKeyword(v) || a.lookup(v, sc, nil) != "" {
 			a.flag(n.ID, FlagDynamic, "function %s, defined in this command, shadows the command %s", v, v)
 		}
 		return
 	}
-	if builtins[v] {
+	if builtinOrKeyword(v) {
 		n.Builtin = true
 		return
 	}

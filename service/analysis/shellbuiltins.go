@@ -11,8 +11,8 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 )
 
-// builtins are the shell's builtins and keywords: they never resolve
-// through PATH.
+// builtins are the shell's builtins: they never resolve through PATH.
+// Keywords are the parser's (syntax.IsKeyword), asked by builtinOrKeyword.
 var builtins = map[string]bool{
 	".": true, ":": true, "[": true, "alias": true, "bg": true, "bind": true, "break": true,
 	"builtin": true, "caller": true, "cd": true, "command": true, "compgen": true, "complete": true,
@@ -24,9 +24,21 @@ var builtins = map[string]bool{
 	"set": true, "shift": true, "shopt": true, "source": true, "suspend": true, "test": true,
 	"times": true, "trap": true, "true": true, "type": true, "typeset": true, "ulimit": true,
 	"umask": true, "unalias": true, "unset": true, "wait": true,
-	"if": true, "then": true, "else": true, "elif": true, "fi": true, "case": true, "esac": true,
-	"for": true, "while": true, "until": true, "do": true, "done": true, "in": true, "function": true,
-	"select": true, "time": true, "coproc": true, "!": true, "{": true, "}": true, "[[": true, "]]": true,
+}
+
+// IsBuiltin reports whether name is a builtin of the shell (keywords are
+// not: a quoted keyword in a command's place runs the program of that name).
+func IsBuiltin(name string) bool { return builtins[name] }
+
+// builtinOrKeyword reports whether a command name never resolves through
+// PATH.
+func builtinOrKeyword(name string) bool { return builtins[name] || syntax.IsKeyword(name) }
+
+// IsShell reports whether name, a basename, is a shell whose code analysis
+// parses (LangOf knows its language).
+func IsShell(name string) bool {
+	_, ok := LangOf(name)
+	return ok
 }
 
 // cd follows the working directory.

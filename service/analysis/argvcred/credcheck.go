@@ -5,7 +5,6 @@ package argvcred
 // shells, and the input of xargs and of shells reading code.
 
 import (
-	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -101,7 +100,9 @@ func (c *credChecker) checkCall(st *syntax.Stmt, args []*syntax.Word, at func(sy
 			}
 		}
 		return
-	case name != "" && !strings.Contains(name, "/") && (c.funcs[name] || credBuiltins[name]):
+	case name != "" && !strings.Contains(name, "/") && (c.funcs[name] || analysis.IsBuiltin(name)):
+		// Functions and builtins run inside the shell: their arguments are
+		// on no command line (the builtins above are handled apart).
 		return
 	}
 	if name == "" {
@@ -220,27 +221,16 @@ func credWordText(w *syntax.Word) string {
 	return b.String()
 }
 
-var credShellNames = []string{"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "rbash", "busybox"}
-
-func credIsShell(name string) bool { return slices.Contains(credShellNames, credBaseName(name)) }
+// credIsShell reports whether name runs shell code: every shell analysis
+// parses, and busybox, whose sh applet takes -c and reads its input.
+func credIsShell(name string) bool {
+	b := credBaseName(name)
+	return analysis.IsShell(b) || b == "busybox"
+}
 
 // credCodeReader reports whether a command turns its input into arguments or
 // code.
 func credCodeReader(name string) bool {
 	b := credBaseName(name)
 	return b == "xargs" || b == "parallel" || credIsShell(b)
-}
-
-// credBuiltins run inside the shell: their arguments are on no command
-// line. eval, trap, exec and command are handled apart.
-var credBuiltins = map[string]bool{
-	":": true, ".": true, "[": true, "bg": true, "bind": true, "break": true,
-	"builtin": true, "caller": true, "cd": true, "compgen": true, "complete": true, "compopt": true,
-	"continue": true, "declare": true, "dirs": true, "disown": true, "echo": true, "enable": true,
-	"exit": true, "export": true, "false": true, "fc": true, "fg": true, "getopts": true, "hash": true,
-	"help": true, "history": true, "jobs": true, "kill": true, "let": true, "local": true, "logout": true,
-	"mapfile": true, "popd": true, "printf": true, "pushd": true, "pwd": true, "read": true,
-	"readarray": true, "readonly": true, "return": true, "set": true, "shift": true, "shopt": true,
-	"suspend": true, "test": true, "times": true, "true": true, "type": true,
-	"typeset": true, "ulimit": true, "umask": true, "unalias": true, "unset": true, "wait": true,
 }

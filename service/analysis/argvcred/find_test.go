@@ -1,6 +1,10 @@
 package argvcred
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/gatehouse-dev/gatehouse/service/analysis"
+)
 
 func TestCredentialInArgv(t *testing.T) {
 	t.Parallel()
@@ -194,6 +198,36 @@ func TestCredentialInArgvDeferred(t *testing.T) {
 		}
 		if got != tc.want {
 			t.Errorf("%q: got %q, want %q", tc.cmd, got, tc.want)
+		}
+	}
+}
+
+// Every shell analysis parses is a shell here too: code given to it with
+// -c, on its standard input or in a here-document puts what it expands on
+// a command line.
+func TestCredentialInArgvEveryShell(t *testing.T) {
+	t.Parallel()
+	opts := Options{Dialect: "bash", Vars: []string{"GITHUB_TOKEN"}}
+	for _, sh := range []string{"bash", "rbash", "sh", "dash", "ash", "posh", "yash", "ksh", "mksh", "ksh93", "pdksh", "oksh", "lksh", "zsh"} {
+		if !analysis.IsShell(sh) {
+			t.Errorf("%s: analysis does not parse it", sh)
+		}
+		for cmd, want := range map[string]string{
+			sh + ` -c 'curl -H "$GITHUB_TOKEN" x'`:              "GITHUB_TOKEN curl argument",
+			"/bin/" + sh + ` -ec 'curl -H "$GITHUB_TOKEN" x'`:   "GITHUB_TOKEN curl argument",
+			sh + ` -c "curl -H $GITHUB_TOKEN x"`:                "GITHUB_TOKEN " + sh + " argument",
+			`echo "curl -H $GITHUB_TOKEN x" | ` + sh:            "GITHUB_TOKEN " + sh + " shell code",
+			sh + ` <<<"curl -H $GITHUB_TOKEN x"`:                "GITHUB_TOKEN " + sh + " shell code",
+			sh + " <<'EOF'\ncurl -H \"$GITHUB_TOKEN\" x\nEOF\n": "GITHUB_TOKEN curl argument",
+		} {
+			use := Find(cmd, nil, opts)
+			got := ""
+			if use != nil {
+				got = use.Var + " " + use.Command + " " + use.How
+			}
+			if got != want {
+				t.Errorf("%q: got %q, want %q", cmd, got, want)
+			}
 		}
 	}
 }
