@@ -91,17 +91,14 @@ func (s *Service) Execute(ctx context.Context, req api.ExecRequest, out sandbox.
 	g := s.gen.Load()
 	d, err := g.ex.Decide(ctx, req)
 	var den *pipeline.Denial
-	var ae *pipeline.ArgError
 	switch {
 	case errors.As(err, &den):
 		if den.Event != nil {
 			s.ring.add(*den.Event)
 		}
-		return denialEnd(den)
-	case errors.As(err, &ae):
-		return &api.End{Exit: 2, Error: &api.StreamError{Kind: api.ErrArgument, Arg: ae.Arg, Message: ae.Msg}}
+		return pipeline.DenialEnd(den)
 	case err != nil:
-		return internalEnd(err)
+		return pipeline.EndOf(nil, err)
 	}
 	return s.run(ctx, g.ex, d, d.Event, out)
 }
@@ -133,17 +130,10 @@ func (s *Service) run(ctx context.Context, ex *pipeline.Executor, d *pipeline.Ad
 		if den.Event != nil {
 			s.ring.add(*den.Event)
 		}
-		return denialEnd(den)
-	case err != nil:
-		return internalEnd(err)
+	case err == nil:
+		s.ring.add(o.Event)
 	}
-	s.ring.add(o.Event)
-	res, oev := o.Result, o.Event
-	end := &api.End{Exit: exitCode(o.Raw), Result: &res, Event: &oev, Warning: o.Warning}
-	if o.Raw.Status == sandbox.StatusFailedToStart {
-		end.Error = &api.StreamError{Kind: api.ErrFailedToStart, Message: "could not start: " + o.Raw.Error}
-	}
-	return end
+	return pipeline.EndOf(o, err)
 }
 
 func (s *Service) acquire() bool {
@@ -174,25 +164,4 @@ func (s *Service) release() {
 	s.running--
 	s.mu.Unlock()
 	s.wg.Done()
-}
-
-func exitCode(r *sandbox.Result) int {
-	switch r.Status {
-	case sandbox.StatusCompleted:
-		return r.ExitCode
-	case sandbox.StatusTimedOut:
-		return api.ExitTimeout
-	case sandbox.StatusKilled:
-		return api.ExitKilled
-	}
-	return api.ExitCannotRun
-}
-
-func denialEnd(d *pipeline.Denial) *api.End {
-	return &api.End{Exit: api.ExitCannotRun, Event: d.Event, Warning: d.Warning,
-		Error: &api.StreamError{Kind: api.ErrDenied, BlockedBy: d.Code, Message: d.Reason, Hint: d.Hint}}
-}
-
-func internalEnd(err error) *api.End {
-	return &api.End{Exit: api.ExitCannotRun, Error: &api.StreamError{Kind: api.ErrInternal, Message: err.Error()}}
 }

@@ -33,7 +33,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -187,32 +186,24 @@ func (e *Executor) judge(req *api.ExecRequest, dir string, roots []string) (*ana
 	return tree, policy.Decide(tree, &e.cfg.Policy)
 }
 
-// denialOf turns a decision that is not allow into a blocked_by code and a
-// reason for the agent, as explain words it.
-func denialOf(d policy.Verdict) (code, reason string) {
-	if d.Action == policy.ActionAsk {
-		return DenyApproval, d.Reason + "; this needs a person's approval: the call waits for one from the tray or `gatehouse approve`"
-	}
-	return d.Code, d.Reason
-}
-
 // analysisOffReason explains command_analysis_off.
 const analysisOffReason = "command analysis is off (policy.command_analysis_mode: off), and the governed shell runs nothing it has not analysed; set it to enforce"
 
 // analyze parses req's command, applies the policy rules and fills the
 // event's analysis fields. A *Denial means nothing may run.
-func (e *Executor) analyze(ctx context.Context, req *api.ExecRequest, dir string, roots []string, ev *api.Event) (*execPlan, error) {
+func (e *Executor) analyze(ctx context.Context, req *api.ExecRequest, dir string, roots []string, ev *api.Event, run *decideRun) (*execPlan, error) {
 	if e.cfg.Policy.CommandAnalysisMode == "off" {
 		return nil, deny(ev, DenyAnalysisOff, analysisOffReason)
 	}
 	tree, dec := e.judge(req, dir, roots)
+	run.tree, run.verdict = tree, dec
 	ev.Dialect = tree.Dialect
 	ev.Rule = dec.Rule // what held or denied it, by name: the reason quotes the command
 	ev.ResolvedCmds = tree.ResolvedCommands()
 	switch dec.Action {
 	case policy.ActionAllow:
 	case policy.ActionAsk:
-		if err := e.holdCommand(ctx, req, dir, tree, dec, ev); err != nil {
+		if err := e.holdCommand(ctx, req, dir, tree, dec, ev, run); err != nil {
 			return nil, err
 		}
 	default:
@@ -343,13 +334,20 @@ func (p *execPlan) take(roots []string) ([]sandbox.Pin, error) {
 }
 
 // An Explanation is what the pipeline decides about a request, without
-// running it (gatehouse explain).
+// running it (gatehouse explain): the decision a call would get now, from
+// the same order every call goes through.
 type Explanation struct {
-	// Decision is allow or deny; an ask is a deny, approval_required,
-	// which a call would wait on for a person's answer.
+	// Decision is allow, deny, or ask: a call would be held for a
+	// person's answer (Held says why) and, approved, run.
 	Decision  string `json:"decision"`
 	BlockedBy string `json:"blocked_by,omitempty"`
 	Reason    string `json:"reason,omitempty"`
+	// Hint is the remedy of a denial.
+	Hint string `json:"hint,omitempty"`
+	// Held says for what a call would wait for a person's answer, in the
+	// order it would be asked; a call both held and then denied waits,
+	// and is denied once approved.
+	Held []string `json:"held,omitempty"`
 	// Analysis is the analysis's own verdict (allow, ask or deny, with the
 	// deciding rule and node).
 	Analysis policy.Verdict `json:"analysis"`
@@ -360,48 +358,35 @@ type Explanation struct {
 	PinnedScripts []api.Pin `json:"pinned_scripts"`
 }
 
-// Explain decides req as Execute would, without running or recording
-// anything. An *ArgError is a bad request.
+// Explain decides req as Execute would, through the same order, without
+// waiting for anyone, running or recording anything. An *ArgError is a bad
+// request.
 func (e *Executor) Explain(ctx context.Context, req api.ExecRequest) (x *Explanation, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			e.opts.Logger.Error("internal error explaining", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-			x = &Explanation{Decision: "deny", PinnedScripts: []api.Pin{}, Analysis: policy.Verdict{Node: -1},
-				BlockedBy: DenyInternalError, Reason: internalReason("explaining", "")}
-			err = nil
-		}
+	ev := newEvent(&req, filepath.Base(e.cfg.Exec.Shell))
+	run := &decideRun{dry: true, verdict: policy.Verdict{Node: -1}}
+	var d *Admitted
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				d, err = nil, e.internalError(ev, "explaining", r)
+			}
+		}()
+		d, err = e.decide(ctx, req, ev, run)
 	}()
-	x = &Explanation{Decision: "deny", PinnedScripts: []api.Pin{}, Analysis: policy.Verdict{Node: -1}}
-	if err := e.checkArgs(&req); err != nil {
+	x = &Explanation{Decision: "deny", PinnedScripts: []api.Pin{}, Analysis: run.verdict, Tree: run.tree, Cwd: ev.Cwd, Held: run.held}
+	var den *Denial
+	switch {
+	case errors.As(err, &den):
+		x.BlockedBy, x.Reason, x.Hint = den.Code, den.Reason, Remedy(den.Code, den.Hint)
+		return x, nil
+	case err != nil:
 		return nil, err
 	}
-	if !e.cfg.Exec.Enabled {
-		x.BlockedBy, x.Reason = DenyExecDisabled, "the governed shell is turned off (exec.enabled: false)"
-		return x, nil
+	x.Decision, x.PinnedScripts = "allow", d.Event.PinnedScripts
+	if len(run.held) > 0 {
+		x.Decision = "ask"
+		x.Reason = strings.Join(run.held, "; then ")
 	}
-	roots, err := e.workspaceRoots(req.Agent)
-	if err != nil {
-		x.BlockedBy, x.Reason = DenyWorkspaceRoot, err.Error()
-		return x, nil
-	}
-	dir, err := e.resolveCwd(req.Cwd, roots)
-	if err != nil {
-		x.BlockedBy, x.Reason = DenyCwdOutside, err.Error()
-		return x, nil
-	}
-	x.Cwd = dir
-	if e.cfg.Policy.CommandAnalysisMode == "off" {
-		x.BlockedBy, x.Reason = DenyAnalysisOff, analysisOffReason
-		return x, nil
-	}
-	tree, dec := e.judge(&req, dir, roots)
-	x.Tree, x.Analysis = tree, dec
-	if dec.Action == policy.ActionAllow {
-		x.Decision = "allow"
-		x.PinnedScripts, _ = pinsOf(tree.Scripts, probe.Expected(e.cfg.Exec.Sandbox.Backend, runtime.GOOS))
-		return x, nil
-	}
-	x.BlockedBy, x.Reason = denialOf(dec)
 	return x, nil
 }
 
@@ -433,15 +418,25 @@ func pinBase(roots []string) (string, error) {
 func (x *Explanation) WriteText(w io.Writer) {
 	if x.Tree == nil {
 		fmt.Fprintf(w, "decision: %s (%s)\nreason:   %s\n", x.Decision, x.BlockedBy, x.Reason)
+		if x.Hint != "" {
+			fmt.Fprintf(w, "hint:     %s\n", x.Hint)
+		}
 		return
 	}
 	d := x.Analysis
-	// The pipeline's words for the decision: an ask would wait for a person.
+	// The pipeline's words for the decision, which may be a later stage's
+	// than the analysis's.
 	d.Action = x.Decision
-	if x.BlockedBy != "" {
+	switch {
+	case x.BlockedBy != "":
 		d.Code, d.Reason = x.BlockedBy, x.Reason
+	case x.Decision == "ask":
+		d.Code, d.Reason = "", x.Reason
 	}
 	policy.WriteText(w, x.Tree, d)
+	if x.Hint != "" {
+		fmt.Fprintf(w, "hint: %s\n", x.Hint)
+	}
 	if x.Cwd != "" {
 		fmt.Fprintf(w, "\ncwd: %s\n", x.Cwd)
 	}

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"os"
+	"path/filepath"
 
 	"github.com/gatehouse-dev/gatehouse/sandbox"
 	"github.com/gatehouse-dev/gatehouse/sandbox/backends"
@@ -90,19 +91,13 @@ func (e *Executor) startSlot(agent string) (*warmSlot, error) {
 // anything (the tool cache it binds is created). It is for benchmarks and
 // debugging (gatehouse exec --print-args).
 func (e *Executor) PlanSpec(req api.ExecRequest) (*sandbox.Spec, error) {
-	if err := e.checkArgs(&req); err != nil {
+	ev := newEvent(&req, filepath.Base(e.cfg.Exec.Shell))
+	roots, dir, timeout, err := e.prologue(context.Background(), &req, ev, &decideRun{dry: true})
+	if err != nil {
 		return nil, err
 	}
-	roots, err := e.workspaceRoots(req.Agent)
-	if err != nil {
-		return nil, &Denial{Code: DenyWorkspaceRoot, Reason: err.Error()}
-	}
-	dir, err := e.resolveCwd(req.Cwd, roots)
-	if err != nil {
-		return nil, &Denial{Code: DenyCwdOutside, Reason: err.Error()}
-	}
 	c := e.chooseBackend()
-	spec := e.spec(&req, dir, roots, NewID(), e.timeout(req.TimeoutSeconds), c)
+	spec := e.spec(&req, dir, roots, ev.ID, timeout, c)
 	if spec.ToolCache != nil {
 		if err := e.prepareToolCache(spec.ToolCache.Dir); err != nil {
 			return nil, err

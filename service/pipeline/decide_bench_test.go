@@ -15,7 +15,7 @@ func BenchmarkDecide(b *testing.B) {
 	f := newFixture(b, b.TempDir(), nil)
 	req := api.ExecRequest{Command: "git status --short && go test ./... 2>&1 | tail -20", Agent: "claude-code", Surface: api.SurfaceAgentHook, Cwd: f.ws}
 	for b.Loop() {
-		if _, err := f.ex.decide(context.Background(), req, newEvent(&req, "bash")); err != nil {
+		if _, err := f.ex.decide(context.Background(), req, newEvent(&req, "bash"), &decideRun{}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/keyring"
 	"github.com/gatehouse-dev/gatehouse/sandbox"
+	"github.com/gatehouse-dev/gatehouse/service/analysis"
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/broker"
 	"github.com/gatehouse-dev/gatehouse/service/policy"
@@ -236,12 +237,15 @@ func (e *Executor) Decide(ctx context.Context, req api.ExecRequest) (d *Admitted
 				d, err = nil, e.internalError(ev, "deciding", r)
 			}
 		}()
-		d, err = e.decide(ctx, req, ev)
+		d, err = e.decide(ctx, req, ev, &decideRun{})
 	}()
 	var den *Denial
-	if errors.As(err, &den) && den.Event != nil {
-		if aerr := e.observe(den.Event, nil); aerr != nil {
-			den.Warning = notRecorded(aerr)
+	if errors.As(err, &den) {
+		den.Hint = Remedy(den.Code, den.Hint)
+		if den.Event != nil {
+			if aerr := e.observe(den.Event, nil); aerr != nil {
+				den.Warning = notRecorded(aerr)
+			}
 		}
 	}
 	return d, err
@@ -290,35 +294,60 @@ func newEvent(req *api.ExecRequest, dialect string) *api.Event {
 	return ev
 }
 
-func (e *Executor) decide(ctx context.Context, req api.ExecRequest, ev *api.Event) (*Admitted, error) {
-	if err := e.checkArgs(&req); err != nil {
-		return nil, err
+// A decideRun is how far one pass through the order goes, and what it
+// learnt on the way that explain shows.
+type decideRun struct {
+	// dry: nothing waits and nothing is recorded (explain). A stage that
+	// would hold the call for a person notes it in held and the order goes
+	// on as if the person had approved, so that every later stage that can
+	// deny is reached.
+	dry  bool
+	held []string
+	// tree and verdict are the analysis's, once it ran.
+	tree    *analysis.Tree
+	verdict policy.Verdict
+}
+
+// prologue is the start of the order, the same for every pass: the
+// request's arguments, its credential references, the timeout, whether
+// the shell is on, the workspace roots and the working directory. A call
+// from a directory in no root is held (hold.go), or noted when dry.
+func (e *Executor) prologue(ctx context.Context, req *api.ExecRequest, ev *api.Event, run *decideRun) (roots []string, dir string, timeout int, err error) {
+	if err := e.checkArgs(req); err != nil {
+		return nil, "", 0, err
 	}
 	// ${credential:ID} becomes ${GATEHOUSE_CRED_<ID>} before analysis
 	// (credentials.go).
-	if err := e.rewriteCredentials(&req, ev); err != nil {
-		return nil, err
+	if err := e.rewriteCredentials(req, ev); err != nil {
+		return nil, "", 0, err
 	}
-	timeout := e.timeout(req.TimeoutSeconds)
+	timeout = e.timeout(req.TimeoutSeconds)
 	ev.TimeoutSeconds = timeout
 	if !e.cfg.Exec.Enabled {
-		return nil, deny(ev, DenyExecDisabled, "the governed shell is turned off (exec.enabled: false)")
+		return nil, "", 0, deny(ev, DenyExecDisabled, "the governed shell is turned off (exec.enabled: false)")
 	}
-	roots, err := e.workspaceRoots(req.Agent)
+	roots, err = e.workspaceRoots(req.Agent)
 	if err != nil {
-		return nil, deny(ev, DenyWorkspaceRoot, err.Error())
+		return nil, "", 0, deny(ev, DenyWorkspaceRoot, err.Error())
 	}
-	dir, err := e.resolveCwd(req.Cwd, roots)
+	dir, err = e.resolveCwd(req.Cwd, roots)
 	if err != nil {
 		// A directory in no root asks to be trusted (hold.go).
-		if roots, dir, err = e.holdWorkspace(ctx, &req, err, ev); err != nil {
-			return nil, err
+		if roots, dir, err = e.holdWorkspace(ctx, req, err, ev, run); err != nil {
+			return nil, "", 0, err
 		}
 	}
 	ev.Cwd = dir
+	return roots, dir, timeout, nil
+}
 
+func (e *Executor) decide(ctx context.Context, req api.ExecRequest, ev *api.Event, run *decideRun) (*Admitted, error) {
+	roots, dir, timeout, err := e.prologue(ctx, &req, ev, run)
+	if err != nil {
+		return nil, err
+	}
 	// Command analysis and policy (analyze.go): a denial stops here.
-	plan, err := e.analyze(ctx, &req, dir, roots, ev)
+	plan, err := e.analyze(ctx, &req, dir, roots, ev, run)
 	if err != nil {
 		return nil, err
 	}
@@ -351,7 +380,11 @@ func (e *Executor) Run(ctx context.Context, d *Admitted, out sandbox.Streams, ev
 		if aerr := e.observe(&o.Event, o); aerr != nil && o.Warning == "" {
 			o.Warning = notRecorded(aerr)
 		}
-	case errors.As(err, &den) && den.Event != nil:
+	case errors.As(err, &den):
+		den.Hint = Remedy(den.Code, den.Hint)
+		if den.Event == nil {
+			break
+		}
 		if aerr := e.observe(den.Event, nil); aerr != nil && den.Code != DenyAuditUnavailable {
 			den.Warning = notRecorded(aerr)
 		}

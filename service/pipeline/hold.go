@@ -52,10 +52,14 @@ func (e *Executor) approvalTimeout() time.Duration {
 
 // holdCommand holds a command dec asks about until a person answers; nil
 // means it was approved and goes on.
-func (e *Executor) holdCommand(ctx context.Context, req *api.ExecRequest, dir string, tree *analysis.Tree, dec policy.Verdict, ev *api.Event) error {
+func (e *Executor) holdCommand(ctx context.Context, req *api.ExecRequest, dir string, tree *analysis.Tree, dec policy.Verdict, ev *api.Event, run *decideRun) error {
 	if e.opts.Approver == nil {
 		return deny(ev, DenyApproval, dec.Reason+"; this needs a person's approval, which is asked through the Gatehouse service, and it is not running").
 			withHint("start the service ('gatehouse service start', or 'gatehouse serve' in a terminal) and run the command again: it then waits for an answer from the tray or `gatehouse approve`")
+	}
+	if run.dry {
+		run.held = append(run.held, dec.Reason+"; a call would wait for a person's approval (the tray, the notification or `gatehouse approve`)")
+		return nil
 	}
 	var node *analysis.Node
 	if dec.Node >= 0 && dec.Node < len(tree.Nodes) {
@@ -124,7 +128,7 @@ func orUnknown(agent string) string {
 // or for every agent), it is a workspace root from now on. Without an
 // approver, or when the directory may never be trusted, the call is
 // refused cwd_outside_workspace.
-func (e *Executor) holdWorkspace(ctx context.Context, req *api.ExecRequest, cwdErr error, ev *api.Event) ([]string, string, error) {
+func (e *Executor) holdWorkspace(ctx context.Context, req *api.ExecRequest, cwdErr error, ev *api.Event, run *decideRun) ([]string, string, error) {
 	var out *outsideError
 	if !errors.As(cwdErr, &out) {
 		return nil, "", deny(ev, DenyCwdOutside, cwdErr.Error())
@@ -156,7 +160,12 @@ func (e *Executor) holdWorkspace(ctx context.Context, req *api.ExecRequest, cwdE
 		Timeout:    e.approvalTimeout(),
 		TrustAgent: req.Agent,
 	}
-	if err := e.await(ctx, h, ev); err != nil {
+	if run.dry {
+		// Explained, the call goes on as if the person let it work there
+		// once.
+		run.held = append(run.held, fmt.Sprintf("%s; a call would wait for a person to let it work in %s (the tray, the notification or `gatehouse approve`)", cwdErr, top))
+		ev.Approval = &api.ApprovalRecord{Kind: api.ApprovalWorkspace, Answer: api.AnswerOnce, Workspace: top}
+	} else if err := e.await(ctx, h, ev); err != nil {
 		return nil, "", err
 	}
 	roots, err := e.workspaceRoots(req.Agent)
