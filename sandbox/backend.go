@@ -9,6 +9,7 @@ import (
 	"errors"
 
 	"github.com/gatehouse-dev/gatehouse/internal/fspath"
+	"github.com/gatehouse-dev/gatehouse/internal/scale"
 )
 
 // Backend names a sandbox backend, as written in exec.sandbox.backend.
@@ -21,43 +22,78 @@ const (
 	BackendNone       Backend = "none"
 )
 
+// backendInfo is what the pipeline may ask of a backend: a new backend is
+// one line of backendInfos (and its runner in package backends).
+type backendInfo struct {
+	name Backend
+	// peer: the backend ranks with the one before it, neither narrower
+	// than the other (a concrete backend a managed file names is locked).
+	peer bool
+	// mode stamps an execution that failed before the backend could say
+	// more (bubblewrap reports bubblewrap_no_seccomp itself).
+	mode                                       Mode
+	isolates, bindsPaths, killsDaemons, ownNet bool
+}
+
+// backendInfos are the backends a configuration may name, from the widest
+// to the narrowest: validation lists them in this order and managed
+// narrowing ranks by it (Backends).
+var backendInfos = []backendInfo{
+	{name: BackendNone, mode: ModeNone},
+	{name: BackendAuto, mode: ModeUnavailableDenied},
+	{name: BackendBubblewrap, mode: ModeBubblewrap, isolates: true, bindsPaths: true, killsDaemons: true, ownNet: true},
+	{name: BackendSeatbelt, peer: true, mode: ModeSeatbelt, isolates: true},
+}
+
+// Backends is the vocabulary of exec.sandbox.backend, widest first.
+var Backends = func() scale.Scale {
+	var steps []scale.Step
+	for _, b := range backendInfos {
+		if b.peer {
+			steps[len(steps)-1] = append(steps[len(steps)-1], string(b.name))
+			continue
+		}
+		steps = append(steps, scale.Step{string(b.name)})
+	}
+	return scale.Of(steps...)
+}()
+
+func (b Backend) info() backendInfo {
+	for _, i := range backendInfos {
+		if i.name == b {
+			return i
+		}
+	}
+	return backendInfo{name: b, mode: ModeUnavailableDenied}
+}
+
 // Mode is the mode an execution of b is stamped with when it fails before
 // its backend could say more (bubblewrap reports bubblewrap_no_seccomp
 // itself).
-func (b Backend) Mode() Mode {
-	switch b {
-	case BackendBubblewrap:
-		return ModeBubblewrap
-	case BackendSeatbelt:
-		return ModeSeatbelt
-	case BackendNone:
-		return ModeNone
-	}
-	return ModeUnavailableDenied
-}
+func (b Backend) Mode() Mode { return b.info().mode }
 
 // Isolates reports whether b puts the command in a sandbox at all; none
 // does not (policy.sandbox_required refuses it).
-func (b Backend) Isolates() bool { return b == BackendBubblewrap || b == BackendSeatbelt }
+func (b Backend) Isolates() bool { return b.info().isolates }
 
 // BindsPaths reports whether b can put a file at a path of its choosing
 // inside the sandbox (bind mounts): pinned scripts are bound over their
 // paths, the credential directory appears at CredDirInSandbox, the agent's
 // tool cache is bound into a private tmpfs and the runtime directory is
 // private. A backend that cannot shows the command host paths instead.
-func (b Backend) BindsPaths() bool { return b == BackendBubblewrap }
+func (b Backend) BindsPaths() bool { return b.info().bindsPaths }
 
 // KillsDaemons reports whether everything the command started, a
 // descendant that called setsid included, ends with it (a pid namespace);
 // the others kill the command's process group (limits_enforced.daemon_kill).
-func (b Backend) KillsDaemons() bool { return b == BackendBubblewrap }
+func (b Backend) KillsDaemons() bool { return b.info().killsDaemons }
 
 // OwnNetwork reports whether the command has a network namespace of its
 // own, reaching the egress proxy only through the init's bridge over the
 // proxy's unix socket. A backend without one shares the host's network:
 // the proxy listens on a loopback TCP port (Egress.Addr), which Seatbelt's
 // profile lets the command connect to and nothing else.
-func (b Backend) OwnNetwork() bool { return b == BackendBubblewrap }
+func (b Backend) OwnNetwork() bool { return b.info().ownNet }
 
 // Pin methods, on the event's pinned_scripts.
 const (

@@ -10,6 +10,8 @@ package sandbox
 import (
 	"errors"
 	"time"
+
+	"github.com/gatehouse-dev/gatehouse/internal/scale"
 )
 
 // Mode is the isolation actually in force for an execution. The vocabulary
@@ -37,6 +39,10 @@ const (
 	SeccompPreferred SeccompLevel = "preferred"
 	SeccompOff       SeccompLevel = "off"
 )
+
+// SeccompLevels is the vocabulary of exec.sandbox.seccomp, widest first:
+// validation lists it in this order and managed narrowing ranks by it.
+var SeccompLevels = scale.Of(scale.Step{string(SeccompOff)}, scale.Step{string(SeccompPreferred)}, scale.Step{string(SeccompRequired)})
 
 // ErrUnavailable is returned (wrapped, with its cause) when a backend cannot
 // run on this host.
@@ -146,6 +152,10 @@ const (
 	// workspace roots, ReadAllow and the tool cache.
 	ReadWorkspace ReadPosture = "workspace"
 )
+
+// ReadPostures is the vocabulary of exec.sandbox.read, widest first:
+// validation lists it in this order and managed narrowing ranks by it.
+var ReadPostures = scale.Of(scale.Step{string(ReadHost)}, scale.Step{string(ReadWorkspace)})
 
 // A Pin is one inspected file bound over its path.
 type Pin struct {

@@ -251,8 +251,8 @@ func Checks(f Facts) []Check {
 	return checks
 }
 
-// Select chooses the backend for the configured name backend ("auto",
-// "bubblewrap", "seatbelt", "none"; empty means auto) on a host with facts
+// Select chooses the backend for the configured name backend (one of
+// sandbox.Backends; empty means auto) on a host with facts
 // f. why is one line for logs and doctor.
 //
 // auto never fails: with no usable backend it chooses "none" and why says
@@ -299,7 +299,7 @@ func Select(backend string, f Facts) (chosen sandbox.Backend, why string, err er
 	case sandbox.BackendNone:
 		return sandbox.BackendNone, "backend none configured: no kernel isolation", nil
 	}
-	return "", "", fmt.Errorf("unknown sandbox backend %q; want auto, bubblewrap, seatbelt or none", backend)
+	return "", "", fmt.Errorf("unknown sandbox backend %q; want one of %s", backend, sandbox.Backends)
 }
 
 func bubblewrapWhy(f Facts) string {

@@ -330,11 +330,11 @@ func TestSelect(t *testing.T) {
 		},
 		{
 			name: "unknown", backend: "firejail", facts: goodLinux(),
-			err: `unknown sandbox backend "firejail"; want auto, bubblewrap, seatbelt or none`,
+			err: `unknown sandbox backend "firejail"; want one of none, auto, bubblewrap, seatbelt`,
 		},
 		{
 			name: "case matters", backend: "Bubblewrap", facts: goodLinux(),
-			err: `unknown sandbox backend "Bubblewrap"; want auto, bubblewrap, seatbelt or none`,
+			err: `unknown sandbox backend "Bubblewrap"; want one of none, auto, bubblewrap, seatbelt`,
 		},
 	}
 	for _, tt := range tests {

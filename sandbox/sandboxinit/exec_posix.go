@@ -72,7 +72,7 @@ func Exec(args []string) int {
 		}
 	}
 
-	switch *level {
+	switch *level { // sandbox.SeccompLevels' names: the init links no more than its allowlist (app/gatehouse-init/deps_test.go)
 	case "off":
 	case "required", "preferred":
 		if err := installFilter(*ptrace); err != nil {

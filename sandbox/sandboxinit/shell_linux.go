@@ -52,7 +52,7 @@ func startShellThread() *shellThread {
 // startShell runs on the shell thread: the filter, then the shell.
 func startShell(plan *Stage1Spec, env []string) shellStarted {
 	mode := "bubblewrap"
-	switch plan.Seccomp {
+	switch plan.Seccomp { // sandbox.SeccompLevels' names: the init links no more than its allowlist (app/gatehouse-init/deps_test.go)
 	case "off":
 		mode = "bubblewrap_no_seccomp seccomp is off in the configuration"
 	case "required", "preferred":

@@ -6,6 +6,8 @@
 // and dynamic actions.
 package policy
 
+import "github.com/gatehouse-dev/gatehouse/sandbox"
+
 // Config is the effective configuration. Paths in it are absolute and have
 // had "~" expanded once loaded.
 type Config struct {
@@ -123,10 +125,10 @@ type Sandbox struct {
 	SettingsFile string `yaml:"settings_file" json:"settings_file"`
 }
 
-// Read postures.
+// Read postures, the names of sandbox.ReadPostures.
 const (
-	ReadHost      = "host"
-	ReadWorkspace = "workspace"
+	ReadHost      = string(sandbox.ReadHost)
+	ReadWorkspace = string(sandbox.ReadWorkspace)
 )
 
 // Limits bound one execution.

@@ -43,6 +43,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/gatehouse-dev/gatehouse/internal/scale"
 	"github.com/gatehouse-dev/gatehouse/sandbox/egress"
 	"github.com/gatehouse-dev/gatehouse/service/broker"
 )
@@ -61,7 +62,7 @@ const (
 
 // credentialModes are the accepted values of policy.credential_mode:
 // any lets each mapping choose; mask refuses injected mappings.
-var credentialModes = []string{"any", ModeMask}
+var credentialModes = scale.Of(scale.Step{"any"}, scale.Step{ModeMask})
 
 // maxCredentialHosts bounds one mapping's hosts.
 const maxCredentialHosts = 32

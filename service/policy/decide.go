@@ -50,17 +50,6 @@ type Verdict struct {
 	Node int `json:"node"`
 }
 
-// rank orders actions from the widest to the narrowest.
-func rank(action string) int {
-	switch action {
-	case ActionDeny:
-		return 2
-	case ActionAsk:
-		return 1
-	}
-	return 0
-}
-
 // Decide judges t under p and records on every node the rules that
 // matched it and its own action.
 func Decide(t *analysis.Tree, p *Policy) Verdict {
@@ -77,11 +66,11 @@ func Decide(t *analysis.Tree, p *Policy) Verdict {
 		n.Action = ActionAllow
 		var deciding analysis.Match
 		for _, m := range n.Matches {
-			if rank(m.Action) > rank(n.Action) {
+			if actionRank(m.Action) > actionRank(n.Action) {
 				n.Action, deciding = m.Action, m
 			}
 		}
-		if rank(n.Action) > rank(best.Action) {
+		if actionRank(n.Action) > actionRank(best.Action) {
 			best = Verdict{Action: n.Action, Node: n.ID, Rule: deciding.Rule, Origin: deciding.Origin}
 			bestMatch = deciding
 		}

@@ -81,20 +81,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gatehouse-dev/gatehouse/internal/scale"
 	"github.com/gatehouse-dev/gatehouse/sandbox"
 	"github.com/gatehouse-dev/gatehouse/sandbox/egress"
-)
-
-// Strictness ranks; a higher rank is narrower.
-var (
-	backendRank  = map[string]int{"none": 0, "auto": 1, "bubblewrap": 2, "seatbelt": 2}
-	seccompRank  = map[string]int{"off": 0, "preferred": 1, "required": 2}
-	routingRank  = map[string]int{"framework": 0, "governed_shell": 1}
-	modeRank     = map[string]int{"off": 0, "enforce": 1}
-	actionRank   = map[string]int{"allow": 0, "ask": 1, "deny": 2}
-	termRank     = map[string]int{"keep": 0, "escape": 1}
-	credModeRank = map[string]int{"any": 0, "mask": 1}
-	readRank     = map[string]int{ReadHost: 0, ReadWorkspace: 1}
 )
 
 // narrow checks that the value user sets for the leaf field p narrows the
@@ -111,11 +100,11 @@ func narrow(p string, user, managed *layer) []error {
 	}
 	switch p {
 	case "policy.builtin_exec_routing":
-		return rankNarrow(p, uv.(string), mv.(string), us, ms, routingRank, []string{"framework", "governed_shell"})
+		return rankNarrow(p, uv.(string), mv.(string), us, ms, routings)
 	case "policy.command_analysis_mode":
-		return rankNarrow(p, uv.(string), mv.(string), us, ms, modeRank, []string{"off", "enforce"})
+		return rankNarrow(p, uv.(string), mv.(string), us, ms, analysisModes)
 	case "policy.default_action", "policy.dynamic_action":
-		return rankNarrow(p, uv.(string), mv.(string), us, ms, actionRank, []string{"allow", "ask", "deny"})
+		return rankNarrow(p, uv.(string), mv.(string), us, ms, Actions)
 	case "policy.rules":
 		return narrowRules(p, user, managed)
 	case "policy.disabled_builtin_rules":
@@ -125,7 +114,7 @@ func narrow(p string, user, managed *layer) []error {
 	case "exec.credentials.files":
 		return narrowCredMap(p, uv.(CredentialFiles), mv.(CredentialFiles), us, ms)
 	case "policy.credential_mode":
-		return rankNarrow(p, uv.(string), mv.(string), us, ms, credModeRank, credentialModes)
+		return rankNarrow(p, uv.(string), mv.(string), us, ms, credentialModes)
 	case "exec.egress.upstream_ca_files":
 		var errs []error
 		for i, u := range uv.([]string) {
@@ -206,7 +195,7 @@ func narrow(p string, user, managed *layer) []error {
 			return []error{errAt(us, p, "%q differs from the managed value %q (%s); only %q is allowed", uv, mv, ms, mv)}
 		}
 	case "exec.sandbox.read":
-		return rankNarrow(p, uv.(string), mv.(string), us, ms, readRank, readPostures)
+		return rankNarrow(p, uv.(string), mv.(string), us, ms, sandbox.ReadPostures)
 	case "exec.sandbox.read_allow":
 		// What a managed read: workspace keeps hidden stays hidden: only
 		// what the managed file lets commands read may be listed.
@@ -240,11 +229,11 @@ func narrow(p string, user, managed *layer) []error {
 			return []error{errAt(us, p, "%q differs from the managed value %q (%s); only %q is allowed", uv, mv, ms, mv)}
 		}
 	case "exec.sandbox.backend":
-		return rankNarrow(p, uv.(string), mv.(string), us, ms, backendRank, []string{"none", "auto", "bubblewrap", "seatbelt"})
+		return rankNarrow(p, uv.(string), mv.(string), us, ms, sandbox.Backends)
 	case "exec.output.terminal_controls":
-		return rankNarrow(p, uv.(string), mv.(string), us, ms, termRank, []string{"keep", "escape"})
+		return rankNarrow(p, uv.(string), mv.(string), us, ms, termControls)
 	case "exec.sandbox.seccomp":
-		return rankNarrow(p, uv.(string), mv.(string), us, ms, seccompRank, []string{"off", "preferred", "required"})
+		return rankNarrow(p, uv.(string), mv.(string), us, ms, sandbox.SeccompLevels)
 	case "exec.default_cwd":
 		u, m := uv.(string), mv.(string)
 		if path.IsAbs(u) && path.IsAbs(m) && !sandbox.Within(Resolve(u), Resolve(m)) {
@@ -319,13 +308,14 @@ func managedSandboxField(managed *layer) string {
 	return ""
 }
 
-// rankNarrow checks an enumerated value against a strictness ranking. The
-// user value must rank at least as high as the managed one, and two
-// different values of the same rank (bubblewrap and seatbelt) are not
-// narrower than each other, so a managed concrete backend is locked.
-func rankNarrow(p, u, m string, us, ms Source, rank map[string]int, order []string) []error {
-	ur, uok := rank[u]
-	mr, mok := rank[m]
+// rankNarrow checks an enumerated value against its scale, whose order is
+// the strictness. The user value must rank at least as high as the managed
+// one, and two different values of the same rank (bubblewrap and seatbelt)
+// are not narrower than each other, so a managed concrete backend is
+// locked.
+func rankNarrow(p, u, m string, us, ms Source, sc scale.Scale) []error {
+	ur, uok := sc.Rank(u)
+	mr, mok := sc.Rank(m)
 	if !uok || !mok {
 		return nil // validation reports the unknown value
 	}
@@ -334,8 +324,8 @@ func rankNarrow(p, u, m string, us, ms Source, rank map[string]int, order []stri
 		return []error{errAt(us, p, "%q differs from the managed value %q (%s); only %s is allowed", u, m, ms, m)}
 	case ur < mr:
 		var allowed []string
-		for _, v := range order {
-			if rank[v] > mr || v == m {
+		for _, v := range sc.Names() {
+			if r, _ := sc.Rank(v); r > mr || v == m {
 				allowed = append(allowed, v)
 			}
 		}

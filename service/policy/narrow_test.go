@@ -131,7 +131,7 @@ func TestNarrow(t *testing.T) {
 			field: "exec.sandbox.backend", value: "auto"},
 		{name: "backend invalid left to validation",
 			managed: "exec:\n  sandbox:\n    backend: auto\n", user: "exec:\n  sandbox:\n    backend: nope\n",
-			want: `config.yaml:3: exec.sandbox.backend: "nope" is not one of auto, bubblewrap, seatbelt, none`},
+			want: `config.yaml:3: exec.sandbox.backend: "nope" is not one of none, auto, bubblewrap, seatbelt`},
 
 		// Seccomp: off < preferred < required.
 		{name: "seccomp preferred to off",

@@ -34,6 +34,7 @@ import (
 	"go.yaml.in/yaml/v3"
 	"mvdan.cc/sh/v3/pattern"
 
+	"github.com/gatehouse-dev/gatehouse/internal/scale"
 	"github.com/gatehouse-dev/gatehouse/service/analysis"
 )
 
@@ -44,6 +45,17 @@ const (
 	ActionAsk   = "ask"
 	ActionDeny  = "deny"
 )
+
+// Actions is the vocabulary of actions, widest first: validation lists it
+// in this order, and a narrower action wins a decision and may replace a
+// managed one.
+var Actions = scale.Of(scale.Step{ActionAllow}, scale.Step{ActionAsk}, scale.Step{ActionDeny})
+
+// actionRank is a's rank in Actions; 0, the widest, for an unknown value.
+func actionRank(a string) int {
+	r, _ := Actions.Rank(a)
+	return r
+}
 
 // Values of a rule's where.
 const (
@@ -435,8 +447,8 @@ func (r *Rule) problems() []ruleProblem {
 	if !ruleName().MatchString(r.Name) {
 		add("name", "%q is not a rule name; want letters, digits and _.:- (at most 64), starting with a letter or digit", r.Name)
 	}
-	if !slices.Contains(actions, r.Action) {
-		add("action", "%q is not one of %s", r.Action, strings.Join(actions, ", "))
+	if !Actions.Has(r.Action) {
+		add("action", "%q is not one of %s", r.Action, Actions)
 	}
 	if len(r.Reason) > maxRuleReason {
 		add("reason", "is %d bytes; the limit is %d", len(r.Reason), maxRuleReason)
@@ -549,7 +561,7 @@ func narrowRules(p string, user, managed *layer) []error {
 		// dynamic_action, so under a managed dynamic_action it may only be
 		// as strict or stricter.
 		if md := managed.vals.Policy.DynamicAction; managed.has("policy.dynamic_action") && slices.Contains(r.Flags, "dynamic") &&
-			actionRank[r.Action] < actionRank[md] {
+			actionRank(r.Action) < actionRank(md) {
 			errs = append(errs, errAt(user.source(p), p, "[%d].action: %s widens the managed dynamic_action %q (%s): a rule with flags [dynamic] decides dynamic commands in its place; use %s",
 				i, r.Action, md, managed.source("policy.dynamic_action"), orList(stricterActions(md))))
 		}
@@ -560,8 +572,8 @@ func narrowRules(p string, user, managed *layer) []error {
 // stricterActions returns the actions at least as strict as a.
 func stricterActions(a string) []string {
 	var out []string
-	for _, v := range actions {
-		if actionRank[v] >= actionRank[a] {
+	for _, v := range Actions.Names() {
+		if actionRank(v) >= actionRank(a) {
 			out = append(out, v)
 		}
 	}

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/gatehouse-dev/gatehouse/internal/scale"
+	"github.com/gatehouse-dev/gatehouse/sandbox"
 	"github.com/gatehouse-dev/gatehouse/sandbox/egress"
 )
 
@@ -62,16 +64,29 @@ var numberRules = map[string]numberRule{
 // Limits on lists.
 const maxWorkspaceRoots = 32
 
-// Accepted values of the enumerated fields, in the order messages list them.
+// The enumerated fields' vocabularies, each an ordered table from the
+// widest value to the narrowest: messages list them in this order and
+// managed narrowing ranks by it (narrow.go). The sandbox's are the
+// sandbox package's (sandbox.Backends, SeccompLevels, ReadPostures), the
+// actions are Actions (rules.go).
 var (
-	backends      = []string{"auto", "bubblewrap", "seatbelt", "none"}
-	seccompLevels = []string{"required", "preferred", "off"}
-	routings      = []string{"governed_shell", "framework"}
-	analysisModes = []string{"enforce", "off"}
-	actions       = []string{"allow", "ask", "deny"}
-	termControls  = []string{"escape", "keep"}
-	readPostures  = []string{ReadHost, ReadWorkspace}
+	routings      = scale.Of(scale.Step{"framework"}, scale.Step{"governed_shell"})
+	analysisModes = scale.Of(scale.Step{"off"}, scale.Step{"enforce"})
+	termControls  = scale.Of(scale.Step{"keep"}, scale.Step{"escape"})
 )
+
+// enums are the fields whose value is one of a scale.
+var enums = map[string]scale.Scale{
+	"exec.sandbox.backend":          sandbox.Backends,
+	"exec.sandbox.seccomp":          sandbox.SeccompLevels,
+	"exec.sandbox.read":             sandbox.ReadPostures,
+	"policy.builtin_exec_routing":   routings,
+	"policy.command_analysis_mode":  analysisModes,
+	"policy.default_action":         Actions,
+	"policy.dynamic_action":         Actions,
+	"exec.output.terminal_controls": termControls,
+	"policy.credential_mode":        credentialModes,
+}
 
 // envName is a portable environment variable name.
 var envName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
@@ -163,6 +178,12 @@ func (v *validator) check(p string, val any) {
 		v.validateExport(p, val)
 		return
 	}
+	if e, ok := enums[p]; ok {
+		if s := val.(string); !e.Has(s) {
+			v.failf(p, "%q is not one of %s", s, e)
+		}
+		return
+	}
 	switch p {
 	case "exec.shell":
 		s := val.(string)
@@ -175,22 +196,6 @@ func (v *validator) check(p string, val any) {
 	case "exec.default_cwd":
 		if s := val.(string); !path.IsAbs(s) {
 			v.failf(p, "%s", notAbsolute(s))
-		}
-	case "exec.sandbox.backend":
-		if s := val.(string); !slices.Contains(backends, s) {
-			v.failf(p, "%q is not one of %s", s, strings.Join(backends, ", "))
-		}
-	case "policy.builtin_exec_routing":
-		if s := val.(string); !slices.Contains(routings, s) {
-			v.failf(p, "%q is not one of %s", s, strings.Join(routings, ", "))
-		}
-	case "policy.command_analysis_mode":
-		if s := val.(string); !slices.Contains(analysisModes, s) {
-			v.failf(p, "%q is not one of %s", s, strings.Join(analysisModes, ", "))
-		}
-	case "policy.default_action", "policy.dynamic_action":
-		if s := val.(string); !slices.Contains(actions, s) {
-			v.failf(p, "%q is not one of %s", s, strings.Join(actions, ", "))
 		}
 	case "policy.rules":
 		v.validateRules(p, val.(Rules))
@@ -230,14 +235,6 @@ func (v *validator) check(p string, val any) {
 				v.failItemf(p, i, "%q %v", s, err)
 			}
 		}
-	case "exec.output.terminal_controls":
-		if s := val.(string); !slices.Contains(termControls, s) {
-			v.failf(p, "%q is not one of %s", s, strings.Join(termControls, ", "))
-		}
-	case "exec.sandbox.seccomp":
-		if s := val.(string); !slices.Contains(seccompLevels, s) {
-			v.failf(p, "%q is not one of %s", s, strings.Join(seccompLevels, ", "))
-		}
 	case "exec.sandbox.bwrap_path":
 		if s := val.(string); s != "" && !path.IsAbs(s) {
 			v.failf(p, `%q is not an absolute path; want a path like /usr/bin/bwrap, or "" to find bwrap in PATH`, s)
@@ -246,19 +243,11 @@ func (v *validator) check(p string, val any) {
 		if s := val.(string); s != "" && !path.IsAbs(s) {
 			v.failf(p, `%q is not an absolute path; want a path like /usr/lib/gatehouse/gatehouse-init, or "" to find gatehouse-init next to gatehouse`, s)
 		}
-	case "policy.credential_mode":
-		if s := val.(string); !slices.Contains(credentialModes, s) {
-			v.failf(p, "%q is not one of %s", s, strings.Join(credentialModes, ", "))
-		}
 	case "exec.sandbox.deny_read", "policy.script_inspection_roots", "exec.egress.upstream_ca_files":
 		for i, s := range val.([]string) {
 			if !path.IsAbs(s) {
 				v.failItemf(p, i, "%s", notAbsolute(s))
 			}
-		}
-	case "exec.sandbox.read":
-		if s := val.(string); !slices.Contains(readPostures, s) {
-			v.failf(p, "%q is not one of %s", s, strings.Join(readPostures, ", "))
 		}
 	case "exec.sandbox.read_allow":
 		for i, s := range val.([]string) {

@@ -37,7 +37,7 @@ func TestValidate(t *testing.T) {
 		// exec.output.terminal_controls
 		{"terminal controls keep", "exec:\n  output:\n    terminal_controls: keep\n", ""},
 		{"terminal controls escape", "exec:\n  output:\n    terminal_controls: escape\n", ""},
-		{"terminal controls strip", "exec:\n  output:\n    terminal_controls: strip\n", `config.yaml:3: exec.output.terminal_controls: "strip" is not one of escape, keep`},
+		{"terminal controls strip", "exec:\n  output:\n    terminal_controls: strip\n", `config.yaml:3: exec.output.terminal_controls: "strip" is not one of keep, escape`},
 
 		// exec.default_cwd
 		{"cwd absolute", "exec:\n  default_cwd: /work\n", ""},
@@ -47,10 +47,10 @@ func TestValidate(t *testing.T) {
 		// exec.sandbox
 		{"backend bubblewrap", "exec:\n  sandbox:\n    backend: bubblewrap\n", ""},
 		{"backend none", "exec:\n  sandbox:\n    backend: none\n", ""},
-		{"backend typo", "exec:\n  sandbox:\n    backend: bwrapp\n", `config.yaml:3: exec.sandbox.backend: "bwrapp" is not one of auto, bubblewrap, seatbelt, none`},
-		{"backend case", "exec:\n  sandbox:\n    backend: Auto\n", `config.yaml:3: exec.sandbox.backend: "Auto" is not one of auto, bubblewrap, seatbelt, none`},
+		{"backend typo", "exec:\n  sandbox:\n    backend: bwrapp\n", `config.yaml:3: exec.sandbox.backend: "bwrapp" is not one of none, auto, bubblewrap, seatbelt`},
+		{"backend case", "exec:\n  sandbox:\n    backend: Auto\n", `config.yaml:3: exec.sandbox.backend: "Auto" is not one of none, auto, bubblewrap, seatbelt`},
 		{"seccomp off", "exec:\n  sandbox:\n    seccomp: off\n", ""},
-		{"seccomp bad", "exec:\n  sandbox:\n    seccomp: strict\n", `config.yaml:3: exec.sandbox.seccomp: "strict" is not one of required, preferred, off`},
+		{"seccomp bad", "exec:\n  sandbox:\n    seccomp: strict\n", `config.yaml:3: exec.sandbox.seccomp: "strict" is not one of off, preferred, required`},
 		{"bwrap_path relative", "exec:\n  sandbox:\n    bwrap_path: bin/bwrap\n", `config.yaml:3: exec.sandbox.bwrap_path: "bin/bwrap" is not an absolute path; want a path like /usr/bin/bwrap, or "" to find bwrap in PATH`},
 		{"init_path relative", "exec:\n  sandbox:\n    init_path: bin/gatehouse-init\n", `config.yaml:3: exec.sandbox.init_path: "bin/gatehouse-init" is not an absolute path; want a path like /usr/lib/gatehouse/gatehouse-init, or "" to find gatehouse-init next to gatehouse`},
 		{"init_path absolute", "exec:\n  sandbox:\n    init_path: /opt/gatehouse-init\n", ""},
@@ -114,7 +114,7 @@ func TestValidate(t *testing.T) {
 		// Several problems are all reported, in line order.
 		{"all at once", "exec:\n  shell: /bin/zsh\n  sandbox:\n    backend: bwrapp\npolicy:\n  exec_timeout_seconds: 0\n",
 			`config.yaml:2: exec.shell: "/bin/zsh": basename must be bash or sh` + "\n" +
-				`config.yaml:4: exec.sandbox.backend: "bwrapp" is not one of auto, bubblewrap, seatbelt, none` + "\n" +
+				`config.yaml:4: exec.sandbox.backend: "bwrapp" is not one of none, auto, bubblewrap, seatbelt` + "\n" +
 				`config.yaml:6: policy.exec_timeout_seconds: 0 is out of range; want 1 to 3600`},
 	}
 	for _, tt := range tests {
