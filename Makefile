@@ -5,8 +5,11 @@ BIN       := bin/gatehouse
 INIT      := bin/gatehouse-init
 PKGS      := ./...
 # Packages whose tests run real sandboxes; make test runs them again as an
-# unprivileged user, because root changes what a sandbox means.
-SANDBOX_PKGS := ./sandbox/... ./service ./service/pipeline/... ./app/cli/...
+# unprivileged user, because root changes what a sandbox means. Each heavy
+# suite runs once per user: the pipeline's cold (a fresh sandbox per
+# command) as root, warm (every command in a warm sandbox) as the user.
+SANDBOX_PKGS := ./sandbox/... ./service ./app/cli/...
+PIPELINE_PKGS := ./service/pipeline/...
 TEST_USER ?= gatehouse-test
 FUZZTIME  ?= 30s
 PACKAGE_ARCHES ?= amd64 arm64
@@ -64,7 +67,6 @@ run-deps:
 test-root:
 	.ci/with-desktop-session.sh env REQUIRE_SANDBOX=1 REQUIRE_KEYRING=1 REQUIRE_NOTIFY=1 REQUIRE_BROWSER=1 \
 		$(GO) test -race -count=1 $(PKGS)
-	GATEHOUSE_TEST_WARM=1 $(GO) test -count=1 ./service/pipeline
 	# A short minimisation: FuzzPolicyLoad's inputs are slow to minimise, and
 	# the default (60 s) would spend the whole run on the first new input.
 	$(GO) test -count=1 -run='^$$' -fuzz=FuzzPolicyLoad -fuzztime=10s -fuzzminimizetime=2s ./service/policy
@@ -76,7 +78,7 @@ test-root:
 
 test-user:
 	@.ci/test-as-user.sh $(TEST_USER) $(SANDBOX_PKGS)
-	@GATEHOUSE_TEST_WARM=1 .ci/test-as-user.sh $(TEST_USER) ./service/pipeline
+	@GATEHOUSE_TEST_WARM=1 .ci/test-as-user.sh $(TEST_USER) $(PIPELINE_PKGS)
 
 # package: the .deb and .rpm for amd64 and arm64 in dist/ (nfpm, a Go
 # tool dependency; packaging/nfpm.yaml says what goes where).

@@ -58,7 +58,7 @@ func newFixture(t testing.TB, dir string, mutate func(*policy.Config)) *fixture 
 		HostPath:     "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
 		// As gatehouse's own composition root has it (app/cli/compose.go).
 		ToolCacheRoot: filepath.Join(f.home, ".cache", "gatehouse", "sandbox"),
-		// GATEHOUSE_TEST_WARM=1 (make test's second pass) runs every
+		// GATEHOUSE_TEST_WARM=1 (make test's unprivileged pass) runs every
 		// command in a warm sandbox.
 		TestOnlyWarmEveryCommand: testWarm,
 	})

@@ -73,7 +73,18 @@ func newSides(t testing.TB, path string) (bash, gh *side) {
 		}
 		return s
 	}
-	return mk("bash"), mk("exec")
+	bash, gh = mk("bash"), mk("exec")
+	// A session's builds are real (go build, cargo, pip): on a loaded
+	// machine the first one may take minutes, longer than the default
+	// 120 s a command may run. The test's own deadline bounds them.
+	conf := filepath.Join(gh.home, ".config", "gatehouse", "config.yaml")
+	if err := os.MkdirAll(filepath.Dir(conf), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(conf, []byte("policy:\n  exec_timeout_seconds: 3600\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return bash, gh
 }
 
 func userName() string {
