@@ -204,6 +204,24 @@ const (
 	StatusNeverRan      Status = "never_ran"
 )
 
+// Status reasons a backend reports (Result.StatusReason); the service's
+// own are named in service/api.
+const (
+	// ReasonSpawnError: the command could not be started (pipes, mounts,
+	// the backend's program failing).
+	ReasonSpawnError = "spawn_error"
+	// ReasonSandboxUnavailable: the backend cannot run on this host.
+	ReasonSandboxUnavailable = "sandbox_unavailable"
+	// ReasonSweepBound: the write-deny sweep hit its bound before the
+	// start; nothing ran.
+	ReasonSweepBound = "sweep_bound"
+	// ReasonWriteDenyLink: a write-deny path is a link; nothing ran.
+	ReasonWriteDenyLink = "write_deny_link"
+	// ReasonSweepIncomplete: the sweep after the command left part of the
+	// workspace unchecked.
+	ReasonSweepIncomplete = "sweep_incomplete"
+)
+
 // Limits says which limits held for an execution. Pids is true when the
 // process count was bounded, by a pids cgroup or by RLIMIT_NPROC; NProc
 // says whether RLIMIT_NPROC held (sandboxinit/nproc.go).

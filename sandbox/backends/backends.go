@@ -29,6 +29,6 @@ func Runner(b sandbox.Backend, f probe.Facts, logger *slog.Logger) sandbox.Runne
 	}
 	return sandbox.Refusal{Result: sandbox.Result{
 		Mode: sandbox.ModeUnavailableDenied, Status: sandbox.StatusFailedToStart,
-		StatusReason: "sandbox_unavailable", Error: fmt.Sprintf("no runner for sandbox backend %q", b),
+		StatusReason: sandbox.ReasonSandboxUnavailable, Error: fmt.Sprintf("no runner for sandbox backend %q", b),
 	}}
 }

@@ -41,13 +41,13 @@ func Run(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams, opt RunOp
 // command is refused (sweep_bound) rather than run unchecked.
 func discoverFailed(t0 time.Time, err error) *sandbox.Result {
 	if errors.Is(err, ErrSweepBound) {
-		return failedResult(t0, "sweep_bound", fmt.Sprintf("%v; nothing ran: make a smaller directory the workspace root", err))
+		return failedResult(t0, sandbox.ReasonSweepBound, fmt.Sprintf("%v; nothing ran: make a smaller directory the workspace root", err))
 	}
 	if errors.Is(err, ErrUnresolvedLink) {
 		// A write-deny name whose target the command could make.
-		return failedResult(t0, "write_deny_link", err.Error())
+		return failedResult(t0, sandbox.ReasonWriteDenyLink, err.Error())
 	}
-	return failedResult(t0, "spawn_error", fmt.Sprintf("preparing mounts: %v", err))
+	return failedResult(t0, sandbox.ReasonSpawnError, fmt.Sprintf("preparing mounts: %v", err))
 }
 
 // failedResult is the result of an execution that did not start.
@@ -96,15 +96,15 @@ func start(spec *sandbox.Spec, args []string, opt RunOptions) (*started, *sandbo
 	stR, stW := pipe()
 	argR, argW := pipe()
 	if err != nil {
-		return fail("spawn_error", fmt.Sprintf("creating pipes: %v", err))
+		return fail(sandbox.ReasonSpawnError, fmt.Sprintf("creating pipes: %v", err))
 	}
 	s.ctlW, s.stR = ctlW, stR
 	if s.outPump, err = sandbox.NewPump(&s.out); err != nil {
-		return fail("spawn_error", fmt.Sprintf("creating pipes: %v", err))
+		return fail(sandbox.ReasonSpawnError, fmt.Sprintf("creating pipes: %v", err))
 	}
 	if s.errPump, err = sandbox.NewPump(io.MultiWriter(s.stderrHead, &s.err)); err != nil {
 		s.outPump.Close()
-		return fail("spawn_error", fmt.Sprintf("creating pipes: %v", err))
+		return fail(sandbox.ReasonSpawnError, fmt.Sprintf("creating pipes: %v", err))
 	}
 	cmd := exec.Command(spec.BwrapPath, append([]string{"--args", "5"}, InitCommand...)...)
 	cmd.Env = []string{}
@@ -120,11 +120,11 @@ func start(spec *sandbox.Spec, args []string, opt RunOptions) (*started, *sandbo
 		s.outPump.Close()
 		s.errPump.Close()
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
-			_, res := fail("sandbox_unavailable", fmt.Sprintf("%s not found; install bubblewrap", spec.BwrapPath))
+			_, res := fail(sandbox.ReasonSandboxUnavailable, fmt.Sprintf("%s not found; install bubblewrap", spec.BwrapPath))
 			res.Mode = sandbox.ModeUnavailableDenied
 			return nil, res
 		}
-		return fail("spawn_error", fmt.Sprintf("starting bwrap: %v", err))
+		return fail(sandbox.ReasonSpawnError, fmt.Sprintf("starting bwrap: %v", err))
 	}
 	s.cmd = cmd
 	ctlR.Close()
@@ -285,7 +285,7 @@ func (s *started) run(ctx context.Context, spec *sandbox.Spec, survey *HostSurve
 		// The command ran; part of the workspace could not be checked for
 		// what it planted. The event says so (the status is still the
 		// command's).
-		res.StatusReason = "sweep_incomplete"
+		res.StatusReason = sandbox.ReasonSweepIncomplete
 		res.Error = sweepErr.Error()
 	}
 
@@ -324,9 +324,9 @@ func (s *started) run(ctx context.Context, spec *sandbox.Spec, survey *HostSurve
 		}
 		if isNamespaceFailure(msg) || strings.Contains(failure, "seccomp") {
 			res.Mode = sandbox.ModeUnavailableDenied
-			return failed("sandbox_unavailable", msg)
+			return failed(sandbox.ReasonSandboxUnavailable, msg)
 		}
-		return failed("spawn_error", msg)
+		return failed(sandbox.ReasonSpawnError, msg)
 	}
 	switch {
 	case res.TimedOut:

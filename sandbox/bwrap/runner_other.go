@@ -12,6 +12,6 @@ import (
 func (r *Runner) Run(context.Context, *sandbox.Spec, sandbox.Streams) *sandbox.Result {
 	return &sandbox.Result{
 		Mode: sandbox.ModeUnavailableDenied, Status: sandbox.StatusFailedToStart,
-		StatusReason: "sandbox_unavailable", Error: "bubblewrap is Linux-only",
+		StatusReason: sandbox.ReasonSandboxUnavailable, Error: "bubblewrap is Linux-only",
 	}
 }

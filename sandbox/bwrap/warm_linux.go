@@ -27,7 +27,7 @@ func StartWarm(spec *sandbox.Spec, opt RunOptions) (*Warm, *sandbox.Result) {
 	// when it comes (Run).
 	survey, err := discover(spec.WorkspaceRoots, spec.DenyRead, spec.WriteDeny, false)
 	if err != nil {
-		return nil, failedResult(time.Now(), "spawn_error", "preparing mounts: "+err.Error())
+		return nil, failedResult(time.Now(), sandbox.ReasonSpawnError, "preparing mounts: "+err.Error())
 	}
 	w := *spec
 	w.Stdin = nil

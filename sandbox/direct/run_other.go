@@ -14,7 +14,7 @@ import (
 func Run(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams) *sandbox.Result {
 	return &sandbox.Result{
 		Status:       sandbox.StatusFailedToStart,
-		StatusReason: "spawn_error",
+		StatusReason: sandbox.ReasonSpawnError,
 		Error:        "the governed shell does not run on this operating system",
 	}
 }

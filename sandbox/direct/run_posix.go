@@ -68,7 +68,7 @@ func RunWith(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams, opt O
 	}
 	repR, repW, err := os.Pipe()
 	if err != nil {
-		res.Status, res.StatusReason, res.Error = sandbox.StatusFailedToStart, "spawn_error", err.Error()
+		res.Status, res.StatusReason, res.Error = sandbox.StatusFailedToStart, sandbox.ReasonSpawnError, err.Error()
 		return res
 	}
 	defer repR.Close()
@@ -81,13 +81,13 @@ func RunWith(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams, opt O
 	// lets go.
 	outPump, err := sandbox.NewPump(stdout)
 	if err != nil {
-		res.Status, res.StatusReason, res.Error = sandbox.StatusFailedToStart, "spawn_error", err.Error()
+		res.Status, res.StatusReason, res.Error = sandbox.StatusFailedToStart, sandbox.ReasonSpawnError, err.Error()
 		return res
 	}
 	defer outPump.Close()
 	errPump, err := sandbox.NewPump(io.MultiWriter(stderr, head))
 	if err != nil {
-		res.Status, res.StatusReason, res.Error = sandbox.StatusFailedToStart, "spawn_error", err.Error()
+		res.Status, res.StatusReason, res.Error = sandbox.StatusFailedToStart, sandbox.ReasonSpawnError, err.Error()
 		return res
 	}
 	defer errPump.Close()
@@ -109,7 +109,7 @@ func RunWith(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams, opt O
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: !opt.NewSession, Setsid: opt.NewSession}
 	if err := cmd.Start(); err != nil {
 		repW.Close()
-		res.Status, res.StatusReason, res.Error = sandbox.StatusFailedToStart, "spawn_error", err.Error()
+		res.Status, res.StatusReason, res.Error = sandbox.StatusFailedToStart, sandbox.ReasonSpawnError, err.Error()
 		return res
 	}
 	repW.Close()
@@ -137,7 +137,7 @@ func RunWith(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams, opt O
 	res.Limits = sandbox.Limits{FileSize: spec.FileSizeMax > 0, Pids: nproc, NProc: nproc}
 	ready, failure := parseReport(report)
 	if failure != "" {
-		res.Status, res.StatusReason, res.Error = sandbox.StatusFailedToStart, "spawn_error", failure
+		res.Status, res.StatusReason, res.Error = sandbox.StatusFailedToStart, sandbox.ReasonSpawnError, failure
 		return res
 	}
 	if len(opt.Wrap) > 0 && !ready {
@@ -146,7 +146,7 @@ func RunWith(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams, opt O
 		if msg == "" {
 			msg = fmt.Sprintf("%s exited: %v", opt.Wrap[0], waitErr)
 		}
-		res.Status, res.StatusReason, res.Error = sandbox.StatusFailedToStart, "sandbox_unavailable", msg
+		res.Status, res.StatusReason, res.Error = sandbox.StatusFailedToStart, sandbox.ReasonSandboxUnavailable, msg
 		return res
 	}
 	var ee *exec.ExitError
@@ -160,7 +160,7 @@ func RunWith(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams, opt O
 			code = ee.ExitCode()
 		}
 	default:
-		res.Status, res.StatusReason, res.Error = sandbox.StatusFailedToStart, "spawn_error", fmt.Sprint(waitErr)
+		res.Status, res.StatusReason, res.Error = sandbox.StatusFailedToStart, sandbox.ReasonSpawnError, fmt.Sprint(waitErr)
 		return res
 	}
 	switch {

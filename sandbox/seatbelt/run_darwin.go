@@ -24,14 +24,14 @@ func (Runner) Run(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams) 
 			StatusReason: reason, Error: msg, Duration: time.Since(t0)}
 	}
 	if _, err := os.Stat(SandboxExec); err != nil {
-		res := fail("sandbox_unavailable", SandboxExec+" not found; Seatbelt cannot run on this system")
+		res := fail(sandbox.ReasonSandboxUnavailable, SandboxExec+" not found; Seatbelt cannot run on this system")
 		res.Mode = sandbox.ModeUnavailableDenied
 		return res
 	}
 	// The private temporary directory, in the user's own (0700) one.
 	tmp, err := os.MkdirTemp("", "gatehouse-tmp-")
 	if err != nil {
-		return fail("spawn_error", "making the private temporary directory: "+err.Error())
+		return fail(sandbox.ReasonSpawnError, "making the private temporary directory: "+err.Error())
 	}
 	defer os.RemoveAll(tmp)
 	if real, err := filepath.EvalSymlinks(tmp); err == nil {
@@ -41,16 +41,16 @@ func (Runner) Run(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams) 
 	// bubblewrap's mount plan is made from (sandbox/bwrap, portable).
 	survey, err := bwrap.Discover(spec.WorkspaceRoots, nil, spec.WriteDeny)
 	if errors.Is(err, bwrap.ErrSweepBound) {
-		return fail("sweep_bound", err.Error()+"; nothing ran: make a smaller directory the workspace root")
+		return fail(sandbox.ReasonSweepBound, err.Error()+"; nothing ran: make a smaller directory the workspace root")
 	}
 	if err != nil {
-		return fail("spawn_error", "preparing the write-deny set: "+err.Error())
+		return fail(sandbox.ReasonSpawnError, "preparing the write-deny set: "+err.Error())
 	}
 	defer survey.Close()
 	protect := append(append(append([]string{}, survey.Mounts.ProtectDirs...), survey.Mounts.ProtectFiles...), survey.Watch...)
 	p, err := Prepare(resolved(spec, filepath.EvalSymlinks), tmp, protect)
 	if err != nil {
-		return fail("spawn_error", err.Error())
+		return fail(sandbox.ReasonSpawnError, err.Error())
 	}
 	// The copies, hashed once more just before the start.
 	if err := VerifyPins(spec.Pins); err != nil {
@@ -68,7 +68,7 @@ func (Runner) Run(ctx context.Context, spec *sandbox.Spec, out sandbox.Streams) 
 		res.Blocked = moved
 	}
 	if sweepErr != nil {
-		res.StatusReason, res.Error = "sweep_incomplete", sweepErr.Error()
+		res.StatusReason, res.Error = sandbox.ReasonSweepIncomplete, sweepErr.Error()
 	}
 	return res
 }

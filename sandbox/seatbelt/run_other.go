@@ -12,6 +12,6 @@ import (
 func (Runner) Run(context.Context, *sandbox.Spec, sandbox.Streams) *sandbox.Result {
 	return &sandbox.Result{
 		Mode: sandbox.ModeUnavailableDenied, Status: sandbox.StatusFailedToStart,
-		StatusReason: "sandbox_unavailable", Error: "seatbelt is macOS-only",
+		StatusReason: sandbox.ReasonSandboxUnavailable, Error: "seatbelt is macOS-only",
 	}
 }
