@@ -9,10 +9,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/dustin/go-humanize"
+	"github.com/gatehouse-dev/gatehouse/service/doctor"
 
 	"github.com/gatehouse-dev/gatehouse/service/policy"
 	"github.com/gatehouse-dev/gatehouse/service/toolcache"
@@ -55,38 +55,7 @@ func runCache(ctx context.Context, env *Env, args []string) error {
 	return usagef("cache: unknown subcommand %q; use list or clean", args[0])
 }
 
-// cacheReport is where the tool caches are and what they hold.
-type cacheReport struct {
-	Root   string       `json:"root"`
-	Max    string       `json:"max"`
-	Total  int64        `json:"total_bytes"`
-	Agents []agentCache `json:"agents"`
-	Error  string       `json:"error,omitempty"`
-}
-
-type agentCache struct {
-	Agent string `json:"agent"`
-	Dir   string `json:"dir"`
-	Bytes int64  `json:"bytes"`
-}
-
-// doctorCaches measures the tool caches below root.
-func doctorCaches(root string, cfg *policy.Config) cacheReport {
-	r := cacheReport{Root: root, Max: humanize.IBytes(uint64(cfg.Exec.Sandbox.CacheMax)), Agents: []agentCache{}}
-	names, err := toolcache.Agents(root)
-	if err != nil {
-		r.Error = err.Error()
-	}
-	for _, n := range names {
-		d := filepath.Join(root, n)
-		size, _ := toolcache.Size(d)
-		r.Agents = append(r.Agents, agentCache{Agent: n, Dir: d, Bytes: size})
-		r.Total += size
-	}
-	return r
-}
-
-func printCaches(w io.Writer, r cacheReport) {
+func printCaches(w io.Writer, r doctor.Caches) {
 	fmt.Fprintf(w, "tool caches:   %s (%s of at most %s)\n", r.Root, humanize.IBytes(uint64(r.Total)), r.Max)
 	for _, a := range r.Agents {
 		fmt.Fprintf(w, "  %-20s %s\n", a.Agent, humanize.IBytes(uint64(a.Bytes)))
@@ -94,15 +63,6 @@ func printCaches(w io.Writer, r cacheReport) {
 	if r.Error != "" {
 		fmt.Fprintf(w, "  error: %s\n", r.Error)
 	}
-}
-
-// cacheWithSize is dir and its size now, for an execution's card.
-func cacheWithSize(dir string) string {
-	size, err := toolcache.Size(dir)
-	if err != nil {
-		return dir
-	}
-	return fmt.Sprintf("%s (%s now)", dir, humanize.IBytes(uint64(size)))
 }
 
 // cacheRootAndConfig is the tool caches' root and the configuration
@@ -131,7 +91,7 @@ func cacheList(fl *flag.FlagSet) runFunc {
 		if err != nil {
 			return err
 		}
-		r := doctorCaches(root, cfg)
+		r := doctor.MeasureCaches(root, cfg)
 		if *asJSON {
 			writeJSON(env.Stdout, r)
 			return nil

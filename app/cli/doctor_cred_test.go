@@ -9,6 +9,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/keyring"
 	"github.com/gatehouse-dev/gatehouse/service/broker"
+	"github.com/gatehouse-dev/gatehouse/service/doctor"
 	"github.com/gatehouse-dev/gatehouse/service/policy"
 )
 
@@ -43,7 +44,7 @@ policy:
 		}
 	}
 	var b strings.Builder
-	printCredentials(&b, doctorCredentials(m, l))
+	printCredentials(&b, doctor.Credentials(m, l))
 	out := b.String()
 	for _, want := range []string{
 		"credential:    exec.credentials.env.GITHUB_TOKEN → github_token, mode auto: masked: a GitHub token, bound to api.github.com, github.com, uploads.github.com, *.githubusercontent.com (" + file + ":4)\n" +

@@ -71,6 +71,22 @@ const (
 	remedyHook    = "gatehouse install (for this user), or " + remedyManaged
 )
 
+// RemedyManaged is the remedy of the findings only IT's managed settings
+// fix (ForEveryUser).
+const RemedyManaged = remedyManaged
+
+// ForEveryUser reports whether f is hardening that Gatehouse's managed
+// settings would add for every user of the machine (managed hooks only,
+// Claude Code's own sandbox on and without its escape hatch), rather than
+// a fault of this user's setup: doctor keeps it apart, as advice.
+func (f Finding) ForEveryUser() bool {
+	switch f.Code {
+	case "managed_hooks_only_off", "claude_sandbox_off", "claude_sandbox_escape":
+		return true
+	}
+	return false
+}
+
 // Drift returns how the settings in o drifted from Gatehouse's policy; none
 // when Claude Code runs Gatehouse's hook for Bash, with only managed hooks,
 // inside its own sandbox with no way out.
