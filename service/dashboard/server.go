@@ -85,9 +85,9 @@ type Options struct {
 	// Trail is the audit trail; nil shows TrailError in its place.
 	Trail      Trail
 	TrailError string
-	// Doctor runs gatehouse doctor and returns its report, and whether it
-	// found no problem.
-	Doctor func(ctx context.Context) (report string, ok bool, err error)
+	// Doctor runs gatehouse doctor and returns its report (the service's
+	// Doctor, what GET /v1/doctor serves); nil shows none.
+	Doctor func(ctx context.Context) (*api.DoctorReport, error)
 	Logger *slog.Logger
 	// Now returns the current time; tests replace it.
 	Now func() time.Time
@@ -114,8 +114,6 @@ type Server struct {
 	port atomic.Int32
 	l    atomic.Pointer[net.Listener]
 	tmpl *templates
-
-	doctorMu sync.Mutex
 
 	mu       sync.Mutex
 	codes    map[[32]byte]loginCode // hashes of login codes → their expiry and page
