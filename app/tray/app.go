@@ -4,6 +4,7 @@ package tray
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -246,27 +247,45 @@ func (a *app) openDashboard(ctx context.Context) {
 // reportName is the doctor's report, in Options.ReportDir.
 const reportName = "doctor-report.txt"
 
-// runDoctor runs gatehouse doctor, writes its report to a file the menu
+// runDoctor asks for doctor's report, writes it to a file the menu
 // opens, and notifies its summary.
 func (a *app) runDoctor(ctx context.Context) {
 	a.update(func(s *State) { s.DoctorRunning = true })
 	defer a.update(func(s *State) { s.DoctorRunning = false })
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, a.opts.Exe, "doctor").CombinedOutput()
-	var exit *exec.ExitError
-	if err != nil && !errors.As(err, &exit) {
+	r, err := a.doctorReport(ctx)
+	if err != nil {
 		a.notify("Gatehouse doctor did not run", err.Error())
 		return
 	}
 	file := filepath.Join(a.opts.ReportDir, reportName)
-	report := fmt.Sprintf("gatehouse doctor, %s\n\n%s", time.Now().Format(time.DateTime), out)
-	if werr := writePrivate(file, []byte(report)); werr != nil {
+	if werr := writePrivate(file, []byte(DoctorText(r, time.Now()))); werr != nil {
 		a.notify("Gatehouse doctor: the report was not written", werr.Error())
 		return
 	}
 	a.update(func(s *State) { s.Report = file })
-	a.notify(DoctorSummary(out, err == nil, file))
+	a.notify(DoctorSummary(r, file))
+}
+
+// doctorReport is the report the service's API serves; with no service
+// running, the same report made by 'Exe doctor --json' (whose checks say
+// the service is down first).
+func (a *app) doctorReport(ctx context.Context) (*api.DoctorReport, error) {
+	r, err := a.opts.Client.Doctor(ctx)
+	if !errors.Is(err, localapi.ErrNotRunning) {
+		return r, err
+	}
+	out, err := exec.CommandContext(ctx, a.opts.Exe, "doctor", "--json").Output()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		return nil, err
+	}
+	var rep api.DoctorReport
+	if err := json.Unmarshal(out, &rep); err != nil {
+		return nil, fmt.Errorf("reading gatehouse doctor --json: %w", err)
+	}
+	return &rep, nil
 }
 
 // writePrivate writes data to file (mode 0600), creating its directory

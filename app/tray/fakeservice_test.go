@@ -94,6 +94,10 @@ func (f *fakeService) start() {
 		reply(w, api.AnswerResponse{OK: true})
 	})
 	mux.HandleFunc("GET "+api.PathStream, f.stream)
+	mux.HandleFunc("GET "+api.PathDoctor, func(w http.ResponseWriter, r *http.Request) {
+		reply(w, api.DoctorReport{OK: true, Checks: []api.DoctorCheck{{Name: "service", State: api.DoctorOK, Message: "running"}},
+			Facts: []api.DoctorFact{{Label: "backend", Value: "bubblewrap (requested auto)"}}})
+	})
 	mux.HandleFunc("POST "+api.PathDashboardLogin, func(w http.ResponseWriter, r *http.Request) {
 		reply(w, api.DashboardLoginResponse{URL: "http://127.0.0.1:1/login", Code: fakeLoginCode, LaunchFile: fakeSignInPage})
 	})

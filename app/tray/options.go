@@ -24,6 +24,8 @@ type Client interface {
 	Approvals(ctx context.Context) ([]api.Approval, error)
 	Answer(ctx context.Context, req api.AnswerRequest) (*api.AnswerResponse, error)
 	Workspaces(ctx context.Context) ([]api.Workspace, error)
+	// Doctor runs gatehouse doctor in the service and returns its report.
+	Doctor(ctx context.Context) (*api.DoctorReport, error)
 	// DashboardLogin returns a one-time login code for the dashboard
 	// and the sign-in page that posts it.
 	DashboardLogin(ctx context.Context) (*api.DashboardLoginResponse, error)
@@ -36,8 +38,9 @@ type Client interface {
 type Options struct {
 	// Client reaches the service. Must be non-nil.
 	Client Client
-	// Exe is the gatehouse binary: Run doctor runs 'Exe doctor', and
-	// Start service 'Exe service start', the CLI's own commands.
+	// Exe is the gatehouse binary: Start service runs 'Exe service
+	// start', and Run doctor 'Exe doctor --json' when no service runs to
+	// ask, the CLI's own commands.
 	Exe string
 	// ReportDir is where the doctor's report is written (the state
 	// directory).
