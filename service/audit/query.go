@@ -35,6 +35,13 @@ type Filter struct {
 	// Grep matches, case-insensitively, a substring of the command text or
 	// of the event's reason.
 	Grep string
+	// Calls lists calls rather than records: a routed call's decision,
+	// once its execution is on the record, is left out, so that the call
+	// is one entry, its execution, which carries the decision's fields
+	// (decision, reason, approval) and names it by ParentID. The decision
+	// stays its own record in the chain; export and verify read every
+	// record.
+	Calls bool
 	// Limit caps the number of events; 0 means no cap.
 	Limit int
 	// Oldest orders oldest first (export); the default is newest first.
@@ -117,6 +124,10 @@ func (f Filter) where() (string, []any) {
 	}
 	if f.Answered {
 		conds = append(conds, `instr(event, '"approval":{') > 0`)
+	}
+	if f.Calls {
+		// parent_id != '' lets SQLite use the partial index events_parent.
+		conds = append(conds, "NOT EXISTS (SELECT 1 FROM events x WHERE x.parent_id = events.id AND x.parent_id != '' AND x.kind = 'event')")
 	}
 	// Written so that the planner walks the time index from the cursor.
 	if c := f.Before; !c.IsZero() {

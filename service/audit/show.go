@@ -2,7 +2,8 @@ package audit
 
 // This file is how an event reads to a person, for every surface that
 // shows the trail (gatehouse audit, the dashboard): the filters' words,
-// the status, exit and duration columns, and a command on one line.
+// the status, exit and duration columns (from service/card, which builds
+// the whole card), and a command on one line.
 
 import (
 	"fmt"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/sandbox"
 	"github.com/gatehouse-dev/gatehouse/service/api"
+	"github.com/gatehouse-dev/gatehouse/service/card"
 	"github.com/gatehouse-dev/gatehouse/service/termesc"
 )
 
@@ -50,44 +52,21 @@ func ParseSince(s string, now time.Time) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("%q is neither a duration (90m, 36h, 7d) nor a time (2025-03-01, 2025-03-01T12:00:00Z)", s)
 }
 
-// StatusText is an event's status in a word: denied:CODE, held, decided
-// (a decision whose execution is its own event), or the status.
-func StatusText(ev *api.Event) string {
-	switch {
-	case ev.Decision == "deny":
-		if ev.BlockedBy != "" {
-			return "denied:" + ev.BlockedBy
-		}
-		return "denied"
-	case ev.Decision == "hold":
-		return "held"
-	case ev.Status == "":
-		return "decided"
-	}
-	return ev.Status
-}
+// StatusText is an event's status in a word (card.StatusText).
+func StatusText(ev *api.Event) string { return card.StatusText(ev) }
 
-// ExitText is "exit N", or "-" without an exit code.
-func ExitText(ev *api.Event) string {
-	if ev.ExitCode == nil {
-		return "-"
-	}
-	return "exit " + strconv.Itoa(*ev.ExitCode)
-}
+// ExitText is "exit N", or "-" without an exit code (card.ExitText).
+func ExitText(ev *api.Event) string { return card.ExitText(ev) }
 
-// DurationText is how long the command ran, "-" when it did not.
-func DurationText(ev *api.Event) string {
-	if ev.Status == "" || ev.Status == string(sandbox.StatusNeverRan) {
-		return "-"
-	}
-	d := time.Duration(ev.DurationMS) * time.Millisecond
-	switch {
-	case d < time.Second:
-		return fmt.Sprintf("%dms", ev.DurationMS)
-	case d < time.Minute:
-		return fmt.Sprintf("%.1fs", d.Seconds())
-	}
-	return d.Round(time.Second).String()
+// DurationText is how long the command ran, "-" when it did not
+// (card.DurationText).
+func DurationText(ev *api.Event) string { return card.DurationText(ev) }
+
+// CardInput is what the card of e is built from: e, its kept output and
+// its executions (kids).
+func CardInput(e *Entry, kids []api.Event) card.Input {
+	return card.Input{Event: e.Event, Command: e.Command, SandboxReason: e.SandboxReason, Kids: kids,
+		Output: true, Stdout: e.Stdout, Stderr: e.Stderr}
 }
 
 // OneLine folds a command onto one line: newlines become " ⏎ ". Terminal
