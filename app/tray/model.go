@@ -18,6 +18,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/sandbox"
 	"github.com/gatehouse-dev/gatehouse/service/api"
+	"github.com/gatehouse-dev/gatehouse/service/card"
 	"github.com/gatehouse-dev/gatehouse/service/termesc"
 )
 
@@ -564,27 +565,9 @@ func workspacesItem(s State, down bool) Item {
 	return it
 }
 
-// Glyph is one character for how an execution's event ended.
-func Glyph(ev api.Event) string {
-	switch {
-	case ev.Decision == "deny":
-		return "⊘"
-	case ev.Decision == "hold":
-		return "?"
-	case ev.Status == string(sandbox.StatusCompleted):
-		if ev.ExitCode != nil && *ev.ExitCode == 0 {
-			return "✓"
-		}
-		return "✗"
-	case ev.Status == string(sandbox.StatusTimedOut):
-		return "⏱"
-	case ev.Status != "":
-		return "✗" // killed, failed to start, never ran
-	case ev.Routed:
-		return "↪" // decided; waits for its relay
-	}
-	return "▶" // running
-}
+// Glyph is one character for how an execution's event ended: its mark
+// in the one table the dashboard shows too (card.Marks).
+func Glyph(ev api.Event) string { return card.MarkOf(&ev).Glyph }
 
 // CommandOf names what an event ran. Events carry the command's hash, not
 // its text, so this is the commands it resolved to, by base name.

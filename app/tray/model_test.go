@@ -372,7 +372,6 @@ func TestGlyph(t *testing.T) {
 		{api.Event{Decision: "allow", Status: "timed_out"}, "⏱"},
 		{api.Event{Decision: "allow", Status: "killed"}, "✗"},
 		{api.Event{Decision: "deny", Status: "never_ran"}, "⊘"},
-		{api.Event{Decision: "hold"}, "?"},
 	} {
 		if got := Glyph(tc.ev); got != tc.want {
 			t.Errorf("Glyph(%+v) = %s, want %s", tc.ev, got, tc.want)
@@ -489,53 +488,6 @@ func TestIcon(t *testing.T) {
 	s.Approvals = []api.Approval{{ID: "a"}, {ID: "b"}}
 	if got, want := Tooltip(s), "Gatehouse: protected; 2 approvals waiting"; got != want {
 		t.Errorf("tooltip %q, want %q", got, want)
-	}
-}
-
-func TestCard(t *testing.T) {
-	t.Parallel()
-	ev := api.Event{ID: "0123abcd", Time: now.Add(-2 * time.Minute), Agent: "claude", Surface: "agent_hook",
-		ActionType: api.ActionShellExecute, Decision: "allow", Cwd: "/home/u/src/app", Status: "completed", ExitCode: exit(0),
-		DurationMS: 1250, SandboxMode: "bubblewrap", ResolvedCmds: []string{"/usr/bin/go"},
-		Output: api.Output{StdoutBytes: 2048, RedactionCount: 1},
-		Egress: api.Egress{Allowed: 2, Denied: 1, DeniedHosts: []string{"evil.example\x1b[2K"}},
-	}
-	title, body := Card(ev, now)
-	if title != "Gatehouse: ✓ go" {
-		t.Errorf("title %q", title)
-	}
-	want := strings.Join([]string{
-		"claude (agent_hook), 2m ago",
-		"in /home/u/src/app",
-		"decision: allow",
-		"completed, exit 0, 1.25s",
-		"sandbox: bubblewrap",
-		"output: 2.0 KiB stdout, 0 B stderr, 1 redaction",
-		`network: 2 allowed, 1 denied (evil.example\x1b[2K)`,
-		"event 0123abcd; gatehouse audit show 0123abcd",
-	}, "\n")
-	if body != want {
-		t.Errorf("body:\n%s\nwant:\n%s", body, want)
-	}
-	_, body = Card(api.Event{ID: "x", Agent: "claude", Decision: "deny", BlockedBy: "policy", Reason: "rm -rf is denied", Status: "never_ran"}, now)
-	if !strings.Contains(body, "decision: deny by policy: rm -rf is denied\nnever_ran\n") {
-		t.Errorf("a denial's card:\n%s", body)
-	}
-}
-
-func TestDoctorSummary(t *testing.T) {
-	t.Parallel()
-	title, body := DoctorSummary([]byte("backend: bubblewrap\nok: the governed shell can serve\n"), true, "/s/doctor-report.txt")
-	if title != "Gatehouse doctor: ok" || !strings.Contains(body, "/s/doctor-report.txt") {
-		t.Errorf("ok: %q %q", title, body)
-	}
-	out := "backend: none\nproblem: bwrap not found in PATH; install bubblewrap\nproblem: b\nproblem: c\nproblem: d\n"
-	title, body = DoctorSummary([]byte(out), false, "/r")
-	if title != "Gatehouse doctor: 4 problems" {
-		t.Errorf("title %q", title)
-	}
-	if want := "• bwrap not found in PATH; install bubblewrap\n• b\n• c\n… and 1 more\nThe full report is in /r"; !strings.HasPrefix(body, want) {
-		t.Errorf("body %q, want it to start %q", body, want)
 	}
 }
 
