@@ -1,6 +1,10 @@
 package fspath
 
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
 
 func TestWithin(t *testing.T) {
 	t.Parallel()
@@ -27,6 +31,56 @@ func TestWithin(t *testing.T) {
 	} {
 		if got := Within(c.path, c.root); got != c.want {
 			t.Errorf("Within(%q, %q) = %v, want %v", c.path, c.root, got, c.want)
+		}
+	}
+}
+
+func TestResolve(t *testing.T) {
+	t.Parallel()
+	d, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d = filepath.ToSlash(d)
+	for _, dir := range []string{"ws/sub", "elsewhere/deep"} {
+		if err := os.MkdirAll(filepath.Join(d, dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, target := range map[string]string{
+		"ws/link":   d + "/elsewhere/deep", // absolute
+		"ws/rel":    "../elsewhere/deep",   // relative to ws
+		"ws/chain":  "link",                // a link to a link
+		"ws/loop":   "loop",
+		"ws/gone":   d + "/nothing/here",
+		"ws/uplink": "..",
+	} {
+		if err := os.Symlink(target, filepath.Join(d, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct{ in, want string }{
+		{d + "/ws/sub", d + "/ws/sub"},
+		{d + "/ws//./sub/", d + "/ws/sub"},
+		{d + "/ws/sub/..", d + "/ws"},
+		{d + "/ws/link", d + "/elsewhere/deep"},
+		{d + "/ws/rel/x", d + "/elsewhere/deep/x"},
+		{d + "/ws/chain", d + "/elsewhere/deep"},
+		// ".." after a symlink leaves where the link leads, as the kernel does.
+		{d + "/ws/link/..", d + "/elsewhere"},
+		{d + "/ws/link/../..", d},
+		{d + "/ws/uplink/ws", d + "/ws"},
+		// What does not exist is appended, cleaned.
+		{d + "/ws/new/file", d + "/ws/new/file"},
+		{d + "/ws/link/new/../x", d + "/elsewhere/deep/x"},
+		{d + "/ws/gone/x", d + "/nothing/here/x"},
+		{d + "/ws/loop/x", d + "/ws/loop/x"},
+		{"rel/../x", "x"},
+		{"/", "/"},
+		{"/..", "/"},
+	} {
+		if got := Resolve(c.in); got != c.want {
+			t.Errorf("Resolve(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
 }

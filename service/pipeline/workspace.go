@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gatehouse-dev/gatehouse/internal/fspath"
 	"github.com/gatehouse-dev/gatehouse/sandbox"
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/policy"
@@ -25,14 +26,14 @@ func (e *Executor) resolveCwd(cwd string, roots []string) (string, error) {
 	if cwd == "" {
 		cwd = base
 	} else if !filepath.IsAbs(cwd) {
-		cwd = filepath.Join(base, cwd)
+		cwd = base + string(filepath.Separator) + cwd // not Join: its Clean would take ".." before the symlinks
 	}
-	real, err := filepath.EvalSymlinks(cwd)
+	real := filepath.FromSlash(fspath.Resolve(filepath.ToSlash(cwd)))
+	fi, err := os.Stat(real)
 	if err != nil {
 		return "", fmt.Errorf("cwd %q does not resolve: %v", cwd, errors.Unwrap(err))
 	}
-	fi, err := os.Stat(real)
-	if err != nil || !fi.IsDir() {
+	if !fi.IsDir() {
 		return "", fmt.Errorf("cwd %q is not a directory", cwd)
 	}
 	for _, root := range roots {
@@ -118,8 +119,8 @@ func (e *Executor) recheckWorkspace(d *Admitted, j *policy.RootJudge) ([]string,
 		}
 		roots = append(roots, once)
 	}
-	real, err := filepath.EvalSymlinks(dir)
-	if err != nil || real != dir || !slices.ContainsFunc(roots, func(r string) bool { return sandbox.Within(dir, r) }) {
+	real := filepath.FromSlash(fspath.Resolve(filepath.ToSlash(dir)))
+	if _, err := os.Stat(real); err != nil || real != dir || !slices.ContainsFunc(roots, func(r string) bool { return sandbox.Within(dir, r) }) {
 		return nil, &Denial{Code: DenyCwdOutside, Reason: fmt.Sprintf("cwd %q no longer resolves to itself inside a workspace root; run the command again", dir)}
 	}
 	return roots, nil

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+
+	"github.com/gatehouse-dev/gatehouse/internal/fspath"
 )
 
 // UserDataDirs are where user data lives besides the home directory: every
@@ -21,10 +23,7 @@ func ReadHidden(home string) []string {
 		if d == "" {
 			continue
 		}
-		real, err := filepath.EvalSymlinks(d)
-		if err != nil {
-			continue
-		}
+		real := filepath.FromSlash(fspath.Resolve(filepath.ToSlash(d)))
 		if fi, err := os.Stat(real); err != nil || !fi.IsDir() || real == "/" || slices.Contains(out, real) {
 			continue
 		}

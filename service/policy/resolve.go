@@ -29,7 +29,9 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 
+	"github.com/gatehouse-dev/gatehouse/internal/fspath"
 	"github.com/gatehouse-dev/gatehouse/sandbox"
 )
 
@@ -59,10 +61,11 @@ type ManagedPaths struct {
 	Field string
 }
 
-// Resolve returns the absolute path p with its symlinks evaluated. A path
-// that does not exist yet cannot be resolved fully: the longest prefix of
-// it that exists is resolved with filepath.EvalSymlinks and the rest is
-// appended as written. A relative p is returned cleaned, unresolved.
+// Resolve returns the absolute path p with its symlinks evaluated, by
+// fspath.Resolve's rule: the kernel's, ".." after a symlink leaving where
+// it leads; of a path that does not exist yet, the part that exists is
+// resolved and the rest appended. A relative p is returned cleaned,
+// unresolved.
 func Resolve(p string) string { return resolver{}.resolve(p) }
 
 // A resolver is Resolve over many paths at one moment: it remembers what
@@ -72,9 +75,12 @@ func Resolve(p string) string { return resolver{}.resolve(p) }
 type resolver map[string]*string
 
 func (c resolver) resolve(p string) string {
-	if !path.IsAbs(p) {
-		return path.Clean(p)
+	if !path.IsAbs(p) || slices.Contains(strings.Split(p, "/"), "..") {
+		return fspath.Resolve(p)
 	}
+	// Without "..", cleaning first changes nothing fspath.Resolve would
+	// find: walking up from the path, remembering each directory, gives
+	// its answer with one lookup per directory shared by many paths.
 	p = path.Clean(p)
 	rest := ""
 	for dir := p; ; dir = path.Dir(dir) {
@@ -271,11 +277,10 @@ func (j *RootJudge) Roots() ([]string, error) {
 	c := j.c
 	var out []string
 	for _, r := range c.WorkspaceRootsEffective() {
-		real, err := filepath.EvalSymlinks(filepath.FromSlash(r))
-		if err != nil {
+		real := fspath.Resolve(filepath.ToSlash(r))
+		if _, err := os.Stat(filepath.FromSlash(real)); err != nil {
 			continue
 		}
-		real = filepath.ToSlash(real)
 		problem := RootProblem(real, j.resolvedHome, j.deny, j.mandatory)
 		if problem == "" {
 			problem = AutorunProblem(real, j.autorun)

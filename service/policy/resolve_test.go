@@ -195,6 +195,8 @@ func TestResolve(t *testing.T) {
 		{home + "/src/proj/escape/.ssh", home + "/.ssh"},
 		{home + "/src/proj/escape/not/yet", home + "/not/yet"},
 		{home + "/src/link/x/../y", home + "/src/proj/y"},
+		{home + "/src/proj/escape/..", filepath.Dir(home)},
+		{home + "/src/proj/up/../not/yet", home + "/src/not/yet"},
 		{"relative/../x", "x"},
 	}
 	for _, tt := range tests {
@@ -330,6 +332,12 @@ func TestResolveEachAgreesWithEvalSymlinks(t *testing.T) {
 		home + "/src/link",
 		home,
 		"/",
+		// ".." after a symlink leaves where it leads, as the kernel (and
+		// the executor's check of the roots at each execution) takes it.
+		home + "/src/proj/escape/..",
+		home + "/src/proj/ssh/../src",
+		home + "/src/proj/up/../proj/sub",
+		home + "/src/link/../other",
 	}
 	// Every order: what one path's walk remembered must not change where
 	// another resolves.

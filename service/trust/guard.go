@@ -29,6 +29,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gatehouse-dev/gatehouse/internal/fspath"
 	"github.com/gatehouse-dev/gatehouse/sandbox"
 	"github.com/gatehouse-dev/gatehouse/service/policy"
 )
@@ -154,7 +155,8 @@ func (g Guard) Problem(real string) string {
 // NotInForce says why the trusted root p is not in force now, or returns
 // "": it must still resolve to itself, and g must not refuse it.
 func (g Guard) NotInForce(p string) string {
-	real, err := filepath.EvalSymlinks(p)
+	real := filepath.FromSlash(fspath.Resolve(filepath.ToSlash(p)))
+	_, err := os.Stat(real)
 	switch {
 	case err != nil:
 		return "does not exist"

@@ -30,6 +30,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/internal/fspath"
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/policy"
 )
@@ -219,16 +220,17 @@ func (s *Store) Add(dir, by string, g Guard) (string, error) {
 // AddFor is Add for one agent: dir is trusted for agent alone (and stays
 // trusted for every agent if it was). An empty agent is every agent.
 func (s *Store) AddFor(dir, agent, by string, g Guard) (string, error) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", err
+	abs := dir
+	if !filepath.IsAbs(dir) {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", err
+		}
+		abs = wd + string(filepath.Separator) + dir // not Abs: its Clean would take ".." before the symlinks
 	}
-	real, err := filepath.EvalSymlinks(abs)
-	if err != nil {
-		return "", fmt.Errorf("resolving %s: %w", dir, unwrapPath(err))
-	}
+	real := filepath.FromSlash(fspath.Resolve(filepath.ToSlash(abs)))
 	if fi, err := os.Stat(real); err != nil {
-		return "", err
+		return "", fmt.Errorf("resolving %s: %w", dir, unwrapPath(err))
 	} else if !fi.IsDir() {
 		return "", fmt.Errorf("%s is not a directory", dir)
 	}
@@ -236,7 +238,7 @@ func (s *Store) AddFor(dir, agent, by string, g Guard) (string, error) {
 	if p := g.Problem(top); p != "" {
 		return "", &RefusedError{Dir: dir, Path: top, Problem: p}
 	}
-	err = s.update(func(f *file) bool {
+	err := s.update(func(f *file) bool {
 		i := slices.IndexFunc(f.Workspaces, func(e entry) bool { return e.Path == top })
 		switch {
 		case i < 0:
