@@ -309,8 +309,8 @@ policy:
 	do("the card", chromedp.WaitVisible(chromedp.CSS("#verdict")))
 	card := text("main")
 	for _, want := range []string{"echo hello-from-the-dashboard-test", "audit verify:", "intact", "command sha256", "sandbox mode",
-		"bubblewrap", "limits enforced", "pinned scripts", "credentials injected", "egress", "0 allowed, 0 denied",
-		"hello-from-the-dashboard-test\n", "<b>bold</b>", "via cli", "Command tree", "decision: allow", "#0 echo"} {
+		"bubblewrap", "limits enforced", "pinned scripts", "credentials", "egress", "0 allowed, 0 denied",
+		"hello-from-the-dashboard-test\n", "<b>bold</b>", "(surface cli)", "read posture", "Command tree", "decision: allow", "#0 echo"} {
 		if !strings.Contains(card, want) {
 			t.Errorf("the card lacks %q:\n%s", want, card)
 		}

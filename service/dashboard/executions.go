@@ -12,11 +12,11 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/audit"
+	"github.com/gatehouse-dev/gatehouse/service/card"
 )
 
 // pageSize is how many rows a page of the list holds.
@@ -38,30 +38,22 @@ type Row struct {
 	Duration   string `json:"duration"`
 	Mode       string `json:"mode"`
 	Redactions int    `json:"redactions"`
+	// Decision is the id of the decision a routed call's execution joins:
+	// the live script drops that decision's row when its execution comes.
+	Decision string `json:"decision,omitempty"`
 }
 
-// rowOf is e as a Row: the command on one line, cut at 100 characters,
-// its controls shown escaped.
+// rowOf is e as a Row: its mark from the one table (card.Marks), the
+// command on one line, cut at 100 characters, its controls shown escaped.
 func rowOf(e *audit.Entry) Row {
 	ev := &e.Event
-	status := audit.StatusText(ev)
-	glyph, class := "✓", "ok"
-	switch {
-	case ev.Decision == "deny" || ev.Status == "failed_to_start" || ev.Status == "never_ran":
-		glyph, class = "✗", "bad"
-	case ev.Decision == "hold":
-		glyph, class = "⏸", "warn"
-	case ev.Status == "timed_out" || ev.Status == "killed" || ev.ExitCode != nil && *ev.ExitCode != 0:
-		glyph, class = "!", "warn"
-	case ev.Status == "":
-		glyph = "→"
-	}
+	mark := card.MarkOf(ev)
 	cmd := e.Command
 	if cmd == "" && ev.Tool != "" {
 		cmd = ev.Tool + " " + strings.Join(ev.Paths, " ")
 	}
 	return Row{
-		ID: ev.ID, Cursor: e.Cursor().String(), Glyph: glyph, Status: status, Class: class,
+		ID: ev.ID, Cursor: e.Cursor().String(), Glyph: mark.Glyph, Status: audit.StatusText(ev), Class: mark.Class, Decision: ev.ParentID,
 		Time: ev.Time.Local().Format("2006-01-02 15:04:05"), Agent: dashOf(ev.Agent), Surface: dashOf(ev.Surface),
 		Command: audit.Shorten(cmd, 100), Exit: strings.TrimPrefix(audit.ExitText(ev), "exit "),
 		Duration: audit.DurationText(ev), Mode: dashOf(ev.SandboxMode), Redactions: ev.Output.RedactionCount,
@@ -85,7 +77,7 @@ type filterForm struct {
 func (s *Server) listFilter(q url.Values) (audit.Filter, filterForm, error) {
 	form := filterForm{Status: q.Get("status"), Mode: q.Get("mode"), Agent: q.Get("agent"),
 		Surface: q.Get("surface"), Since: q.Get("since"), Q: q.Get("q")}
-	f := audit.Filter{Status: form.Status, SandboxMode: form.Mode, Agent: form.Agent, Surface: form.Surface, Grep: form.Q, Limit: pageSize}
+	f := audit.Filter{Status: form.Status, SandboxMode: form.Mode, Agent: form.Agent, Surface: form.Surface, Grep: form.Q, Limit: pageSize, Calls: true}
 	var errs []error
 	check := func(field, v string, known []string) {
 		if v != "" && !slices.Contains(known, v) {
@@ -189,19 +181,16 @@ func (s *Server) rows(w http.ResponseWriter, r *http.Request, _ *session) {
 	json.NewEncoder(w).Encode(out)
 }
 
-// cardView is the execution card.
+// cardView is the execution card: the card's fields and kept output
+// (service/card), then the command tree.
 type cardView struct {
-	E       *audit.Entry
 	Ev      *api.Event
 	Row     Row
-	Kids    []Row
-	Limits  []limitLine
+	Card    card.Card
+	Streams []outputView
 	Verdict *audit.RowVerdict
 	// VerifyError says why there is no verdict.
 	VerifyError string
-	Stdout      outputView
-	Stderr      outputView
-	Approval    *api.ApprovalRecord
 	// Tree is the command tree as analysis reads the command now
 	// (gatehouse explain), or why there is none.
 	Tree, TreeError string
@@ -209,34 +198,8 @@ type cardView struct {
 
 // outputView is one stream of the stored, redacted output.
 type outputView struct {
-	Text  string
-	Kept  bool
-	Total int64
-	Note  string
-}
-
-// A limitLine is one limit, whether it held, and when it did not, why
-// (the platform's gap, docs/executor.md).
-type limitLine struct {
-	Name string
-	Held bool
-	Gap  string
-}
-
-// limitLines explains each limit of ev; nil when the executor did not run
-// it.
-func limitLines(l *api.Limits) []limitLine {
-	if l == nil {
-		return nil
-	}
-	return []limitLine{
-		{"pids", l.Pids, "the number of processes was bounded by nothing: no delegated cgroup with the pids controller, and RLIMIT_NPROC did not hold"},
-		{"nproc", l.NProc, "RLIMIT_NPROC does not bind root, and is not set where no sandbox runs the command"},
-		{"memory", l.Memory, "no cgroup v2 with the memory controller is delegated to the user here (the systemd user unit asks for Delegate=yes); macOS has no memory limit"},
-		{"tmpfs", l.Tmpfs, "the private /tmp is sized only under bubblewrap"},
-		{"file_size", l.FileSize, "RLIMIT_FSIZE was not set"},
-		{"daemon_kill", l.DaemonKill, "a process that left the command's process group (setsid) may outlive it: only bubblewrap's pid namespace kills everything"},
-	}
+	Name, Text, Note string
+	Kept             bool
 }
 
 func (s *Server) card(w http.ResponseWriter, r *http.Request, ss *session) {
@@ -254,12 +217,10 @@ func (s *Server) card(w http.ResponseWriter, r *http.Request, ss *session) {
 		s.render(w, http.StatusInternalServerError, "message", "The trail could not be read", ss, err.Error())
 		return
 	}
-	v := cardView{E: e, Ev: &e.Event, Row: rowOf(e), Limits: limitLines(e.Event.Limits), Approval: e.Event.Approval}
-	kids, err := s.opts.Trail.Children(ctx, e.Event.ID)
-	if err == nil {
-		for _, k := range kids {
-			v.Kids = append(v.Kids, rowOf(&audit.Entry{Record: audit.Record{Event: k}}))
-		}
+	kids, _ := s.opts.Trail.Children(ctx, e.Event.ID) // without them, the card names no execution
+	v := cardView{Ev: &e.Event, Row: rowOf(e), Card: card.Build(audit.CardInput(e, kids))}
+	for _, st := range v.Card.Streams {
+		v.Streams = append(v.Streams, outputView{Name: st.Name, Text: string(st.Text), Note: st.Note, Kept: st.Kept})
 	}
 	if v.Verdict, err = s.opts.Trail.VerifyRow(ctx, e.Seq); err != nil {
 		v.VerifyError = err.Error()
@@ -270,18 +231,7 @@ func (s *Server) card(w http.ResponseWriter, r *http.Request, ss *session) {
 			v.TreeError = err.Error()
 		}
 	}
-	o := e.Event.Output
-	v.Stdout = outputOf(e.Stdout, o.StdoutBytes)
-	v.Stderr = outputOf(e.Stderr, o.StderrBytes)
 	s.render(w, http.StatusOK, "card", "Execution "+shortID(e.Event.ID), ss, v)
-}
-
-func outputOf(kept []byte, total int64) outputView {
-	o := outputView{Text: string(kept), Kept: kept != nil, Total: total}
-	if kept != nil && int64(len(kept)) < total {
-		o.Note = "first " + strconv.Itoa(len(kept)) + " of " + strconv.FormatInt(total, 10) + " bytes"
-	}
-	return o
 }
 
 func shortID(id string) string {

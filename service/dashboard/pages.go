@@ -80,7 +80,7 @@ func (s *Server) approvals(w http.ResponseWriter, r *http.Request, ss *session) 
 		v.Pending = append(v.Pending, av)
 	}
 	if s.opts.Trail != nil {
-		es, err := s.opts.Trail.List(r.Context(), audit.Filter{Answered: true, Limit: pageSize})
+		es, err := s.opts.Trail.List(r.Context(), audit.Filter{Answered: true, Calls: true, Limit: pageSize})
 		if err != nil {
 			v.Error = err.Error()
 		}

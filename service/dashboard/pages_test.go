@@ -76,8 +76,8 @@ func TestCard(t *testing.T) {
 	f.login(c)
 	_, body := f.getBody(c, f.base+"/executions/"+fmt.Sprintf("%032x", 2), nil)
 	for _, want := range []string{"audit verify:\nintact — row 2 matches its HMAC and chains between rows 1 and 3",
-		strings.Repeat("ab", 32), "github_token", "evil.example:443", "memory: not held — no cgroup v2", "nproc: not held", "pids: held",
-		"bubblewrap", "12ms of 120 s allowed", "claude-code via agent_hook", "redactions 1", ">echo 1</pre>"} {
+		strings.Repeat("ab", 32), "github_token", "evil.example:443", "memory not held: no cgroup v2", "nproc not held", "pids yes (nproc no)",
+		"bubblewrap", "12ms of 120 s allowed", "claude-code (surface agent_hook)", "redactions 1", ">echo 1</pre>"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the card lacks %q", want)
 		}

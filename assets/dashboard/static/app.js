@@ -24,6 +24,7 @@
     const tr = document.createElement("tr");
     tr.className = r.class + " new";
     tr.dataset.cursor = r.cursor;
+    tr.dataset.id = r.id;
     cell(tr, r.glyph, "glyph").title = r.status;
     cell(tr, r.time, "time");
     cell(tr, r.agent);
@@ -69,7 +70,16 @@
           empty.remove();
         }
         for (let i = data.rows.length - 1; i >= 0; i--) {
-          body.insertBefore(rowOf(data.rows[i]), body.firstChild);
+          const r = data.rows[i];
+          // A routed call is one row: its execution takes its decision's.
+          if (r.decision) {
+            for (const old of body.querySelectorAll("tr[data-id]")) {
+              if (old.dataset.id === r.decision) {
+                old.remove();
+              }
+            }
+          }
+          body.insertBefore(rowOf(r), body.firstChild);
         }
         while (body.rows.length > 50) {
           body.deleteRow(body.rows.length - 1);
