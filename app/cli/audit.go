@@ -13,11 +13,12 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/sandbox"
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/audit"
+	"github.com/gatehouse-dev/gatehouse/service/card"
 	"github.com/gatehouse-dev/gatehouse/service/export"
 	"github.com/gatehouse-dev/gatehouse/service/termesc"
+	"github.com/gatehouse-dev/gatehouse/service/toolcache"
 )
 
 var auditCmd = &command{name: "audit",
@@ -110,7 +111,7 @@ func auditList(fl *flag.FlagSet) runFunc {
 		if err != nil {
 			return err
 		}
-		f.Limit = *limit
+		f.Limit, f.Calls = *limit, true
 		s, err := openAudit(ctx, env)
 		if err != nil {
 			return err
@@ -196,7 +197,9 @@ func auditShow(fl *flag.FlagSet) runFunc {
 // auditShowText writes the card of e, terminal controls escaped.
 func auditShowText(w io.Writer, e *audit.Entry, kids []api.Event) error {
 	esc := termesc.NewWriter(w)
-	auditCard(esc, e, kids)
+	in := audit.CardInput(e, kids)
+	in.CacheSize = toolcache.Size
+	auditCard(esc, in)
 	return esc.Close()
 }
 
@@ -354,130 +357,12 @@ func auditText(b []byte) any {
 	return string(b)
 }
 
-// auditCard writes the whole card, human-readable. It writes the stored
-// text as it is: the caller escapes terminal controls (termesc.Writer).
-func auditCard(w io.Writer, e *audit.Entry, kids []api.Event) {
-	ev := &e.Event
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	row := func(k, format string, args ...any) { fmt.Fprintf(tw, "%s:\t%s\n", k, fmt.Sprintf(format, args...)) }
-	row("event", "%s", ev.ID)
-	if ev.ParentID != "" {
-		row("decision", "%s (this is its execution)", ev.ParentID)
-	}
-	for _, k := range kids {
-		row("execution", "%s (%s)", k.ID, audit.StatusText(&k))
-	}
-	row("time", "%s", ev.Time.Local().Format("2006-01-02 15:04:05.000 MST"))
-	row("agent", "%s (surface %s)", auditDash(ev.Agent), auditDash(ev.Surface))
-	if ev.SessionID != "" {
-		row("session", "%s", ev.SessionID)
-	}
-	row("action", "%s", ev.ActionType)
-	dec := ev.Decision
-	if ev.BlockedBy != "" {
-		dec += " (" + ev.BlockedBy + ")"
-	}
-	row("decision", "%s", dec)
-	if ev.Reason != "" {
-		row("reason", "%s", ev.Reason)
-	}
-	row("command", "%s", audit.OneLine(e.Command))
-	row("command sha256", "%s", auditDash(ev.CommandHash))
-	row("dialect", "%s", auditDash(ev.Dialect))
-	if ev.Cwd != "" {
-		row("cwd", "%s", ev.Cwd)
-	}
-	row("resolved", "%s", auditDash(strings.Join(ev.ResolvedCmds, ", ")))
-	st := auditDash(ev.Status)
-	if ev.StatusReason != "" {
-		st += " (" + ev.StatusReason + ")"
-	}
-	row("status", "%s", st)
-	row("exit code", "%s", strings.TrimPrefix(audit.ExitText(ev), "exit "))
-	row("duration", "%s of %d s allowed", audit.DurationText(ev), ev.TimeoutSeconds)
-	mode := auditDash(ev.SandboxMode)
-	if e.SandboxReason != "" {
-		mode += " (" + e.SandboxReason + ")"
-	}
-	if ev.SeccompReason != "" && ev.SeccompReason != e.SandboxReason {
-		mode += " (seccomp: " + ev.SeccompReason + ")"
-	}
-	row("sandbox mode", "%s", mode)
-	if ev.SandboxStart != "" {
-		start := ev.SandboxStart
-		if ev.SandboxStartReason != "" {
-			start += " (" + ev.SandboxStartReason + ")"
-		}
-		row("sandbox start", "%s", start)
-	}
-	if ev.ReadPosture != "" {
-		row("read posture", "%s", ev.ReadPosture)
-	}
-	if l := ev.Limits; l != nil {
-		row("limits enforced", "pids %s (nproc %s), memory %s, tmpfs %s, file_size %s, daemon_kill %s",
-			auditYesNo(l.Pids), auditYesNo(l.NProc), auditYesNo(l.Memory), auditYesNo(l.Tmpfs), auditYesNo(l.FileSize), auditYesNo(l.DaemonKill))
-	} else {
-		row("limits enforced", "-")
-	}
-	if len(ev.PinnedScripts) == 0 {
-		row("pinned scripts", "none")
-	}
-	for _, p := range ev.PinnedScripts {
-		row("pinned script", "%s  sha256 %s  %d bytes  %s", p.Path, p.SHA256, p.Size, p.PinMethod)
-	}
-	row("credentials", "%s", auditNone(strings.Join(ev.Credentials, ", ")))
-	if len(ev.CredentialsMasked) > 0 {
-		var parts []string
-		for _, id := range ev.CredentialsMasked {
-			u := ev.Egress.Placeholders[id]
-			parts = append(parts, fmt.Sprintf("%s (%d to its hosts, %d elsewhere)", id, u.Bound, u.Elsewhere))
-		}
-		row("masked", "%s", strings.Join(parts, ", "))
-	}
-	for _, n := range ev.CredentialNotes {
-		row("credential", "%s", n)
-	}
-	row("egress", "%d allowed, %d denied", ev.Egress.Allowed, ev.Egress.Denied)
-	if len(ev.Egress.DeniedHosts) > 0 {
-		row("denied hosts", "%s", strings.Join(ev.Egress.DeniedHosts, ", "))
-	}
-	if len(ev.WriteBlocked) > 0 {
-		row("write blocked", "%s", strings.Join(ev.WriteBlocked, ", "))
-	}
-	if ev.ToolCache != "" {
-		row("tool cache", "%s", cacheWithSize(ev.ToolCache))
-	}
-	o := ev.Output
-	row("output", "stdout %d B, stderr %d B, discarded %d B, truncated %s, redactions %d",
-		o.StdoutBytes, o.StderrBytes, o.DiscardedBytes, auditYesNo(o.Truncated), o.RedactionCount)
-	if o.SHA256 != "" {
-		row("stdout sha256", "%s", o.SHA256)
-	}
-	if o.StderrSHA256 != "" {
-		row("stderr sha256", "%s", o.StderrSHA256)
-	}
-	tw.Flush()
-	for _, s := range []struct {
-		name  string
-		kept  []byte
-		total int64
-	}{{"stdout", e.Stdout, o.StdoutBytes}, {"stderr", e.Stderr, o.StderrBytes}} {
-		switch {
-		case s.kept == nil && ev.Status != "" && ev.Status != string(sandbox.StatusNeverRan):
-			fmt.Fprintf(w, "\n--- %s: not kept (exec.audit.keep_output) ---\n", s.name)
-		case s.kept == nil || len(s.kept) == 0 && s.total == 0:
-		default:
-			note := ""
-			if int64(len(s.kept)) < s.total {
-				note = fmt.Sprintf(", first %d of %d bytes", len(s.kept), s.total)
-			}
-			fmt.Fprintf(w, "\n--- %s (redacted%s) ---\n", s.name, note)
-			w.Write(s.kept)
-			if len(s.kept) > 0 && s.kept[len(s.kept)-1] != '\n' {
-				fmt.Fprintln(w)
-			}
-		}
-	}
+// auditCard writes the card of in (service/card), human-readable. It
+// writes the stored text as it is: the caller escapes terminal controls
+// (termesc.Writer).
+func auditCard(w io.Writer, in card.Input) {
+	c := card.Build(in)
+	c.WriteText(w, nil)
 }
 
 func auditShortID(id string) string {
@@ -492,20 +377,6 @@ func auditDash(s string) string {
 		return "-"
 	}
 	return s
-}
-
-func auditNone(s string) string {
-	if s == "" {
-		return "none"
-	}
-	return s
-}
-
-func auditYesNo(b bool) string {
-	if b {
-		return "yes"
-	}
-	return "no"
 }
 
 // auditExportOTLP writes the events f selects as OTLP JSON: the records

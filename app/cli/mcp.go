@@ -542,8 +542,9 @@ func toolError(msg string) *mcp.CallToolResult {
 }
 
 // toolResult turns how a call ended into the tool's result: the output as
-// text (stderr labelled), the figures as structured content; an error
-// only when it was denied or could not start.
+// text (stderr labelled), the figures and the call's card (service/card)
+// as structured content; an error only when it was denied or could not
+// start.
 func toolResult(end *api.End) *mcp.CallToolResult {
 	if end.Error != nil && (end.Result == nil || end.Error.Kind != api.ErrFailedToStart) {
 		e := end.Error
@@ -564,7 +565,7 @@ func toolResult(end *api.End) *mcp.CallToolResult {
 		if end.Event != nil {
 			o.TimeoutSeconds, o.EventID, o.SandboxMode = end.Event.TimeoutSeconds, end.Event.ID, end.Event.SandboxMode
 		}
-		r.StructuredContent = o
+		r.StructuredContent = withCard(o, end.Event)
 		return r
 	}
 	res := end.Result
@@ -590,13 +591,13 @@ func toolResult(end *api.End) *mcp.CallToolResult {
 	if end.Event != nil {
 		out.EventID = end.Event.ID
 	}
-	r := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text.String()}}, StructuredContent: out}
+	r := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text.String()}}, StructuredContent: withCard(out, end.Event)}
 	if end.Error != nil { // it failed to start
 		msg := "Gatehouse could not start this command: " + end.Error.Message
 		r.IsError = true
 		r.Content = []mcp.Content{&mcp.TextContent{Text: msg}}
 		out.Error = msg
-		r.StructuredContent = out
+		r.StructuredContent = withCard(out, end.Event)
 	}
 	return r
 }
