@@ -524,8 +524,11 @@ func (e *Executor) run(ctx context.Context, d *Admitted, out sandbox.Streams, ev
 	}
 	raw := e.runIn(ctx, slot, choice, spec, streams, ev)
 	redactions := red.finish(raw)
-	closeEscape()
 	stopEgress()
+	// What was refused while it ran, after its own output
+	// (refusals.go): the caller's copy alone.
+	e.explainRefusals(toErr, d, spec, raw, ev)
+	closeEscape()
 
 	ev.Status = string(raw.Status)
 	ev.StatusReason = raw.StatusReason

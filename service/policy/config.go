@@ -57,6 +57,11 @@ type Output struct {
 	// controls, bidi and invisible characters are shown as text; see
 	// service/termesc) or keep (delivered as the command wrote them).
 	TerminalControls string `yaml:"terminal_controls" json:"terminal_controls"`
+	// ExplainRefusals ends a command's stderr with one Gatehouse line per
+	// kind of refusal the sandbox or the egress proxy made while it ran
+	// (service/pipeline/refusals.go), so that the agent reading the
+	// output learns why, not only a tool's own error.
+	ExplainRefusals bool `yaml:"explain_refusals" json:"explain_refusals"`
 }
 
 // Egress tunes the per-execution proxy; the allowlist itself is policy.

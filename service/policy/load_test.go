@@ -85,7 +85,7 @@ func defaultConfig() Config {
 				Export: AuditExport{OTLP: OTLPExport{Protocol: "http/protobuf", Headers: OTLPHeaders{}, BatchSize: 256,
 					TimeoutSeconds: 10, RetryInitialBackoffMS: 1000, RetryMaxBackoffMS: 60000}}},
 			Notify:    Notify{SandboxDegraded: true, OutputRedacted: true},
-			Output:    Output{TerminalControls: "escape"},
+			Output:    Output{TerminalControls: "escape", ExplainRefusals: true},
 			Dashboard: Dashboard{Enabled: true},
 		},
 		Policy: Policy{

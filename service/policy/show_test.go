@@ -68,6 +68,7 @@ exec.audit.export.otlp.retry_max_backoff_ms:     60000           # default
 exec.notify.sandbox_degraded:                    true            # default
 exec.notify.output_redacted:                     true            # default
 exec.output.terminal_controls:                   escape          # default
+exec.output.explain_refusals:                    true            # default
 exec.dashboard.enabled:                          true            # default
 exec.dashboard.port:                             0               # default
 policy.sandbox_required:                         true            # default

@@ -1,0 +1,204 @@
+package pipeline
+
+// This file says, in the command's own output, what the sandbox and the
+// egress proxy refused while it ran (exec.output.explain_refusals). A
+// refused connection reaches the agent as curl's "CONNECT tunnel failed,
+// response 403", a hidden file as "No such file or directory", a
+// write-protected one as "Device or resource busy": the record knows the
+// reason, and the agent, which decides what to do next, should too. The
+// lines end the command's stderr, after its own output, on every face
+// (exec, the relay, MCP): at most maxRefusalLines, and never a host or
+// path the command did not itself reach or name.
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/gatehouse-dev/gatehouse/sandbox"
+	"github.com/gatehouse-dev/gatehouse/service/analysis"
+	"github.com/gatehouse-dev/gatehouse/service/api"
+)
+
+// blockedSuffix marks a write-deny file a command made, moved aside
+// (sandbox.Result.Blocked).
+const blockedSuffix = ".gatehouse-blocked-"
+
+// maxRefusalLines bounds the lines one command gets; the last says how
+// many more the record has.
+const maxRefusalLines = 4
+
+// refusalFacts are what one run was refused, as the lines need them.
+type refusalFacts struct {
+	home, cwd string
+	roots     []string
+	// allowlistField names the egress allowlist the agent's calls use.
+	allowlistField string
+	deniedHosts    []string // host:port the proxy refused
+	blocked        []string // write-deny files the command made, moved aside
+	// failed says the command did not end with status 0: only then are
+	// the paths its words name taken to be what it tripped on.
+	failed    bool
+	named     []string // absolute paths the command's words name
+	denyRead  []string
+	writeDeny []string
+}
+
+// refusalLines returns the lines that explain f's refusals, each ending
+// in a newline; none when nothing was refused.
+func refusalLines(f refusalFacts) []string {
+	var lines []string
+	for _, h := range f.deniedHosts {
+		lines = append(lines, fmt.Sprintf("gatehouse: egress to %s refused (not in %s)", h, f.allowlistField))
+	}
+	for _, b := range f.blocked {
+		orig := b
+		if i := strings.LastIndex(b, blockedSuffix); i > 0 {
+			orig = b[:i]
+		}
+		lines = append(lines, fmt.Sprintf("gatehouse: %s may not be written here (write-deny); what the command made there was moved aside to %s", f.show(orig), f.show(b)))
+		f.blocked = append(f.blocked, orig)
+	}
+	if f.failed {
+		seen := map[string]bool{}
+		for _, p := range f.named {
+			if d := under(p, f.denyRead); d != "" && !seen[d] {
+				seen[d] = true
+				lines = append(lines, fmt.Sprintf("gatehouse: %s is hidden from commands (deny-read)", f.show(d)))
+				continue
+			}
+			if w := f.writeDenied(p); w != "" && !seen[w] && !slices.Contains(f.blocked, w) {
+				seen[w] = true
+				lines = append(lines, fmt.Sprintf("gatehouse: %s is read-only here (write-deny)", f.show(w)))
+			}
+		}
+	}
+	if len(lines) > maxRefusalLines {
+		more := len(lines) - (maxRefusalLines - 1)
+		lines = append(lines[:maxRefusalLines-1], fmt.Sprintf("gatehouse: and %d more refusals (gatehouse audit show has them)", more))
+	}
+	for i := range lines {
+		lines[i] += "\n"
+	}
+	return lines
+}
+
+// show writes p as the person reads it: relative to the working directory
+// inside it, under ~ in the home directory.
+func (f refusalFacts) show(p string) string {
+	if f.cwd != "" && sandbox.Within(p, f.cwd) && p != f.cwd {
+		if rel, err := filepath.Rel(f.cwd, p); err == nil {
+			return rel
+		}
+	}
+	return tildePath(p, f.home)
+}
+
+// under returns the entry of set that p lies in (or is), "" for none.
+func under(p string, set []string) string {
+	for _, d := range set {
+		if sandbox.Within(p, d) {
+			return d
+		}
+	}
+	return ""
+}
+
+// writeDenied returns the write-deny path p is or lies in, "" for none. A
+// relative entry is a name under a workspace root or a repository in one
+// (a directory entry ends in "/"); an absolute one is a path.
+func (f refusalFacts) writeDenied(p string) string {
+	for _, w := range f.writeDeny {
+		if filepath.IsAbs(w) {
+			if sandbox.Within(p, filepath.Clean(w)) {
+				return filepath.Clean(w)
+			}
+			continue
+		}
+		for _, r := range f.roots {
+			if !sandbox.Within(p, r) || p == r {
+				continue
+			}
+			rel := filepath.ToSlash(strings.TrimPrefix(p, r+"/"))
+			name := strings.TrimSuffix(w, "/")
+			dir := strings.HasSuffix(w, "/")
+			// The entry at the root, or in a repository below it.
+			for _, at := range []string{"", "/"} {
+				var i int
+				if at == "" {
+					if !strings.HasPrefix(rel, name) {
+						continue
+					}
+				} else if i = strings.Index(rel, "/"+name); i < 0 {
+					continue
+				} else {
+					i++
+				}
+				rest := rel[i+len(name):]
+				if rest == "" || dir && strings.HasPrefix(rest, "/") {
+					return filepath.Join(r, rel[:i+len(name)])
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// namedPaths are the absolute paths the words of tree's commands name
+// statically: arguments that are paths (resolved against dir) and the
+// files of redirections.
+func namedPaths(tree *analysis.Tree, dir, home string) []string {
+	if tree == nil {
+		return nil
+	}
+	var out []string
+	add := func(v string) {
+		switch {
+		case v == "~" || strings.HasPrefix(v, "~/"):
+			v = filepath.Join(home, strings.TrimPrefix(v, "~"))
+		case filepath.IsAbs(v):
+		case strings.Contains(v, "/") || strings.HasPrefix(v, "."):
+			v = filepath.Join(dir, v)
+		default:
+			return
+		}
+		out = append(out, filepath.Clean(v))
+	}
+	for _, n := range tree.Nodes {
+		for i, a := range n.Argv {
+			if i == 0 || a.Dynamic || a.Glob || strings.HasPrefix(a.Value, "-") {
+				continue
+			}
+			add(a.Value)
+		}
+		for _, r := range n.Redirs {
+			if !r.Dynamic && r.Target != "" && !strings.HasPrefix(r.Target, "&") {
+				add(r.Target)
+			}
+		}
+	}
+	return out
+}
+
+// explainRefusals writes the lines that explain what ev's run was refused
+// to w, the caller's stderr, after the command's own output.
+func (e *Executor) explainRefusals(w io.Writer, d *Admitted, spec *sandbox.Spec, raw *sandbox.Result, ev *api.Event) {
+	if !e.cfg.Exec.Output.ExplainRefusals || w == nil {
+		return
+	}
+	_, field := e.cfg.Policy.EgressAllowlistFor(d.req.Agent)
+	f := refusalFacts{
+		home: e.opts.Home, cwd: d.dir, roots: spec.WorkspaceRoots, allowlistField: field,
+		deniedHosts: ev.Egress.DeniedHosts, blocked: raw.Blocked,
+		failed:   raw.Status != sandbox.StatusCompleted || raw.ExitCode != 0,
+		denyRead: spec.DenyRead, writeDeny: spec.WriteDeny,
+	}
+	if f.failed {
+		f.named = namedPaths(d.plan.tree(), d.dir, e.opts.Home)
+	}
+	for _, l := range refusalLines(f) {
+		w.Write([]byte(l))
+	}
+}
