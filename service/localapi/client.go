@@ -49,6 +49,12 @@ func (c *Client) Decide(ctx context.Context, req api.DecideRequest) (*api.Decide
 	return &resp, c.call(ctx, http.MethodPost, api.PathDecide, req, &resp)
 }
 
+// Explain asks how a request would be decided now; nothing runs.
+func (c *Client) Explain(ctx context.Context, req api.ExecRequest) (*api.ExplainResponse, error) {
+	var resp api.ExplainResponse
+	return &resp, c.call(ctx, http.MethodPost, api.PathExplain, req, &resp)
+}
+
 // FileAccess asks for a decision on an agent file tool's access.
 func (c *Client) FileAccess(ctx context.Context, req api.FileAccessRequest) (*api.DecideResponse, error) {
 	var resp api.DecideResponse
@@ -223,6 +229,17 @@ func (c *Client) DashboardLogin(ctx context.Context) (*api.DashboardLoginRespons
 	}
 	if r.Error != "" {
 		return nil, errors.New(r.Error)
+	}
+	return &r, nil
+}
+
+// Doctor asks the service to run gatehouse doctor and returns its report.
+// It takes as long as doctor does (a probe sandbox starts): give ctx a
+// deadline of minutes, not seconds.
+func (c *Client) Doctor(ctx context.Context) (*api.DoctorReport, error) {
+	var r api.DoctorReport
+	if err := c.call(ctx, http.MethodGet, api.PathDoctor, nil, &r); err != nil {
+		return nil, err
 	}
 	return &r, nil
 }

@@ -35,6 +35,9 @@ type Admission interface {
 	// StdinMaxBytes is the largest stdin a call may pass now
 	// (exec.limits.stdin_max_bytes).
 	StdinMaxBytes() int64
+	// ExplainCall decides req as Execute would and runs, waits for and
+	// records nothing; a bad argument is a response, not an error.
+	ExplainCall(ctx context.Context, req api.ExecRequest) (*api.ExplainResponse, error)
 	// FileAccess decides an agent file tool's access; a deny is a
 	// response, not an error.
 	FileAccess(ctx context.Context, req api.FileAccessRequest) (*api.DecideResponse, error)
@@ -55,6 +58,9 @@ type Admission interface {
 	// DashboardLogin returns a new one-time login code for the dashboard,
 	// with its sign-in page, or why there is none.
 	DashboardLogin() api.DashboardLoginResponse
+	// Doctor runs gatehouse doctor now and returns its report, or why
+	// this service runs none.
+	Doctor(ctx context.Context) (*api.DoctorReport, error)
 }
 
 // keepAlive is how often an idle live stream sends a comment line.
@@ -100,6 +106,19 @@ func Handler(a Admission, logger *slog.Logger) http.Handler {
 		resp, err := a.Decide(r.Context(), req)
 		if err != nil {
 			logger.Error("decide", "err", err)
+			fail(w, http.StatusInternalServerError, err.Error())
+			return
+		}
+		reply(w, resp)
+	})
+	mux.HandleFunc("POST "+api.PathExplain, func(w http.ResponseWriter, r *http.Request) {
+		var req api.ExecRequest
+		if !decode(w, r, callLimit(a), &req) {
+			return
+		}
+		resp, err := a.ExplainCall(r.Context(), req)
+		if err != nil {
+			logger.Error("explain", "err", err)
 			fail(w, http.StatusInternalServerError, err.Error())
 			return
 		}
@@ -214,6 +233,14 @@ func Handler(a Admission, logger *slog.Logger) http.Handler {
 		}
 		first, rest := a.Subscribe(r.Context())
 		ServeStream(w, first, rest)
+	})
+	mux.HandleFunc("GET "+api.PathDoctor, func(w http.ResponseWriter, r *http.Request) {
+		rep, err := a.Doctor(r.Context())
+		if err != nil {
+			fail(w, http.StatusServiceUnavailable, err.Error())
+			return
+		}
+		reply(w, rep)
 	})
 	mux.HandleFunc("POST "+api.PathDashboardLogin, func(w http.ResponseWriter, r *http.Request) {
 		if _, ok := body(w, r, envelope); !ok {

@@ -40,6 +40,10 @@ func (f *fake) Status(ctx context.Context) *api.Status { return &api.Status{} }
 func (f *fake) Events(limit int) []api.Event           { return nil }
 func (f *fake) Reload() api.ReloadResponse             { return api.ReloadResponse{OK: true} }
 func (f *fake) StdinMaxBytes() int64                   { return f.stdinMax }
+func (f *fake) ExplainCall(ctx context.Context, req api.ExecRequest) (*api.ExplainResponse, error) {
+	return &api.ExplainResponse{Explanation: []byte(`{"decision":"allow"}`)}, nil
+}
+
 func (f *fake) FileAccess(ctx context.Context, req api.FileAccessRequest) (*api.DecideResponse, error) {
 	return &api.DecideResponse{Decision: "allow"}, nil
 }
@@ -57,6 +61,9 @@ func (f *fake) Subscribe(ctx context.Context) ([]api.StreamNotice, <-chan api.St
 func (f *fake) EndSession(agent, session string) {}
 func (f *fake) DashboardLogin() api.DashboardLoginResponse {
 	return api.DashboardLoginResponse{URL: "http://127.0.0.1:1234/login", Code: "c0de", LaunchFile: "/run/user/1000/gatehouse/dashboard/login-x.html"}
+}
+func (f *fake) Doctor(ctx context.Context) (*api.DoctorReport, error) {
+	return &api.DoctorReport{Checks: []api.DoctorCheck{{Name: "service", State: api.DoctorOK, Message: "running"}}}, nil
 }
 func (f *fake) Workspaces() []api.Workspace {
 	return []api.Workspace{{Path: "/w", Origin: api.WorkspacePolicy}}
@@ -152,5 +159,18 @@ func TestTrailingData(t *testing.T) {
 	}
 	if code, msg := serve(h, http.MethodPost, api.PathRedeem, strings.NewReader("{\"ticket\":\"a\"}\r\n \t")); code != http.StatusOK || len(f.redeemed) != 1 {
 		t.Errorf("trailing white space: %d %s", code, msg)
+	}
+}
+
+// GET /v1/doctor serves the report as the service made it.
+func TestDoctor(t *testing.T) {
+	t.Parallel()
+	code, body := serve(Handler(&fake{}, nil), http.MethodGet, api.PathDoctor, nil)
+	var r api.DoctorReport
+	if err := json.Unmarshal([]byte(body), &r); code != http.StatusOK || err != nil {
+		t.Fatalf("%d %s (%v)", code, body, err)
+	}
+	if c, ok := r.Check("service"); !ok || c.State != api.DoctorOK || c.Message != "running" {
+		t.Errorf("the report's service check: %+v", r.Checks)
 	}
 }
