@@ -19,7 +19,7 @@ import (
 )
 
 // Statuses are the values Filter.Status takes.
-var Statuses = []string{"completed", "timed_out", "killed", "failed_to_start", "never_ran", "denied"}
+var Statuses = []string{api.StatusCompleted, api.StatusTimedOut, api.StatusKilled, api.StatusFailedToStart, api.StatusNeverRan, "denied"}
 
 // Modes are the values Filter.SandboxMode takes.
 var Modes = []string{

@@ -294,7 +294,7 @@ func streams(ev *api.Event, stdout, stderr []byte) []Stream {
 // decision whose execution is its own event), or the status.
 func StatusText(ev *api.Event) string {
 	switch {
-	case ev.Decision == "deny":
+	case ev.Decision == api.DecisionDeny:
 		if ev.BlockedBy != "" {
 			return "denied:" + ev.BlockedBy
 		}

@@ -17,7 +17,7 @@ var Marks = []struct {
 	Mark
 	match func(ev *api.Event) bool
 }{
-	{Mark{"⊘", "bad", "denied"}, func(ev *api.Event) bool { return ev.Decision == "deny" }},
+	{Mark{"⊘", "bad", "denied"}, func(ev *api.Event) bool { return ev.Decision == api.DecisionDeny }},
 	{Mark{"✓", "ok", "completed, exit 0"}, func(ev *api.Event) bool {
 		return ev.Status == string(sandbox.StatusCompleted) && ev.ExitCode != nil && *ev.ExitCode == 0
 	}},

@@ -241,7 +241,7 @@ func (r *Report) run(ctx context.Context, o Options) {
 		r.BackendWhy = err.Error()
 		r.SandboxMode = string(sandbox.ModeUnavailableDenied)
 		r.problem("sandbox", true, "no sandbox: %v", err)
-	case res.Status == sandbox.StatusFailedToStart && !r.Init.OK && (res.StatusReason == "init_missing" || res.StatusReason == "init_mismatch"):
+	case res.Status == sandbox.StatusFailedToStart && !r.Init.OK && (res.StatusReason == api.StatusReasonInitMissing || res.StatusReason == api.StatusReasonInitMismatch):
 		r.SandboxMode = string(res.Mode)
 		// Said above, with the remedy.
 	case res.Status == sandbox.StatusFailedToStart:
