@@ -4,14 +4,13 @@ package dashboard
 // service's own functions, as the admission API and the CLI do.
 
 import (
-	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/audit"
@@ -298,28 +297,78 @@ func sortedKeys[V any](m map[string]V) []string {
 	return out
 }
 
-// doctorView is gatehouse doctor's report.
+// doctorView is gatehouse doctor's report, as the service's API serves
+// it (api.DoctorReport): its verdict, this user's checks, and apart from
+// them what IT's managed settings would add.
 type doctorView struct {
-	Report string
-	OK     bool
-	Error  string
-	At     time.Time
+	Report *api.DoctorReport
+	// Verdict says what the checks found; Class is ok, warn or bad.
+	Verdict string
+	Class   string
+	Checks  []doctorRow
+	Managed []doctorRow
+	Error   string
+}
+
+// A doctorRow is one check with its mark.
+type doctorRow struct {
+	api.DoctorCheck
+	Glyph, Class string
 }
 
 func (s *Server) doctor(w http.ResponseWriter, r *http.Request, ss *session) {
 	var v doctorView
 	if s.opts.Doctor == nil {
 		v.Error = "doctor is not available here; run gatehouse doctor in a terminal"
+	} else if rep, err := s.opts.Doctor(r.Context()); err != nil {
+		v.Error = err.Error()
 	} else {
-		s.doctorMu.Lock() // one at a time: each starts sandboxes
-		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Minute)
-		report, ok, err := s.opts.Doctor(ctx)
-		cancel()
-		s.doctorMu.Unlock()
-		v.Report, v.OK, v.At = report, ok, s.opts.Now()
-		if err != nil {
-			v.Error = err.Error()
-		}
+		v = viewDoctor(rep)
 	}
 	s.render(w, http.StatusOK, "doctor", "Doctor", ss, v)
+}
+
+// viewDoctor is the page of a report: a verdict that never says "no
+// problem" alone above a warning.
+func viewDoctor(rep *api.DoctorReport) doctorView {
+	v := doctorView{Report: rep}
+	problems, warnings := rep.Count(api.DoctorProblem), rep.Count(api.DoctorWarning)
+	switch {
+	case problems > 0:
+		v.Verdict, v.Class = plural(problems, "problem")+" found", "bad"
+		if warnings > 0 {
+			v.Verdict += " and " + plural(warnings, "warning")
+		}
+		v.Verdict += ": each says how to fix it"
+	case warnings > 0:
+		v.Verdict, v.Class = "No problem, "+plural(warnings, "warning")+": each says how to fix it", "warn"
+	default:
+		v.Verdict, v.Class = "No problem found", "ok"
+	}
+	for _, c := range rep.Checks {
+		v.Checks = append(v.Checks, doctorRowOf(c))
+	}
+	for _, c := range rep.Managed {
+		v.Managed = append(v.Managed, doctorRowOf(c))
+	}
+	return v
+}
+
+func doctorRowOf(c api.DoctorCheck) doctorRow {
+	switch c.State {
+	case api.DoctorOK:
+		return doctorRow{c, "✓", "ok"}
+	case api.DoctorWarning:
+		return doctorRow{c, "!", "warn"}
+	case api.DoctorProblem:
+		return doctorRow{c, "✗", "bad"}
+	}
+	return doctorRow{c, "·", "advice"}
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
