@@ -24,15 +24,16 @@ all: build
 # loader and need no libc inside the sandbox. They carry one build id,
 # computed from the source tree (.ci/build-id.sh): the init refuses to run
 # for a gatehouse of another build. The version, commit and build date
-# come from git (.ci/version.sh; 'gatehouse version' prints them).
+# come from git (.ci/version.sh; 'gatehouse version' prints them). -v
+# names each package as it compiles: a first build is minutes, not silence.
 build:
 	@id=$$(.ci/build-id.sh) && set -- $$(.ci/version.sh) && \
 	flags="-X github.com/gatehouse-dev/gatehouse/internal/buildid.id=$$id" && \
 	flags="$$flags -X github.com/gatehouse-dev/gatehouse/internal/version.version=$$1" && \
 	flags="$$flags -X github.com/gatehouse-dev/gatehouse/internal/version.commit=$$2" && \
 	flags="$$flags -X github.com/gatehouse-dev/gatehouse/internal/version.date=$$3" && \
-	echo "gatehouse $$1, build id $$id" && \
-	CGO_ENABLED=0 $(GO) build -ldflags "$$flags" -o $(BIN) ./app/gatehouse && \
+	echo "gatehouse $$1, build id $$id (a first build fetches modules and compiles for a few minutes; each package is named as it compiles)" && \
+	CGO_ENABLED=0 $(GO) build -v -ldflags "$$flags" -o $(BIN) ./app/gatehouse && \
 	CGO_ENABLED=0 $(GO) build -ldflags "$$flags" -o $(INIT) ./app/gatehouse-init && \
 	CGO_ENABLED=0 $(GO) build -ldflags "$$flags" -o $(dir $(BIN))gatehouse-hook ./app/gatehouse-hook
 
