@@ -142,11 +142,24 @@ func (a *app) session(ctx context.Context) (reached bool, err error) {
 		s.Status, s.Approvals, s.Workspaces = *st, approvals, workspaces
 		s.SetEvents(events)
 	})
-	err = c.Stream(ctx, func(n api.StreamNotice) {
+	// A service that says it is stopping may keep the stream open while
+	// it winds down: the tray stops following it and reads the status
+	// until the service is gone.
+	sctx, endStream := context.WithCancel(ctx)
+	defer endStream()
+	stopping := false
+	err = c.Stream(sctx, func(n api.StreamNotice) {
 		var refetchA, refetchW bool
-		a.update(func(s *State) { refetchA, refetchW = s.Apply(n) })
+		a.update(func(s *State) { refetchA, refetchW = s.Apply(n); stopping = s.Stopping })
+		if stopping {
+			endStream()
+			return
+		}
 		a.refetch(ctx, refetchA, refetchW)
 	})
+	if stopping && ctx.Err() == nil {
+		return true, a.untilGone(ctx, a.snapshot().Status)
+	}
 	if err == nil || errors.Is(err, localapi.ErrLost) || errors.Is(err, localapi.ErrNotRunning) || ctx.Err() != nil {
 		return true, err
 	}
@@ -167,6 +180,24 @@ func (a *app) session(ctx context.Context) (reached bool, err error) {
 		}
 		a.update(func(s *State) { s.Status = *st })
 		a.refetch(ctx, st.Approvals != len(a.snapshot().Approvals), st.Workspaces != len(a.snapshot().Workspaces))
+	}
+}
+
+// untilGone reads the status of the stopping service of was until it no
+// longer answers (its error is returned) or another service does.
+func (a *app) untilGone(ctx context.Context, was api.Status) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(stoppingPoll):
+		}
+		cctx, cancel := context.WithTimeout(ctx, callTimeout)
+		st, err := a.opts.Client.Status(cctx)
+		cancel()
+		if !StillStopping(was, st, err) {
+			return err
+		}
 	}
 }
 

@@ -464,6 +464,14 @@ func TestTrayOverDBus(t *testing.T) {
 		waitNotification(t, "Gatehouse doctor", "doctor-report.txt")
 	}
 
+	// The service says it is stopping, then winds down with the stream
+	// still open: the menu says stopping, then down once the service no
+	// longer answers, not when the stream ends.
+	svc.push(api.StreamNotice{Type: api.NoticeService, State: "stopping"})
+	tr.waitFor("the service stopping", func(root node) bool { return slices.Contains(root.labels(), "Service stopping") })
+	svc.windDown()
+	tr.waitFor("the service down while its stream is open", func(root node) bool { return slices.Contains(root.labels(), "Service down") })
+
 	// The service stops: the menu says so and offers to start it.
 	svc.stop()
 	root = tr.waitFor("the service down", func(root node) bool { return slices.Contains(root.labels(), "Service down") })
