@@ -28,9 +28,9 @@ func (s *Service) recordDecision(ex *pipeline.Executor, ev api.Event, resp *api.
 		return resp
 	}
 	reason := "the audit record could not be written (" + err.Error() + "), so the command may not run; free space in Gatehouse's state directory or repair its audit database, then try again"
-	ev.Decision, ev.BlockedBy, ev.Reason = "deny", pipeline.DenyAuditUnavailable, reason
+	ev.Decision, ev.BlockedBy, ev.Reason = api.DecisionDeny, pipeline.DenyAuditUnavailable, reason
 	s.ring.add(ev)
-	resp.Decision, resp.BlockedBy, resp.Reason = "deny", pipeline.DenyAuditUnavailable, reason
+	resp.Decision, resp.BlockedBy, resp.Reason = api.DecisionDeny, pipeline.DenyAuditUnavailable, reason
 	resp.TimeoutSeconds = 0
 	return resp
 }

@@ -67,7 +67,7 @@ func (s *Service) FileAccess(ctx context.Context, req api.FileAccessRequest) (*a
 	g := s.gen.Load()
 	resp := &api.DecideResponse{Routing: g.ex.Config().Policy.BuiltinExecRouting}
 	if code, reason := checkFileRequest(&req); code != "" {
-		resp.Decision, resp.BlockedBy, resp.Reason = "deny", code, reason
+		resp.Decision, resp.BlockedBy, resp.Reason = api.DecisionDeny, code, reason
 		return resp, nil
 	}
 	ev := api.Event{
@@ -77,7 +77,7 @@ func (s *Service) FileAccess(ctx context.Context, req api.FileAccessRequest) (*a
 		Surface:       req.Surface,
 		SessionID:     req.SessionID,
 		ActionType:    api.ActionFileRead,
-		Decision:      "allow",
+		Decision:      api.DecisionAllow,
 		Cwd:           req.Cwd,
 		Tool:          req.Tool,
 		Paths:         req.Paths,
@@ -98,7 +98,7 @@ func (s *Service) FileAccess(ctx context.Context, req api.FileAccessRequest) (*a
 		scope.cacheRoot, scope.ownCache = root, toolcache.For(root, req.Agent).Dir
 	}
 	if code, reason := scope.decide(&req); code != "" {
-		ev.Decision, ev.BlockedBy, ev.Reason = "deny", code, reason
+		ev.Decision, ev.BlockedBy, ev.Reason = api.DecisionDeny, code, reason
 	}
 	resp.Decision, resp.BlockedBy, resp.Reason, resp.EventID = ev.Decision, ev.BlockedBy, ev.Reason, ev.ID
 	// On the record before the answer (auditgate.go): a call that cannot

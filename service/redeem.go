@@ -88,7 +88,7 @@ func (s *Service) awaitRelay(name string, in *tickets.In, expires time.Time) {
 	if err != nil {
 		s.log.Warn("relay did not open its output FIFO", "err", err)
 		if rerr == nil {
-			s.neverRan(r, "relay_gone", "the relay went away before the command started")
+			s.neverRan(r, api.StatusReasonRelayGone, "the relay went away before the command started")
 		}
 		return
 	}
@@ -132,11 +132,11 @@ func (s *Service) openRelay(r *routed, name string) error {
 func (s *Service) refusePending(ex *pipeline.Executor, d *pipeline.Admitted, resp *api.DecideResponse, max int) {
 	reason := fmt.Sprintf("%d routed commands are already waiting for their relay, the limit (exec.limits.max_pending_tickets); try again when one has run or its ticket has expired", max)
 	ev := ex.ExecutionEvent(d)
-	ev.Decision, ev.BlockedBy, ev.Reason = "deny", ReasonConcurrency, reason
+	ev.Decision, ev.BlockedBy, ev.Reason = api.DecisionDeny, ReasonConcurrency, reason
 	ev.Status, ev.StatusReason = string(sandbox.StatusNeverRan), ReasonConcurrency
 	ex.Record(&ev)
 	s.ring.add(ev)
-	resp.Decision, resp.BlockedBy, resp.Reason, resp.Ticket = "deny", ReasonConcurrency, reason, ""
+	resp.Decision, resp.BlockedBy, resp.Reason, resp.Ticket = api.DecisionDeny, ReasonConcurrency, reason, ""
 }
 
 func dirJoin(dir, name string) string { return dir + string(os.PathSeparator) + name }

@@ -122,7 +122,7 @@ func (s *Service) ToolOutput(ctx context.Context, req api.ToolOutputRequest) (*a
 		Surface:       req.Surface,
 		SessionID:     req.SessionID,
 		ActionType:    api.ActionToolOutput,
-		Decision:      "allow",
+		Decision:      api.DecisionAllow,
 		Cwd:           req.Cwd,
 		Tool:          req.Tool,
 		Reason:        redactedReason(req.Tool, string(req.Output), string(out), n),

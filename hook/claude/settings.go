@@ -66,6 +66,9 @@ type hookEntry struct {
 	Command   string `json:"command"`
 	Timeout   int    `json:"timeout,omitempty"`
 	OnFailure string `json:"onFailure,omitempty"`
+	// StatusMessage replaces Claude Code's "running PreToolUse hook" in
+	// its spinner while the hook runs.
+	StatusMessage string `json:"statusMessage,omitempty"`
 }
 
 // matcherGroup is one element of hooks.PreToolUse.
@@ -74,12 +77,18 @@ type matcherGroup struct {
 	Hooks   []hookEntry `json:"hooks"`
 }
 
+// HookStatusMessage is what Claude Code's spinner says while the
+// PreToolUse hook runs: mostly a moment, but as long as a person takes
+// when the call is held for approval.
+const HookStatusMessage = "Gatehouse: deciding; a call held for approval waits for you (gatehouse approvals, the tray or the dashboard)"
+
 // HookGroup returns the PreToolUse matcher group that runs command. A
 // failing hook blocks the call (onFailure: block): Gatehouse fails closed
 // even when the hook cannot start.
 func HookGroup(command string) json.RawMessage {
 	b, _ := json.Marshal(matcherGroup{Matcher: Matcher, Hooks: []hookEntry{{
 		Type: "command", Command: command, Timeout: HookTimeoutSeconds, OnFailure: "block",
+		StatusMessage: HookStatusMessage,
 	}}})
 	return b
 }

@@ -273,6 +273,43 @@ func TestHookGroupMatcher(t *testing.T) {
 	}
 }
 
+// Claude Code's spinner names Gatehouse while the PreToolUse hook runs
+// (a held call runs it for minutes); installing again over a hook
+// written without it adds it.
+func TestHookStatusMessage(t *testing.T) {
+	t.Parallel()
+	old := []byte(`{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"'/usr/bin/gatehouse' hook claude","timeout":630,"onFailure":"block"}]}]}}`)
+	merged, changed, err := MergeHook(old, HookCommand(exe, ""))
+	if err != nil || !changed {
+		t.Fatalf("MergeHook: changed %v, %v", changed, err)
+	}
+	var s struct {
+		Hooks map[string][]matcherGroup `json:"hooks"`
+	}
+	if err := json.Unmarshal(merged, &s); err != nil {
+		t.Fatal(err)
+	}
+	for ev, gs := range s.Hooks {
+		for _, g := range gs {
+			for _, h := range g.Hooks {
+				want := ""
+				if ev == "PreToolUse" {
+					want = HookStatusMessage
+				}
+				if h.StatusMessage != want {
+					t.Errorf("%s hook's statusMessage = %q, want %q", ev, h.StatusMessage, want)
+				}
+			}
+		}
+	}
+	if !strings.Contains(HookStatusMessage, "Gatehouse") || !strings.Contains(HookStatusMessage, "gatehouse approvals") {
+		t.Errorf("HookStatusMessage %q does not name Gatehouse and where to answer", HookStatusMessage)
+	}
+	if len(s.Hooks["PreToolUse"]) != 1 {
+		t.Errorf("PreToolUse groups: %+v", s.Hooks["PreToolUse"])
+	}
+}
+
 func TestDenyRules(t *testing.T) {
 	t.Parallel()
 	got := DenyRules("/home/u/", []string{"/home/u/.netrc", "/home/u2/x", "/home/u/.netrc", "rel", "/home/u/st", "/home/u/st/relay"}, []string{"/home/u/st/relay"})

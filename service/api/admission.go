@@ -38,9 +38,9 @@ type DecideRequest struct {
 // DecideResponse is the decision. Deny carries blocked_by and reason;
 // allow under governed_shell routing (when asked for) carries a ticket.
 type DecideResponse struct {
-	Decision  string `json:"decision"` // allow | deny
-	BlockedBy string `json:"blocked_by,omitempty"`
-	Reason    string `json:"reason,omitempty"`
+	Decision  Decision `json:"decision"` // allow | deny
+	BlockedBy string   `json:"blocked_by,omitempty"`
+	Reason    string   `json:"reason,omitempty"`
 	// Hint is the remedy of a denial, when the stage that denied has one.
 	Hint    string `json:"hint,omitempty"`
 	EventID string `json:"event_id,omitempty"`

@@ -65,7 +65,7 @@ type Event struct {
 	Surface        string    `json:"surface"`
 	SessionID      string    `json:"session_id,omitempty"`
 	ActionType     string    `json:"action_type"`
-	Decision       string    `json:"decision"`
+	Decision       Decision  `json:"decision"`
 	BlockedBy      string    `json:"blocked_by,omitempty"`
 	Rule           string    `json:"rule,omitempty"` // the deciding rule's name; the reason quotes the command
 	Reason         string    `json:"reason,omitempty"`

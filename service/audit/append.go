@@ -106,7 +106,7 @@ func recordRow(rec Record) *row {
 		timeNS:        rec.Event.Time.UnixNano(),
 		agent:         rec.Event.Agent,
 		surface:       rec.Event.Surface,
-		decision:      rec.Event.Decision,
+		decision:      string(rec.Event.Decision),
 		status:        rec.Event.Status,
 		sandboxMode:   rec.Event.SandboxMode,
 		durationMS:    rec.Event.DurationMS,

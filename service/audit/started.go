@@ -37,10 +37,10 @@ const (
 	// ReasonServiceCrashed: the service ended abruptly (SIGKILL, a crash,
 	// power loss) while the execution ran, or before its ticket was
 	// redeemed.
-	ReasonServiceCrashed = "service_crashed"
+	ReasonServiceCrashed = api.StatusReasonServiceCrashed
 	// ReasonProcessCrashed: the in-process gatehouse (exec) that ran it
 	// ended abruptly.
-	ReasonProcessCrashed = "process_crashed"
+	ReasonProcessCrashed = api.StatusReasonProcessCrashed
 )
 
 // startedPrefix begins the id of a started row.
@@ -78,7 +78,7 @@ func (s *Store) Started(ctx context.Context, rec Record) error {
 		timeNS:   now.UnixNano(),
 		agent:    rec.Event.Agent,
 		surface:  rec.Event.Surface,
-		decision: rec.Event.Decision,
+		decision: string(rec.Event.Decision),
 		status:   StatusStarted,
 		command:  rec.Command,
 		event:    string(body),
@@ -206,16 +206,16 @@ func (s *Store) Reconcile(ctx context.Context) ([]Reconciled, error) {
 		ev := o.Event
 		switch {
 		case o.Kind == UnfinishedExecution && o.Service:
-			ev.Status, ev.StatusReason = "killed", ReasonServiceCrashed
+			ev.Status, ev.StatusReason = api.StatusKilled, ReasonServiceCrashed
 			ev.Reason = fmt.Sprintf("the Gatehouse service (pid %d) ended abruptly while the command ran; its output and exit status were not recorded", o.PID)
 		case o.Kind == UnfinishedExecution && !o.Running:
-			ev.Status, ev.StatusReason = "killed", ReasonProcessCrashed
+			ev.Status, ev.StatusReason = api.StatusKilled, ReasonProcessCrashed
 			ev.Reason = fmt.Sprintf("the gatehouse process that ran it (pid %d) ended abruptly; its output and exit status were not recorded", o.PID)
 		case o.Kind == UnfinishedExecution:
 			continue // still running in another gatehouse process
 		default:
 			ev.ParentID, ev.ID = o.ID, randomID()
-			ev.Status, ev.StatusReason = "never_ran", ReasonServiceCrashed
+			ev.Status, ev.StatusReason = api.StatusNeverRan, ReasonServiceCrashed
 			ev.Reason = "the Gatehouse service ended abruptly before the relay redeemed the ticket"
 		}
 		ev.ExitCode = nil

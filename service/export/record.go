@@ -16,6 +16,7 @@ import (
 	sdklog "go.opentelemetry.io/otel/sdk/log"
 	"go.opentelemetry.io/otel/sdk/resource"
 
+	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/audit"
 )
 
@@ -228,8 +229,8 @@ func value(v any) (attribute.Value, bool) {
 func severity(e *audit.Entry) (otellog.Severity, string) {
 	ev := e.Event
 	switch {
-	case ev.Decision == "deny",
-		ev.Status != "" && ev.Status != "completed",
+	case ev.Decision == api.DecisionDeny,
+		ev.Status != "" && ev.Status != api.StatusCompleted,
 		ev.SandboxMode == "none", ev.SandboxMode == "bubblewrap_no_seccomp", ev.SandboxMode == "unavailable_denied":
 		return otellog.SeverityWarn, "WARN"
 	}
@@ -239,7 +240,7 @@ func severity(e *audit.Entry) (otellog.Severity, string) {
 // summary is the record's body: "cli shell:execute allow completed exit 0".
 func summary(e *audit.Entry) string {
 	ev := e.Event
-	parts := []string{ev.Agent, ev.ActionType, ev.Decision}
+	parts := []string{ev.Agent, ev.ActionType, string(ev.Decision)}
 	if ev.BlockedBy != "" {
 		parts = append(parts, ev.BlockedBy)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/buildid"
 	"github.com/gatehouse-dev/gatehouse/sandbox"
 	"github.com/gatehouse-dev/gatehouse/sandbox/sandboxinit"
+	"github.com/gatehouse-dev/gatehouse/service/api"
 )
 
 // InitName is the sandbox init's file name (app/gatehouse-init).
@@ -113,7 +114,7 @@ func isProgram(p string) error {
 
 // initFailed is the result of an execution whose init was not found.
 func initFailed(mode sandbox.Mode, in Init) *sandbox.Result {
-	return &sandbox.Result{Mode: mode, Status: sandbox.StatusFailedToStart, StatusReason: "init_missing", Error: in.Err.Error()}
+	return &sandbox.Result{Mode: mode, Status: sandbox.StatusFailedToStart, StatusReason: api.StatusReasonInitMissing, Error: in.Err.Error()}
 }
 
 // explainMismatch turns an init's refusal of this build's plan into a
@@ -126,7 +127,7 @@ func explainMismatch(res *sandbox.Result, initPath string) {
 	if err != nil {
 		exe = "gatehouse"
 	}
-	res.StatusReason = "init_mismatch"
+	res.StatusReason = api.StatusReasonInitMismatch
 	res.Error = fmt.Sprintf("%s (init %s, gatehouse %s); %s", res.Error, initPath, exe, InitRemedy)
 }
 

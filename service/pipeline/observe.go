@@ -60,7 +60,7 @@ func (e *Executor) observe(ev *api.Event, o *Outcome) error {
 		if err != nil && ev.BlockedBy != DenyAuditUnavailable {
 			// A decision alone (o nil) that is allowed is run by the agent
 			// when the policy lets unrecorded calls through.
-			ran := o != nil && eventRan(ev) || o == nil && ev.Decision == "allow" && !e.cfg.Policy.AuditRequired
+			ran := o != nil && eventRan(ev) || o == nil && ev.Decision == api.DecisionAllow && !e.cfg.Policy.AuditRequired
 			e.opts.Notifier.AuditUnavailable(ev.Agent, err.Error(), ran)
 		}
 	}

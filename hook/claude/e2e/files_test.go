@@ -117,7 +117,7 @@ func TestFileToolsRefused(t *testing.T) {
 	}
 	for j, e := range files {
 		i := hooked[j]
-		if e.ActionType != wants[i].action || e.Decision != wants[i].decision || e.Tool != fa.calls[i].Name ||
+		if e.ActionType != wants[i].action || string(e.Decision) != wants[i].decision || e.Tool != fa.calls[i].Name ||
 			e.Surface != api.SurfaceAgentHook || e.Agent != "claude-code" || e.SessionID == "" || len(e.Paths) == 0 {
 			t.Errorf("event of call %d: %+v", i, e)
 		}
