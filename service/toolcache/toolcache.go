@@ -22,6 +22,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/gatehouse-dev/gatehouse/internal/nofollow"
@@ -243,4 +244,30 @@ func HostGo(home, configDir string, getenv func(string) string) (modCache, proxy
 func isDir(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.IsDir()
+}
+
+// Cold reports whether c holds nothing yet: no directory, or none of its
+// tools' directories has an entry (cargo's links to the host's
+// configuration are not a cache). A command's first build there fetches
+// and compiles everything. Nothing in c.Dir is followed: the agent's
+// commands write it.
+func (c Cache) Cold() bool {
+	dir, err := nofollow.Open(c.Dir)
+	if err != nil {
+		return true
+	}
+	defer dir.Close()
+	for _, t := range tools {
+		entries, err := dir.ReadDir(t.sub)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			if t.sub == "cargo" && slices.Contains(cargoLinks, e.Name) {
+				continue
+			}
+			return false
+		}
+	}
+	return true
 }

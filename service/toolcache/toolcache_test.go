@@ -223,3 +223,41 @@ func TestCleanOneAgentOrAll(t *testing.T) {
 		t.Errorf("agents left %v", names)
 	}
 }
+
+// A cache is cold until a tool's directory holds something: absent,
+// prepared (empty directories and cargo's links to the host's
+// configuration), then warm once a build wrote to it. A link the agent
+// planted as a tool's directory is not followed to find entries.
+func TestCold(t *testing.T) {
+	home := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(home, ".cargo"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(home, ".cargo", "config.toml"), nil, 0o644)
+	c := For(filepath.Join(t.TempDir(), "sandbox"), "cli")
+	if !c.Cold() {
+		t.Error("an absent cache is not cold")
+	}
+	if err := c.Prepare(home); err != nil {
+		t.Fatal(err)
+	}
+	if !c.Cold() {
+		t.Error("a prepared, empty cache is not cold")
+	}
+	// A link planted where a tool's directory is, pointing at a full one.
+	full := t.TempDir()
+	os.WriteFile(filepath.Join(full, "x"), nil, 0o644)
+	os.RemoveAll(filepath.Join(c.Dir, "npm"))
+	if err := os.Symlink(full, filepath.Join(c.Dir, "npm")); err != nil {
+		t.Fatal(err)
+	}
+	if !c.Cold() {
+		t.Error("a link to a full directory made the cache warm: it was followed")
+	}
+	if err := os.WriteFile(filepath.Join(c.Dir, "go-build", "README"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if c.Cold() {
+		t.Error("a cache with a build's entry is cold")
+	}
+}
