@@ -5,10 +5,10 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -16,6 +16,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/audit"
 	"github.com/gatehouse-dev/gatehouse/service/doctor"
+	"github.com/gatehouse-dev/gatehouse/service/localapi"
 )
 
 var doctorCmd = &command{name: "doctor",
@@ -44,7 +45,7 @@ func runDoctor(fl *flag.FlagSet) runFunc {
 	managedSettings := fl.String("managed-settings", "", "")
 	return func(ctx context.Context, env *Env, args []string) error {
 		o := doctorOptions(env, *configFile, *managedSettings)
-		o.Service = serviceStatus(ctx, env)
+		o.Service, o.ServiceError = serviceStatus(ctx, env)
 		r := doctor.Run(ctx, o)
 		if *asJSON {
 			writeJSON(env.Stdout, r)
@@ -88,24 +89,30 @@ func serviceDoctor(env *Env) func(ctx context.Context, self *api.Status) *api.Do
 	}
 }
 
-// serviceStatus is the running service's status, or nil when no service
-// answers within a second.
-func serviceStatus(ctx context.Context, env *Env) *api.Status {
+// serviceStatus is the running service's status; nil when none runs
+// (nothing listens on its socket), with why when one holds the socket but
+// does not answer. The service probes a sandbox to answer: it is given
+// serviceAnswer, not a second.
+func serviceStatus(ctx context.Context, env *Env) (*api.Status, string) {
 	c, err := serviceClient(env)
 	if err != nil {
-		return nil
+		return nil, ""
 	}
-	if _, err := os.Stat(c.Socket()); err != nil {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	ctx, cancel := context.WithTimeout(ctx, serviceAnswer)
 	defer cancel()
 	st, err := c.Status(ctx)
-	if err != nil {
-		return nil
+	switch {
+	case errors.Is(err, localapi.ErrNotRunning):
+		return nil, ""
+	case err != nil:
+		return nil, err.Error()
 	}
-	return st
+	return st, ""
 }
+
+// serviceAnswer bounds how long doctor waits for the running service's
+// status.
+const serviceAnswer = 30 * time.Second
 
 // printDoctor writes the report: the service, the hook and whether a
 // command can run first; then what doctor read, each fact on its line with

@@ -53,9 +53,11 @@ type Options struct {
 	// file ("" when it cannot be told).
 	ClaudeManaged string
 	ClaudeUser    string
-	// Service is the running service's status; nil when no service
-	// answers.
-	Service *api.Status
+	// Service is the running service's status; nil when none runs.
+	// ServiceError says why a service that holds the socket did not
+	// answer.
+	Service      *api.Status
+	ServiceError string
 	// Now returns the current time; nil is time.Now.
 	Now func() time.Time
 }

@@ -19,6 +19,9 @@ import (
 // supervised background process (docs/service.md).
 const RemedyStart = "gatehouse service start (systemd --user where there is one, else a background 'gatehouse serve'; docs/service.md)"
 
+// RemedyRestart is the remedy of a service that does not answer.
+const RemedyRestart = "gatehouse service stop, then gatehouse service start (gatehouse service status says which way it runs)"
+
 // The names of the three checks that come first.
 const (
 	CheckService  = "service"
@@ -63,6 +66,9 @@ func (r *Report) finish(o Options) {
 	switch s := o.Service; {
 	case s != nil:
 		svc.Message = fmt.Sprintf("running (version %s, pid %d)", s.Version, s.PID)
+	case o.ServiceError != "":
+		svc.State, svc.Remedy = api.DoctorProblem, RemedyRestart
+		svc.Message = "the service holds its socket but did not answer: " + o.ServiceError
 	case installed:
 		svc.State, svc.Remedy = api.DoctorProblem, RemedyStart
 		svc.Message = "the service is not running, and Claude Code's hook is installed: every Bash call Claude Code makes is denied until it runs"

@@ -63,4 +63,11 @@ func TestFinishOrder(t *testing.T) {
 	if c, _ := r.Check(CheckService); c.State != api.DoctorOK || c.Message != "running (version v1, pid 7)" {
 		t.Errorf("service: %+v", c)
 	}
+
+	// A service that holds its socket but does not answer is a problem.
+	r = &Report{ClaudeCode: Claude{Drift: []claude.Finding{{Code: "hook_missing"}}}}
+	r.finish(Options{ServiceError: "context deadline exceeded"})
+	if c, _ := r.Check(CheckService); c.State != api.DoctorProblem || c.Remedy != RemedyRestart || r.OK {
+		t.Errorf("service: %+v", c)
+	}
 }
