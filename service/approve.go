@@ -92,7 +92,7 @@ func WaitingLine(a api.Approval) string {
 // not in force now with the reason.
 func (s *Service) Workspaces() []api.Workspace {
 	if s.opts.Workspaces != nil {
-		ws, err := s.opts.Workspaces()
+		ws, err := s.opts.Workspaces(&s.Config().Config)
 		if err == nil {
 			return nonNilWorkspaces(ws)
 		}

@@ -94,7 +94,7 @@ func (s *Service) AddWorkspace(dir, by string) (string, error) {
 	if s.opts.Trust == nil {
 		return "", errors.New("workspaces cannot be trusted here")
 	}
-	return s.opts.Trust(dir, "", by)
+	return s.opts.Trust(&s.Config().Config, dir, "", by)
 }
 
 // RemoveWorkspace stops trusting dir, as gatehouse workspace rm does.

@@ -66,22 +66,28 @@ type Options struct {
 	// (policy.LoadOptions.SavedRulesFile). "" offers no always.
 	SavedRulesFile string
 	// Trust trusts a directory as a workspace root when a person approves
-	// it (service/trust); nil refuses workspace approvals.
-	Trust func(dir, agent, by string) (string, error)
+	// it (service/trust), under cfg, the configuration in force; nil
+	// refuses workspace approvals.
+	Trust func(cfg *policy.Config, dir, agent, by string) (string, error)
 	// Untrust stops trusting a workspace root (service/trust); nil refuses.
 	Untrust func(dir string) error
 	// Dashboard, when set, builds the dashboard Run serves on 127.0.0.1
 	// when exec.dashboard.enabled (at the port exec.dashboard.port says,
 	// as configured at start).
 	Dashboard func(s *Service) Dashboard
-	// Workspaces lists the workspace roots and the trusted ones, each with
-	// why it is not in force when it is not; nil lists the roots in force.
-	Workspaces func() ([]api.Workspace, error)
+	// Workspaces lists the workspace roots of cfg, the configuration in
+	// force, and the trusted ones, each with why it is not in force when
+	// it is not; nil lists the roots in force.
+	Workspaces func(cfg *policy.Config) ([]api.Workspace, error)
 	// ApprovalOpened, when set, is told of each new approval request (the
 	// notification with its actions), and ApprovalClosed when it is no
 	// longer pending.
 	ApprovalOpened func(a api.Approval, answer func(api.AnswerRequest) api.AnswerResponse)
 	ApprovalClosed func(a api.Approval)
+	// Doctor, when set, runs gatehouse doctor (service/doctor) for GET
+	// /v1/doctor and the dashboard, told this service's own status; nil
+	// serves no report (doctor.go).
+	Doctor func(ctx context.Context, self *api.Status) *api.DoctorReport
 }
 
 // Defaults of Options.
@@ -106,6 +112,7 @@ type Service struct {
 	started time.Time
 
 	gen       atomic.Pointer[generation]
+	doctorMu  sync.Mutex // one doctor at a time: each starts a probe sandbox
 	reloadMu  sync.Mutex
 	reloadErr atomic.Pointer[string]
 
@@ -163,9 +170,13 @@ func New(opts Options) (*Service, error) {
 	}
 	s := &Service{opts: opts, log: opts.Logger, started: time.Now(), hub: newHub()}
 	s.ring = newRing(512, func(ev api.Event) { s.hub.event(api.NoticeExecutionEnded, ev) })
+	var trustDir func(dir, agent, by string) (string, error)
+	if opts.Trust != nil {
+		trustDir = func(dir, agent, by string) (string, error) { return opts.Trust(&s.Config().Config, dir, agent, by) }
+	}
 	s.approvals = approvals.New(approvals.Options{
 		SaveRule: s.saveRule,
-		Trust:    opts.Trust,
+		Trust:    trustDir,
 		Publish:  s.hub.publish,
 		Opened: func(a api.Approval) {
 			s.log.Info("approval requested", "id", a.ID, "agent", a.Agent, "kind", a.Kind, "rule", a.Rule)

@@ -1,30 +1,20 @@
 package cli
 
 // This file is `gatehouse dashboard`, and the dashboard the service serves
-// (service/dashboard): its audit trail, workspaces and doctor, composed
-// here like the rest of the service.
+// (service/dashboard, built by service/assemble).
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
-	"log/slog"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strings"
 
 	"github.com/gatehouse-dev/gatehouse/app/tray"
-	"github.com/gatehouse-dev/gatehouse/service"
-	"github.com/gatehouse-dev/gatehouse/service/api"
-	"github.com/gatehouse-dev/gatehouse/service/audit"
-	"github.com/gatehouse-dev/gatehouse/service/dashboard"
 	"github.com/gatehouse-dev/gatehouse/service/localapi"
-	"github.com/gatehouse-dev/gatehouse/service/policy"
 )
 
 var dashboardCmd = &command{name: "dashboard",
@@ -102,62 +92,4 @@ func openPage(env *Env, page string) error {
 		}
 	}
 	return fmt.Errorf("%s not found in PATH", name)
-}
-
-// serveDashboard builds the dashboard the service serves: the user's
-// audit trail (opened for reading and verifying), trusting and removing
-// workspaces as gatehouse workspace does, and doctor as the tray runs it.
-func serveDashboard(ctx context.Context, env *Env, opts policy.LoadOptions, logger *slog.Logger) func(*service.Service) service.Dashboard {
-	return func(svc *service.Service) service.Dashboard {
-		o := dashboard.Options{Service: svc, Logger: logger, Doctor: func(ctx context.Context) (string, bool, error) {
-			return doctorText(ctx, env)
-		}, LaunchDir: launchDir(env, opts.Home)}
-		st, err := audit.Open(ctx, audit.Options{Path: auditPath(env, opts.Home), Keys: keyStore(env)})
-		if err != nil {
-			o.TrailError = err.Error()
-		} else {
-			o.Trail = st
-			context.AfterFunc(ctx, func() { st.Close() })
-		}
-		d, err := dashboard.New(o)
-		if err != nil {
-			return brokenDashboard{err}
-		}
-		return d
-	}
-}
-
-// launchDir is where the dashboard writes its sign-in pages: beside the
-// service's socket, in the directory only this user enters
-// ($XDG_RUNTIME_DIR/gatehouse/dashboard), which no sandbox sees.
-func launchDir(env *Env, home string) string {
-	return filepath.Join(filepath.Dir(servicePaths(env, home).socket), "dashboard")
-}
-
-// doctorText runs gatehouse doctor in this process and returns what it
-// printed, and whether it found no problem.
-func doctorText(ctx context.Context, env *Env) (string, bool, error) {
-	var out bytes.Buffer
-	denv := *env
-	denv.Stdin, denv.Stdout, denv.Stderr = strings.NewReader(""), &out, &out
-	err := doctorCmd.exec(ctx, &denv, nil)
-	var st ExitStatus
-	if err != nil && !errors.As(err, &st) {
-		return out.String(), false, err
-	}
-	return out.String(), err == nil, nil
-}
-
-// brokenDashboard is a dashboard that could not be built: it says why.
-type brokenDashboard struct{ err error }
-
-func (b brokenDashboard) Listen(l net.Listener) error {
-	l.Close()
-	return b.err
-}
-
-func (b brokenDashboard) Serve(ctx context.Context) error { return b.err }
-
-func (b brokenDashboard) Login() (api.DashboardLoginResponse, error) {
-	return api.DashboardLoginResponse{}, b.err
 }

@@ -11,18 +11,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/sandbox"
 	"github.com/gatehouse-dev/gatehouse/service/api"
-	"github.com/gatehouse-dev/gatehouse/service/broker"
+	"github.com/gatehouse-dev/gatehouse/service/assemble"
 	"github.com/gatehouse-dev/gatehouse/service/policy"
-	"github.com/gatehouse-dev/gatehouse/service/socket"
 	"github.com/gatehouse-dev/gatehouse/service/trust"
 )
 
@@ -71,25 +68,13 @@ func runWorkspace(ctx context.Context, env *Env, args []string) error {
 
 // workspaceStore opens the trusted-workspaces file of this user.
 func workspaceStore(env *Env, home string) *trust.Store {
-	return trust.Open(filepath.Join(servicePaths(env, home).state, trust.FileName))
+	return assemble.TrustStore(homePaths(env, home))
 }
 
-// trustPrivate are Gatehouse's own paths no workspace may be, lie in or
-// hold: the private paths commands never see (privatePaths), the socket's
-// directory, where credential files are made, and its caches (every
-// agent's tool caches, wherever $XDG_CACHE_HOME puts them; the default
-// place is in policy.AutorunHome too).
-func trustPrivate(env *Env, opts policy.LoadOptions) []string {
-	state := policy.StateDir(runtime.GOOS, opts.Home, env.Getenv("XDG_STATE_HOME"))
-	return append(privatePaths(env, opts),
-		socket.Dir(runtime.GOOS, opts.Home, env.Getenv("XDG_RUNTIME_DIR"), state),
-		broker.DefaultDir(env.Getenv("XDG_RUNTIME_DIR")),
-		policy.CacheDir(runtime.GOOS, opts.Home, env.Getenv("XDG_CACHE_HOME")))
-}
-
-// workspaceGuard is what the loaded configuration never lets be trusted.
+// workspaceGuard is what the loaded configuration never lets be trusted
+// (assemble.Guard: the service asks the same one).
 func workspaceGuard(env *Env, l *policy.Loaded, opts policy.LoadOptions) trust.Guard {
-	return trust.GuardFor(&l.Config, opts.Home, trustPrivate(env, opts))
+	return assemble.Guard(userPaths(env, opts), &l.Config)
 }
 
 func workspaceAdd(fl *flag.FlagSet) runFunc {
@@ -183,37 +168,10 @@ func workspaceList(fl *flag.FlagSet) runFunc {
 }
 
 // workspaces are the workspace roots of the configuration, then the
-// trusted ones, each with why it is not in force now when it is not.
+// trusted ones, each with why it is not in force now when it is not
+// (assemble.Workspaces: the service lists its own the same way).
 func workspaces(env *Env, l *policy.Loaded, opts policy.LoadOptions) ([]api.Workspace, error) {
-	cfg := &l.Config
-	ws := []api.Workspace{}
-	for _, r := range cfg.WorkspaceRootsEffective() {
-		ws = append(ws, api.Workspace{Path: r, Origin: api.WorkspacePolicy, Problem: policyRootProblem(cfg, r, opts.Home, privatePaths(env, opts))})
-	}
-	trusted, err := workspaceStore(env, opts.Home).List()
-	if err != nil {
-		return nil, err
-	}
-	g := workspaceGuard(env, l, opts)
-	for _, w := range trusted {
-		w.Problem = g.NotInForce(w.Path)
-		ws = append(ws, w)
-	}
-	return ws, nil
-}
-
-// policyRootProblem says why the configured root r is not in force now,
-// as the executor judges it at each execution, or returns "".
-func policyRootProblem(cfg *policy.Config, r, home string, private []string) string {
-	if _, err := os.Stat(r); err != nil {
-		return "does not exist"
-	}
-	one := *cfg
-	one.Policy.WorkspaceRoots = []string{r}
-	if _, err := one.ResolveWorkspaceRoots(home, private); err != nil {
-		return err.Error()
-	}
-	return ""
+	return assemble.Workspaces(userPaths(env, opts), &l.Config)
 }
 
 func printWorkspaces(w io.Writer, ws []api.Workspace) {
