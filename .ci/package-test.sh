@@ -144,7 +144,7 @@ echo "package-test: $deb installed: version, doctor, exec, install, unit, autost
 dpkg -r gatehouse >/dev/null
 status=$(dpkg-query -W -f='${db:Status-Status}' gatehouse 2>/dev/null || true)
 [ -z "$status" ] || [ "$status" = not-installed ] || fail "after dpkg -r, gatehouse is $status"
-for f in $files /usr/lib/gatehouse /usr/share/doc/gatehouse /usr/share/doc/gatehouse/examples; do
+for f in $files /usr/lib/gatehouse /usr/share/doc/gatehouse /usr/share/doc/gatehouse/docs /usr/share/doc/gatehouse/examples; do
 	[ ! -e "$f" ] || fail "dpkg -r left $f"
 done
 echo "package-test: dpkg -r gatehouse left nothing"
