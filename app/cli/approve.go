@@ -230,8 +230,10 @@ func runningService(env *Env) (*localapi.Client, error) {
 var rulesCmd = &command{name: "rules",
 	summary: "list the rules in force, or remove one an approval saved (rules list|rm)",
 	usage:   rulesUsage,
-	run:     runRules,
-	subs:    []*command{rulesListCommand, rulesRmCommand},
+	subs: []*command{
+		{name: "rules list", aliases: []string{"ls"}, flags: rulesList},
+		{name: "rules rm", aliases: []string{"remove"}, run: rulesRm},
+	},
 }
 
 const rulesUsage = `usage:
@@ -240,27 +242,6 @@ const rulesUsage = `usage:
 
 Origins: managed (the managed file), saved (an "always" answer saved it, in
 the state directory's rules.yaml), user (your config file), builtin.`
-
-var (
-	rulesListCommand = &command{name: "rules list", flags: rulesList}
-	rulesRmCommand   = &command{name: "rules rm", run: rulesRm}
-)
-
-func runRules(ctx context.Context, env *Env, args []string) error {
-	if len(args) == 0 {
-		return usagef("rules: missing subcommand; use list or rm")
-	}
-	switch args[0] {
-	case "list", "ls":
-		return rulesListCommand.exec(ctx, env, args[1:])
-	case "rm", "remove":
-		return rulesRmCommand.exec(ctx, env, args[1:])
-	case "help", "-h", "--help":
-		fmt.Fprintln(env.Stdout, rulesUsage)
-		return nil
-	}
-	return usagef("rules: unknown subcommand %q; use list or rm", args[0])
-}
 
 // ruleLine is one rule as rules list shows it.
 type ruleLine struct {

@@ -24,8 +24,13 @@ import (
 var auditCmd = &command{name: "audit",
 	summary: "read and verify the audit trail (audit list|show|export|verify)",
 	usage:   auditUsage,
-	run:     runAudit,
-	subs:    []*command{auditCommands["list"], auditCommands["show"], auditCommands["export"], auditCommands["verify"]},
+	// Flags may follow an event ID.
+	subs: []*command{
+		{name: "audit list", usage: auditUsage, interspersed: true, flags: auditList},
+		{name: "audit show", usage: auditUsage, interspersed: true, flags: auditShow},
+		{name: "audit export", usage: auditUsage, interspersed: true, flags: auditExport},
+		{name: "audit verify", usage: auditUsage, interspersed: true, flags: auditVerify},
+	},
 }
 
 const auditUsage = `usage:
@@ -41,28 +46,6 @@ ExportLogsServiceRequest per line, as the fleet export sends them); verify walks
 first row changed, removed, inserted or reordered.
 
 DUR is a duration (90m, 36h, 7d) or a time (2025-03-01, 2025-03-01T12:00:00Z).`
-
-// auditCommands are audit's subcommands. Flags may follow an event ID.
-var auditCommands = map[string]*command{
-	"list":   {name: "audit list", usage: auditUsage, interspersed: true, flags: auditList},
-	"show":   {name: "audit show", usage: auditUsage, interspersed: true, flags: auditShow},
-	"export": {name: "audit export", usage: auditUsage, interspersed: true, flags: auditExport},
-	"verify": {name: "audit verify", usage: auditUsage, interspersed: true, flags: auditVerify},
-}
-
-func runAudit(ctx context.Context, env *Env, args []string) error {
-	if len(args) == 0 {
-		return usagef("audit: missing subcommand; use list, show, export or verify")
-	}
-	switch args[0] {
-	case "list", "show", "export", "verify":
-		return auditCommands[args[0]].exec(ctx, env, args[1:])
-	case "help", "-h", "--help":
-		fmt.Fprintln(env.Stdout, auditUsage)
-		return nil
-	}
-	return usagef("audit: unknown subcommand %q; use list, show, export or verify", args[0])
-}
 
 type auditFilterFlags struct {
 	since, status, mode, agent, grep string

@@ -21,8 +21,10 @@ import (
 var cacheCmd = &command{name: "cache",
 	summary: "show or clean the agents' tool caches (cache list|clean)",
 	usage:   cacheUsage,
-	run:     runCache,
-	subs:    []*command{cacheListCommand, cacheCleanCmd},
+	subs: []*command{
+		{name: "cache list", aliases: []string{"ls"}, flags: cacheList},
+		{name: "cache clean", flags: cacheClean},
+	},
 }
 
 const cacheUsage = `usage:
@@ -33,27 +35,6 @@ Commands build into a cache of their agent's own (Go, npm, pip, cargo,
 Gradle, Maven, XDG_CACHE_HOME), kept across executions and capped by
 exec.sandbox.cache_max. Cleaning one while a command of that agent runs
 makes that command's tools start cold.`
-
-var (
-	cacheListCommand = &command{name: "cache list", flags: cacheList}
-	cacheCleanCmd    = &command{name: "cache clean", flags: cacheClean}
-)
-
-func runCache(ctx context.Context, env *Env, args []string) error {
-	if len(args) == 0 {
-		return usagef("cache: missing subcommand; use list or clean")
-	}
-	switch args[0] {
-	case "list", "ls":
-		return cacheListCommand.exec(ctx, env, args[1:])
-	case "clean":
-		return cacheCleanCmd.exec(ctx, env, args[1:])
-	case "help", "-h", "--help":
-		fmt.Fprintln(env.Stdout, cacheUsage)
-		return nil
-	}
-	return usagef("cache: unknown subcommand %q; use list or clean", args[0])
-}
 
 func printCaches(w io.Writer, r doctor.Caches) {
 	fmt.Fprintf(w, "tool caches:   %s (%s of at most %s)\n", r.Root, humanize.IBytes(uint64(r.Total)), r.Max)

@@ -7,7 +7,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/gatehouse-dev/gatehouse/sandbox"
 	"github.com/gatehouse-dev/gatehouse/service/api"
@@ -96,9 +98,15 @@ type command struct {
 	usage   string
 	summary string // its line in 'gatehouse help'
 	hidden  bool
-	// subs are the subcommands ("audit list"), for the shell completions
-	// and the manual page; the command's run dispatches to them itself.
+	// subs are the subcommands ("audit list"), listed once: a command
+	// with subs and no run of its own is run by dispatch, and the shell
+	// completions, the manual page and the dispatch's help read the list.
 	subs []*command
+	// aliases are other words for a subcommand ("ls" for "list").
+	aliases []string
+	// badSub, when set, is a parent's usage error for a missing (name "")
+	// or unknown subcommand, where it words them otherwise than dispatch.
+	badSub func(name string) error
 	// interspersed lets flags follow positional arguments.
 	interspersed bool
 	// flags defines the command's flags on fl and returns the run that
@@ -110,6 +118,9 @@ type command struct {
 // exec parses the command's flags and runs it: -h prints its usage, a flag
 // that does not parse is one usage line naming the command.
 func (c *command) exec(ctx context.Context, env *Env, args []string) error {
+	if c.flags == nil && c.run == nil {
+		return c.dispatch(ctx, env, args)
+	}
 	if c.flags == nil {
 		return c.run(ctx, env, args)
 	}
@@ -125,6 +136,39 @@ func (c *command) exec(ctx context.Context, env *Env, args []string) error {
 		return usagef("%s: %v", c.name, err)
 	}
 	return run(ctx, env, pos)
+}
+
+// dispatch runs the subcommand of c that args[0] names, with the rest of
+// args; help, -h and --help print c's usage. A missing or unknown
+// subcommand is a usage error listing c's subcommands.
+func (c *command) dispatch(ctx context.Context, env *Env, args []string) error {
+	name := ""
+	if len(args) > 0 {
+		name = args[0]
+	}
+	for _, s := range c.subs {
+		if name != "" && (s.word() == name || slices.Contains(s.aliases, name)) {
+			return s.exec(ctx, env, args[1:])
+		}
+	}
+	switch {
+	case name == "help" || name == "-h" || name == "--help":
+		fmt.Fprintln(env.Stdout, c.usage)
+		return nil
+	case c.badSub != nil:
+		return c.badSub(name)
+	case name == "":
+		return usagef("%s: missing subcommand; use %s", c.name, orList(subWords(c)))
+	}
+	return usagef("%s: unknown subcommand %q; use %s", c.name, name, orList(subWords(c)))
+}
+
+// orList joins words as "a, b or c".
+func orList(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
 }
 
 // parseFlags parses args and returns the positional arguments; with

@@ -16,8 +16,31 @@ import (
 var completionCmd = &command{name: "completion",
 	summary: "print the shell completion script for bash, zsh or fish",
 	usage:   completionUsage,
-	run:     runCompletion,
-	subs:    []*command{{name: "completion bash"}, {name: "completion fish"}, {name: "completion zsh"}},
+	subs: []*command{
+		{name: "completion bash", run: completionOf(writeBashCompletion)},
+		{name: "completion fish", run: completionOf(writeFishCompletion)},
+		{name: "completion zsh", run: completionOf(writeZshCompletion)},
+	},
+	badSub: func(name string) error {
+		if name == "" {
+			return errOneShell
+		}
+		return usagef("completion: unknown shell %q; want bash, zsh or fish", name)
+	},
+}
+
+var errOneShell = usagef("completion: want one shell: bash, zsh or fish")
+
+// completionOf is the run of 'completion SHELL', printing the script write
+// writes.
+func completionOf(write func(io.Writer)) runFunc {
+	return func(_ context.Context, env *Env, args []string) error {
+		if len(args) > 0 {
+			return errOneShell
+		}
+		write(env.Stdout)
+		return nil
+	}
 }
 
 const completionUsage = `usage: gatehouse completion bash|zsh|fish
@@ -32,25 +55,6 @@ Load it for this shell with
 or install it where the shell looks (the packages do): for bash
 /usr/share/bash-completion/completions/gatehouse, for zsh a directory in
 $fpath as _gatehouse, for fish ~/.config/fish/completions/gatehouse.fish.`
-
-func runCompletion(ctx context.Context, env *Env, args []string) error {
-	if len(args) != 1 {
-		return usagef("completion: want one shell: bash, zsh or fish")
-	}
-	switch args[0] {
-	case "bash":
-		writeBashCompletion(env.Stdout)
-	case "zsh":
-		writeZshCompletion(env.Stdout)
-	case "fish":
-		writeFishCompletion(env.Stdout)
-	case "-h", "--help", "help":
-		fmt.Fprintln(env.Stdout, completionUsage)
-	default:
-		return usagef("completion: unknown shell %q; want bash, zsh or fish", args[0])
-	}
-	return nil
-}
 
 // visibleCommands are the commands 'gatehouse help' lists, by name.
 func visibleCommands() []*command {

@@ -16,8 +16,17 @@ import (
 var configCmd = &command{name: "config",
 	summary: "check, show or reload the configuration (config check [--managed FILE] [FILE], config show [--json], config reload)",
 	usage:   configUsage,
-	run:     runConfig,
-	subs:    []*command{configCommands["check"], configCommands["show"], {name: "config reload"}},
+	subs: []*command{
+		{name: "config check", usage: "usage: gatehouse config check [--managed FILE] [FILE]", flags: configCheck},
+		{name: "config show", usage: "usage: gatehouse config show [--json] [--config FILE]", flags: configShow},
+		{name: "config reload", run: configReload}, // serve.go
+	},
+	badSub: func(name string) error {
+		if name == "" {
+			return usagef("config: missing subcommand; use 'config check [FILE]' or 'config show [--json]'")
+		}
+		return usagef("config: unknown subcommand %q; use check, show or reload", name)
+	},
 }
 
 const configUsage = `usage:
@@ -28,27 +37,6 @@ const configUsage = `usage:
 --managed checks against a managed file about to be rolled out in place of
 the installed one (/etc/gatehouse/managed.yaml, macOS /Library/Application
 Support/Gatehouse/managed.yaml).`
-
-var configCommands = map[string]*command{
-	"check": {name: "config check", usage: "usage: gatehouse config check [--managed FILE] [FILE]", flags: configCheck},
-	"show":  {name: "config show", usage: "usage: gatehouse config show [--json] [--config FILE]", flags: configShow},
-}
-
-func runConfig(ctx context.Context, env *Env, args []string) error {
-	if len(args) == 0 {
-		return usagef("config: missing subcommand; use 'config check [FILE]' or 'config show [--json]'")
-	}
-	switch args[0] {
-	case "check", "show":
-		return configCommands[args[0]].exec(ctx, env, args[1:])
-	case "reload":
-		return configReload(ctx, env, args[1:]) // serve.go
-	case "help", "-h", "--help":
-		fmt.Fprintln(env.Stdout, configUsage)
-		return nil
-	}
-	return usagef("config: unknown subcommand %q; use check, show or reload", args[0])
-}
 
 func configCheck(fl *flag.FlagSet) runFunc {
 	managed := fl.String("managed", "", "")

@@ -25,8 +25,12 @@ import (
 var credCmd = &command{name: "cred",
 	summary: "store credentials in the OS keychain for commands (cred set|list|rm|rotate-ca)",
 	usage:   credUsage,
-	run:     runCred,
-	subs:    []*command{{name: "cred set"}, credListCommand, {name: "cred rm"}, {name: "cred rotate-ca"}},
+	subs: []*command{
+		{name: "cred set", run: func(_ context.Context, env *Env, args []string) error { return credSet(env, args) }},
+		{name: "cred list", aliases: []string{"ls"}, flags: credList}, // -h there is an unknown flag
+		{name: "cred rm", aliases: []string{"remove"}, run: func(_ context.Context, env *Env, args []string) error { return credRemove(env, args) }},
+		{name: "cred rotate-ca", run: func(_ context.Context, env *Env, args []string) error { return credRotateCA(env, args) }},
+	},
 }
 
 const credUsage = `usage:
@@ -44,29 +48,6 @@ hosts is masked: commands get a placeholder, and the egress proxy, with a
 certificate authority of this machine's own (kept in the keychain, shown by
 'gatehouse doctor'), puts the value in requests to those hosts. See
 docs/credentials.md.`
-
-// credListCommand is 'cred list': -h there is an unknown flag.
-var credListCommand = &command{name: "cred list", flags: credList}
-
-func runCred(ctx context.Context, env *Env, args []string) error {
-	if len(args) == 0 {
-		return usagef("cred: missing subcommand; use set, list, rm or rotate-ca")
-	}
-	switch args[0] {
-	case "set":
-		return credSet(env, args[1:])
-	case "list", "ls":
-		return credListCommand.exec(ctx, env, args[1:])
-	case "rm", "remove":
-		return credRemove(env, args[1:])
-	case "rotate-ca":
-		return credRotateCA(env, args[1:])
-	case "help", "-h", "--help":
-		fmt.Fprintln(env.Stdout, credUsage)
-		return nil
-	}
-	return usagef("cred: unknown subcommand %q; use set, list, rm or rotate-ca", args[0])
-}
 
 // credRotateCA replaces the egress CA. Executions that started before
 // keep the one they trust until they end.

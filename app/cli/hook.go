@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"flag"
-	"fmt"
 
 	"github.com/gatehouse-dev/gatehouse/hook/decide"
 	"github.com/gatehouse-dev/gatehouse/service/api"
@@ -12,8 +11,8 @@ import (
 var hookCmd = &command{name: "hook",
 	summary: "Claude Code's PreToolUse and PostToolUse hook: 'gatehouse hook claude' (installed by 'gatehouse install')",
 	usage:   hookUsage,
-	run:     runHook,
-	subs:    []*command{hookClaudeCommand},
+	subs:    []*command{{name: "hook claude", usage: hookUsage, flags: hookClaude}},
+	badSub:  func(string) error { return usagef("hook: want 'gatehouse hook claude'") },
 }
 
 const hookUsage = `usage: gatehouse hook claude [--routing governed_shell|framework]
@@ -34,19 +33,6 @@ redacted, as from a command's output) and answers with the cleaned output
 when anything was redacted (updatedToolOutput), nothing otherwise. An output
 the service cannot clean is withheld. A routed command's output was cleaned
 as it ran and is passed at once.`
-
-func runHook(ctx context.Context, env *Env, args []string) error {
-	if len(args) == 0 || args[0] != "claude" {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-			fmt.Fprintln(env.Stdout, hookUsage)
-			return nil
-		}
-		return usagef("hook: want 'gatehouse hook claude'")
-	}
-	return hookClaudeCommand.exec(ctx, env, args[1:])
-}
-
-var hookClaudeCommand = &command{name: "hook claude", usage: hookUsage, flags: hookClaude}
 
 func hookClaude(fl *flag.FlagSet) runFunc {
 	routing := fl.String("routing", "", "")

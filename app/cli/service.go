@@ -8,10 +8,30 @@ import (
 var serviceCmd = &command{name: "service",
 	summary: "manage the user service: service install|uninstall|start|stop|status",
 	usage:   serviceUsage,
-	run:     runService,
-	subs: []*command{{name: "service install"}, {name: "service uninstall"}, {name: "service start"},
-		{name: "service stop"}, {name: "service status"}},
+	subs: []*command{
+		{name: "service install", run: serviceAction(func(m userService) (string, error) {
+			msg, err := m.Install()
+			return msg + "; start it now with 'gatehouse service start'", err
+		})},
+		{name: "service uninstall", run: serviceAction(func(m userService) (string, error) {
+			if err := m.Uninstall(); err != nil {
+				return "", fmt.Errorf("removing the user service: %w", err)
+			}
+			return "removed", nil
+		})},
+		{name: "service start", run: serviceAction(userService.Start)},
+		{name: "service stop", run: serviceAction(userService.Stop)},
+		{name: "service status", run: serviceAction(userService.Status)},
+	},
+	badSub: func(name string) error {
+		if name == "" {
+			return errServiceAction
+		}
+		return usagef("service: unknown action %q; want install, uninstall, start, stop or status", name)
+	},
 }
+
+var errServiceAction = usagef("service: want one of install, uninstall, start, stop, status")
 
 const serviceUsage = `usage: gatehouse service install|uninstall|start|stop|status
 
@@ -25,45 +45,24 @@ log in ~/.local/state/gatehouse/) and 'install' adds an XDG autostart entry
 'status' says which way it runs. GATEHOUSE_SERVICE_MANAGER=systemd|launchd|none
 chooses the way (none: the background process); auto, the default, detects it.`
 
-func runService(ctx context.Context, env *Env, args []string) error {
-	if len(args) != 1 {
-		return usagef("service: want one of install, uninstall, start, stop, status")
-	}
-	if args[0] == "-h" || args[0] == "--help" {
-		fmt.Fprintln(env.Stdout, serviceUsage)
+// serviceAction is the run of one 'service ACTION': do on the user
+// service this host's way, and say what it did.
+func serviceAction(do func(userService) (string, error)) runFunc {
+	return func(_ context.Context, env *Env, args []string) error {
+		if len(args) > 0 {
+			return errServiceAction
+		}
+		m, err := serviceManager(env)
+		if err != nil {
+			return err
+		}
+		msg, err := do(m)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(env.Stdout, "service: "+msg)
 		return nil
 	}
-	switch args[0] {
-	case "install", "uninstall", "start", "stop", "status":
-	default:
-		return usagef("service: unknown action %q; want install, uninstall, start, stop or status", args[0])
-	}
-	m, err := serviceManager(env)
-	if err != nil {
-		return err
-	}
-	var msg string
-	switch args[0] {
-	case "install":
-		msg, err = m.Install()
-		msg += "; start it now with 'gatehouse service start'"
-	case "uninstall":
-		if err = m.Uninstall(); err != nil {
-			err = fmt.Errorf("removing the user service: %w", err)
-		}
-		msg = "removed"
-	case "start":
-		msg, err = m.Start()
-	case "stop":
-		msg, err = m.Stop()
-	case "status":
-		msg, err = m.Status()
-	}
-	if err != nil {
-		return err
-	}
-	fmt.Fprintln(env.Stdout, "service: "+msg)
-	return nil
 }
 
 // serviceInstallStart installs the user service (when needed) and starts
