@@ -345,7 +345,7 @@ func auditText(b []byte) any {
 // (termesc.Writer).
 func auditCard(w io.Writer, in card.Input) {
 	c := card.Build(in)
-	c.WriteText(w, nil)
+	c.WriteText(w, nil, true)
 }
 
 func auditShortID(id string) string {

@@ -443,7 +443,7 @@ func TestTrayOverDBus(t *testing.T) {
 	// notification server runs.
 	if notifytest.Available() || notifytest.Required() {
 		tr.click(r.shown()[0].ID)
-		waitNotification(t, "Gatehouse: ✗ make", "completed, exit 2, 1.5s")
+		waitNotification(t, "Gatehouse: ✗ make", "exit code: 2\nduration: 1.5s of")
 	}
 
 	// The sandbox degrades.

@@ -12,24 +12,32 @@ func fold(s string) string {
 	return strings.ReplaceAll(strings.TrimSpace(s), "\n", " ⏎ ")
 }
 
-// WriteText writes c's fields as aligned "label: value" lines, each note
-// on a line of its own under its value, then the kept streams. A value of
+// WriteText writes c's fields as "label: value" lines (the values
+// aligned in a column when align is set, for a terminal), each note on a
+// line of its own under its value, then the kept streams. A value of
 // several lines (a command) is folded onto one, its newlines shown as
 // " ⏎ ". esc shows a value as the face may print it (nil: as it is, for a
 // writer that escapes, like termesc.Writer).
-func (c *Card) WriteText(w io.Writer, esc func(string) string) error {
+func (c *Card) WriteText(w io.Writer, esc func(string) string, align bool) error {
 	if esc == nil {
 		esc = func(s string) string { return s }
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	out, sep, indent := w, " ", "  "
+	var tw *tabwriter.Writer
+	if align {
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		out, sep, indent = tw, "\t", "\t  "
+	}
 	for _, f := range c.Fields {
-		fmt.Fprintf(tw, "%s:\t%s\n", f.Label, fold(esc(f.Value)))
+		fmt.Fprintf(out, "%s:%s%s\n", f.Label, sep, fold(esc(f.Value)))
 		for _, n := range f.Notes {
-			fmt.Fprintf(tw, "\t  %s\n", esc(n))
+			fmt.Fprintf(out, "%s%s\n", indent, esc(n))
 		}
 	}
-	if err := tw.Flush(); err != nil {
-		return err
+	if tw != nil {
+		if err := tw.Flush(); err != nil {
+			return err
+		}
 	}
 	for _, s := range c.Streams {
 		if !s.Kept {
