@@ -35,16 +35,14 @@ package service
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/internal/fspath"
 	"github.com/gatehouse-dev/gatehouse/sandbox"
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/broker"
@@ -251,7 +249,7 @@ func resolvedForms(p string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := resolvePath(filepath.Clean(p))
+	b, err := resolvePath(filepath.Clean(p)) // cleaned first as well, not instead: a tool that normalises the path opens this one
 	if err != nil {
 		return nil, err
 	}
@@ -303,72 +301,14 @@ func procPrivate(p string) bool {
 	return true
 }
 
-// maxLinks bounds the symlinks followed resolving one path, as the
-// kernel's ELOOP does.
-const maxLinks = 40
-
-// resolvePath returns where the absolute path p leads: each element that
-// exists is resolved as the kernel would (a symlink followed, ".." taken
-// from where it leads); from the first element that does not exist, the
-// rest is appended as written, cleaned. A process's directory in /proc
-// (procPrivate) is not entered: its links lead into that process's view of
-// the file system, or are this process's own (/proc/self), so the path is
-// returned as it stands there, which the caller refuses.
-//
-// The pipeline resolves workspace roots and the cwd with
-// filepath.EvalSymlinks, which needs the whole path to exist; a file a
-// tool is about to create does not.
-func resolvePath(p string) (string, error) {
-	if !filepath.IsAbs(p) {
-		return "", fmt.Errorf("%q is not absolute", p)
-	}
-	sep := string(filepath.Separator)
-	vol := filepath.VolumeName(p)
-	done := vol + sep
-	rest := strings.Split(filepath.ToSlash(p[len(vol):]), "/")
-	links := 0
-	for len(rest) > 0 {
-		e := rest[0]
-		rest = rest[1:]
-		switch e {
-		case "", ".":
-			continue
-		case "..":
-			done = filepath.Dir(done)
-			continue
-		}
-		next := filepath.Join(done, e)
-		if procPrivate(next) {
-			return filepath.Join(append([]string{next}, rest...)...), nil
-		}
-		fi, err := os.Lstat(next)
-		if errors.Is(err, fs.ErrNotExist) || isNotDir(err) {
-			return filepath.Join(append([]string{next}, rest...)...), nil
-		}
-		if err != nil {
-			return "", err
-		}
-		if fi.Mode()&fs.ModeSymlink == 0 {
-			done = next
-			continue
-		}
-		if links++; links > maxLinks {
-			return "", errors.New("too many levels of symbolic links")
-		}
-		t, err := os.Readlink(next)
-		if err != nil {
-			return "", err
-		}
-		if filepath.IsAbs(t) {
-			vol = filepath.VolumeName(t)
-			done, t = vol+sep, t[len(vol):]
-		}
-		rest = append(strings.Split(filepath.ToSlash(t), "/"), rest...)
-	}
-	return done, nil
-}
-
-func isNotDir(err error) bool { return errors.Is(err, syscall.ENOTDIR) }
+// resolvePath returns where the absolute path p leads (fspath.Walk: each
+// element that exists resolved as the kernel would, ".." taken from where
+// a symlink leads; from the first element that does not exist, the rest
+// appended cleaned). A process's directory in /proc (procPrivate) is not
+// entered: its links lead into that process's view of the file system, or
+// are this process's own (/proc/self), so the path is returned as it
+// stands there, which the caller refuses.
+func resolvePath(p string) (string, error) { return fspath.Walk(p, procPrivate) }
 
 // within reports whether p is dir or under it.
 func within(p, dir string) bool { return sandbox.Within(p, filepath.Clean(dir)) }

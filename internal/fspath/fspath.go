@@ -6,11 +6,14 @@
 package fspath
 
 import (
+	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // Within reports whether path is root or lies below it. Both are cleaned
@@ -32,9 +35,9 @@ func Within(path, root string) bool {
 	return strings.HasPrefix(path, root+string(filepath.Separator))
 }
 
-// maxLinks bounds the symlinks one Resolve follows, as the kernel's
-// ELOOP does.
-const maxLinks = 255
+// maxLinks bounds the symlinks one resolution follows, as the kernel's
+// ELOOP does (MAXSYMLINKS).
+const maxLinks = 40
 
 // Resolve returns the absolute, slash-separated path p as the kernel
 // would resolve it: each symlink on the way is followed before the next
@@ -43,44 +46,72 @@ const maxLinks = 255
 // link's target). A path that does not exist yet cannot be resolved
 // fully: from the first component that does not exist, the rest is
 // appended cleaned. A relative p is returned cleaned, unresolved; so is a
-// path whose symlinks loop. It is Gatehouse's one resolver: configured
-// paths, workspace roots, the working directory and trusted directories
-// all mean where it leads.
+// path that cannot be resolved (a symlink loop, a directory it may not
+// search). It is Gatehouse's one resolver: configured paths, workspace
+// roots, the working directory, trusted directories and the paths of file
+// tools (Walk) all mean where it leads.
 func Resolve(p string) string {
 	if !path.IsAbs(p) {
 		return path.Clean(p)
 	}
-	todo := strings.Split(p, "/")
-	done := "/"
+	r, err := Walk(filepath.FromSlash(p), nil)
+	if err != nil {
+		return path.Clean(p)
+	}
+	return filepath.ToSlash(r)
+}
+
+// Walk is Resolve of the absolute path p in the system's form, failing
+// where Resolve gives up: a symlink loop, an element that cannot be looked
+// at for another reason than not existing. stop, when not nil, is asked
+// of each element before it is looked at; where it says so, the path is
+// returned as it stands there.
+func Walk(p string, stop func(string) bool) (string, error) {
+	if !filepath.IsAbs(p) {
+		return "", fmt.Errorf("%q is not absolute", p)
+	}
+	sep := string(filepath.Separator)
+	vol := filepath.VolumeName(p)
+	done := vol + sep
+	rest := strings.Split(filepath.ToSlash(p[len(vol):]), "/")
 	links := 0
-	for len(todo) > 0 {
-		c := todo[0]
-		todo = todo[1:]
-		switch c {
+	for len(rest) > 0 {
+		e := rest[0]
+		rest = rest[1:]
+		switch e {
 		case "", ".":
 			continue
 		case "..":
-			done = path.Dir(done)
+			done = filepath.Dir(done)
 			continue
 		}
-		next := path.Join(done, c)
-		fi, err := os.Lstat(filepath.FromSlash(next))
+		next := filepath.Join(done, e)
+		if stop != nil && stop(next) {
+			return filepath.Join(append([]string{next}, rest...)...), nil
+		}
+		fi, err := os.Lstat(next)
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			return filepath.Join(append([]string{next}, rest...)...), nil
+		}
 		if err != nil {
-			return path.Join(append([]string{next}, todo...)...)
+			return "", err
 		}
 		if fi.Mode()&fs.ModeSymlink == 0 {
 			done = next
 			continue
 		}
-		target, err := os.Readlink(filepath.FromSlash(next))
-		if links++; err != nil || links > maxLinks {
-			return path.Clean(p)
+		if links++; links > maxLinks {
+			return "", errors.New("too many levels of symbolic links")
 		}
-		target = filepath.ToSlash(target)
-		if path.IsAbs(target) {
-			done = "/"
+		t, err := os.Readlink(next)
+		if err != nil {
+			return "", err
 		}
-		todo = append(strings.Split(target, "/"), todo...)
+		if filepath.IsAbs(t) {
+			vol = filepath.VolumeName(t)
+			done, t = vol+sep, t[len(vol):]
+		}
+		rest = append(strings.Split(filepath.ToSlash(t), "/"), rest...)
 	}
-	return done
+	return done, nil
 }
