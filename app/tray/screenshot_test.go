@@ -41,9 +41,11 @@ func TestServeForScreenshot(t *testing.T) {
 	}
 	svc.approvals = []api.Approval{{
 		ID: "ap1", Kind: api.ApprovalCommand, Agent: "claude", Cwd: "/home/dev/src/app",
-		Command: "git push --force origin main", Rule: "ask-force-push", Question: "Run git push --force origin main?",
-		Answers:  []string{api.AnswerOnce, api.AnswerSession, api.AnswerAlways, api.AnswerDeny},
-		SaveRule: "- name: allow-force-push-main\n  match: git push --force origin main\n  action: allow\n",
+		Command: "git push --force origin main", Rule: "ask-force-push", Question: "claude wants to run `git push --force origin main`",
+		Answers: []string{api.AnswerOnce, api.AnswerSession, api.AnswerAlways, api.AnswerDeny},
+		// The rule "always" saves, as the service proposes it
+		// (policy.ProposeRule, policy.RuleYAML).
+		SaveRule: "name: approved-git-5c1f09ad\naction: allow\nreason: approved always by a person\ncommand: [/usr/bin/git]\nargs: [{exact: [push, --force, origin, main]}]\nwhere: top_level\n",
 		Created:  now, Expires: now.Add(5 * time.Minute),
 	}}
 	svc.start()
