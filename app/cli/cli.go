@@ -11,7 +11,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/gatehouse-dev/gatehouse/sandbox"
 	"github.com/gatehouse-dev/gatehouse/service/api"
 )
 
@@ -31,21 +30,6 @@ const (
 	ExitCannotRun ExitStatus = api.ExitCannotRun
 	ExitKilled    ExitStatus = api.ExitKilled
 )
-
-// ExitCode maps an execution to the process exit status: the command's own,
-// or ExitTimeout, ExitKilled, or ExitCannotRun when it did not complete.
-func ExitCode(r *sandbox.Result) ExitStatus {
-	switch r.Status {
-	case sandbox.StatusCompleted:
-		return ExitStatus(r.ExitCode)
-	case sandbox.StatusTimedOut:
-		return ExitTimeout
-	case sandbox.StatusKilled:
-		return ExitKilled
-	default:
-		return ExitCannotRun
-	}
-}
 
 // Env is what a subcommand may use of the process it runs in.
 type Env struct {

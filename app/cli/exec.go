@@ -3,21 +3,20 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
+	"time"
 
 	"github.com/gatehouse-dev/gatehouse/sandbox"
 	"github.com/gatehouse-dev/gatehouse/sandbox/bwrap"
 	"github.com/gatehouse-dev/gatehouse/sandbox/probe"
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/pipeline"
-	"github.com/gatehouse-dev/gatehouse/service/policy"
+	"github.com/gatehouse-dev/gatehouse/service/shellclient"
 )
 
 var execCmd = &command{name: "exec",
@@ -72,29 +71,19 @@ func runExec(fl *flag.FlagSet) runFunc {
 		req.TimeoutSeconds = *timeout
 		req.SessionID = *session
 
-		// The user service runs it when one is running (exec_service.go);
-		// otherwise the same pipeline runs in this process.
-		if *configFile == "" && !*printArgs {
-			if handled, err := execViaService(ctx, env, req, *asJSON); handled {
+		// The user service runs it when one is running; otherwise the same
+		// pipeline runs in this process (service/shellclient).
+		cl, err := shellClient(env, *configFile, true, nil)
+		if err != nil {
+			return err
+		}
+		defer cl.Close()
+		if *printArgs {
+			ex, err := cl.Executor()
+			if err != nil {
 				return err
 			}
-		}
-		loaded, opts, err := loadConfig(env, *configFile)
-		if err != nil {
-			return err
-		}
-		cfg := &loaded.Config
-		if !strings.HasPrefix(cfg.Exec.Shell, "/") {
-			return usagef("exec: exec.shell %q is not absolute", cfg.Exec.Shell)
-		}
-		probe.SetVersionCache(filepath.Join(policy.StateDir(runtime.GOOS, opts.Home, env.Getenv("XDG_STATE_HOME")), "probe-cache.json"))
-		ex, err := newExecutor(env, opts, cfg, nil, true)
-		if err != nil {
-			return err
-		}
-
-		if *printArgs {
-			a, err := bwrapArgs(ex, cfg.Exec.Sandbox.BwrapPath, req)
+			a, err := bwrapArgs(ex, ex.Config().Exec.Sandbox.BwrapPath, req)
 			if err != nil {
 				return err
 			}
@@ -104,59 +93,35 @@ func runExec(fl *flag.FlagSet) runFunc {
 			return nil
 		}
 
-		// The audit trail and notifications (compose.go): a command that cannot
-		// be put on the record first is denied audit_unavailable (or, under
-		// policy.audit_required false, runs and is reported after it).
-		obs := openExecObservers(ctx, env, opts.Home, cfg, false)
-		defer obs.Close()
-		ex.SetObservers(obs, obs.notifier)
-
 		// SIGINT/SIGTERM to gatehouse terminate the command (recorded
 		// killed) and end this process with 130 or 143.
 		in := interruptContext(ctx)
 		defer in.stop()
-		ctx = in
-
-		var out sandbox.Streams
+		call := shellclient.Call{Request: req, Capture: *asJSON, Notices: env.Stderr}
 		if !*asJSON {
-			out = sandbox.Streams{Stdout: env.Stdout, Stderr: env.Stderr}
+			call.Stdout, call.Stderr = env.Stdout, env.Stderr
 			if f, ok := env.Stdout.(*os.File); ok {
 				sandbox.GrowPipe(f)
 			}
-		}
-		o, err := ex.Execute(ctx, req, out)
-		var ae *pipeline.ArgError
-		if errors.As(err, &ae) {
-			return usagef("exec: %s: %s", argFlag(ae.Arg), ae.Msg)
-		}
-		var d *pipeline.Denial
-		if errors.As(err, &d) {
-			if *asJSON {
-				writeJSON(env.Stdout, obs.annotate(denialAnswer(d.Code, d.Reason, d.Hint, d.Event)))
-			} else {
-				printDenial(env, d.Code, d.Reason, d.Hint)
-				obs.warn(env)
+			// A first build in a cold tool cache is minutes of fetching
+			// and compiling: after a silence, the terminal is told why.
+			if s := coldCacheWatch(env.Stderr, cl.Paths.ToolCacheRoot, req.Agent, cl.Paths.Home); s != nil {
+				call.Stdout, call.Stderr = s.writer(call.Stdout), s.writer(call.Stderr)
+				tick, stop := time.NewTicker(time.Second), make(chan struct{})
+				go s.watch(tick.C, stop)
+				defer tick.Stop()
+				defer close(stop)
 			}
-			return ExitStatus(ExitCannotRun)
 		}
+		ended, err := cl.Execute(in, call)
 		if err != nil {
 			return err
 		}
 		if st, ok := in.ended(env); ok {
-			obs.warn(env)
+			warnProblem(env, ended.Problem, ended.ProblemHint)
 			return st
 		}
-		if *asJSON {
-			writeJSON(env.Stdout, obs.annotate(map[string]any{"result": o.Result, "event": o.Event}))
-		} else {
-			if o.Raw.Status == sandbox.StatusFailedToStart {
-				fmt.Fprintf(env.Stderr, "gatehouse: error: could not start: %s\n", o.Raw.Error)
-			} else if o.Raw.TimedOut {
-				fmt.Fprintf(env.Stderr, "gatehouse: timed out after %d s\n", o.Result.TimeoutSeconds)
-			}
-			obs.warn(env)
-		}
-		return ExitCode(o.Raw)
+		return printEnd(env, ended.End, *asJSON, func() (string, string) { return ended.Problem, ended.ProblemHint })
 	}
 }
 
@@ -218,7 +183,7 @@ func argFlag(arg string) string {
 // hint (or the CLI's for the code) is its own field.
 func denialAnswer(code, reason, hint string, event any) map[string]any {
 	e := map[string]string{"blocked_by": code, "reason": reason}
-	if hint = denialHint(code, hint); hint != "" {
+	if hint != "" {
 		e["hint"] = hint
 	}
 	return map[string]any{"error": e, "event": event}
@@ -228,24 +193,9 @@ func denialAnswer(code, reason, hint string, event any) map[string]any {
 // one.
 func printDenial(env *Env, code, reason, hint string) {
 	fmt.Fprintf(env.Stderr, "gatehouse: denied: %s: %s\n", code, reason)
-	if hint = denialHint(code, hint); hint != "" {
+	if hint != "" {
 		fmt.Fprintf(env.Stderr, "gatehouse: hint: %s\n", hint)
 	}
-}
-
-// denialHint is the remedy for a denial: the stage's own (stage) when it
-// gave one, else the CLI's for code.
-func denialHint(code, stage string) string {
-	if stage != "" {
-		return stage
-	}
-	switch code {
-	case pipeline.DenySandboxUnavailable, pipeline.DenyAuditUnavailable:
-		return "run 'gatehouse doctor' to see why and how to fix it"
-	case pipeline.DenyCwdOutside:
-		return "use a directory inside a workspace root (gatehouse workspace list), or trust the project with gatehouse workspace add DIR"
-	}
-	return analysisHint(code) // explain.go
 }
 
 func readLimited(path string, max int64) ([]byte, error) {

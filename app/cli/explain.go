@@ -22,7 +22,11 @@ would and prints the command tree: every command with its resolved name,
 arguments, where it sits, what is only known at run time, the rules that
 matched it; the scripts it runs, with their SHA-256 (these are pinned when
 the command runs); and the decision with its reason, in DIR or else the
-current directory, as gatehouse exec would run it there. Nothing runs.
+current directory, as gatehouse exec would run it there: the whole
+decision, credentials and workspaces included, asked of the running
+service when there is one (a command a rule asks about is then "ask": a
+call would wait for a person's approval) and made in this process when
+there is none. Nothing runs, waits or is recorded.
 
 The exit status is 0 whatever the decision (1 on an error, 2 on a bad
 argument); --json prints the decision and the tree as JSON.`
@@ -40,15 +44,14 @@ func runExplain(fl *flag.FlagSet) runFunc {
 		if err != nil {
 			return err
 		}
-		loaded, opts, err := loadConfig(env, *configFile)
+		// The running service explains it, with its approvals (an ask
+		// would be held); else this process, as gatehouse exec would run it.
+		cl, err := shellClient(env, *configFile, false, nil)
 		if err != nil {
 			return err
 		}
-		ex, err := newExecutor(env, opts, &loaded.Config, nil, false)
-		if err != nil {
-			return err
-		}
-		x, err := ex.Explain(ctx, req)
+		defer cl.Close()
+		x, err := cl.Explain(ctx, req)
 		var ae *pipeline.ArgError
 		if errors.As(err, &ae) {
 			return usagef("explain: %s: %s", argFlag(ae.Arg), ae.Msg)
@@ -66,17 +69,4 @@ func runExplain(fl *flag.FlagSet) runFunc {
 		x.WriteText(esc)
 		return esc.Close()
 	}
-}
-
-// analysisHint says what to do about a denial of the analysis stage.
-func analysisHint(code string) string {
-	switch code {
-	case pipeline.DenyPolicyRule, pipeline.DenyDefault, pipeline.DenyDynamic, pipeline.DenyApproval, pipeline.DenyParseError:
-		return "run 'gatehouse explain' with the same command to see its tree and the rule that decided"
-	case pipeline.DenyModified:
-		return "a script the command runs changed after it was judged; run the command again"
-	case pipeline.DenyAnalysisOff:
-		return "set policy.command_analysis_mode: enforce"
-	}
-	return ""
 }

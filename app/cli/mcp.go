@@ -13,7 +13,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"net/url"
 	"os"
 	"os/signal"
@@ -32,9 +31,9 @@ import (
 	"github.com/gatehouse-dev/gatehouse/sandbox"
 	"github.com/gatehouse-dev/gatehouse/service/analysis"
 	"github.com/gatehouse-dev/gatehouse/service/api"
-	"github.com/gatehouse-dev/gatehouse/service/localapi"
 	"github.com/gatehouse-dev/gatehouse/service/pipeline"
 	"github.com/gatehouse-dev/gatehouse/service/policy"
+	"github.com/gatehouse-dev/gatehouse/service/shellclient"
 )
 
 var mcpCmd = &command{name: "mcp",
@@ -126,12 +125,8 @@ type mcpServer struct {
 	}
 	rootsGen atomic.Int64
 
-	local struct {
-		sync.Mutex
-		ex  *pipeline.Executor
-		obs *execObservers
-		err error
-	}
+	// shell runs the calls: through the service, else in this process.
+	shell *shellclient.Client
 }
 
 func newMCPServer(env *Env, configFile string) (*mcpServer, error) {
@@ -139,7 +134,11 @@ func newMCPServer(env *Env, configFile string) (*mcpServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &mcpServer{env: env, configFile: configFile, cfg: &loaded.Config}
+	shell, err := shellClient(env, configFile, false, nil)
+	if err != nil {
+		return nil, err
+	}
+	s := &mcpServer{env: env, configFile: configFile, cfg: &loaded.Config, shell: shell}
 	s.startDir, _ = os.Getwd()
 	s.srv = mcp.NewServer(&mcp.Implementation{Name: "gatehouse", Title: "Gatehouse governed shell", Version: Version},
 		//lint:ignore SA1019 the roots capability is how an MCP client names its directories
@@ -284,11 +283,7 @@ func (s *mcpServer) close() {
 	case <-done:
 	case <-time.After(30 * time.Second):
 	}
-	s.local.Lock()
-	defer s.local.Unlock()
-	if s.local.obs != nil {
-		s.local.obs.Close()
-	}
+	s.shell.Close()
 }
 
 // mcpArgs are shell__execute's arguments (DESIGN §4).
@@ -443,12 +438,11 @@ func (s *mcpServer) progress(ctx context.Context, req *mcp.CallToolRequest) func
 
 // run executes x through the service when one runs, else in-process.
 func (s *mcpServer) run(ctx context.Context, x api.ExecRequest, progress func(string)) *api.End {
-	if s.configFile == "" {
-		if end, ok := s.viaService(ctx, x, progress); ok {
-			return end
-		}
+	ended, err := s.shell.Execute(ctx, shellclient.Call{Request: x, Capture: true, Notices: noticeWriter{progress}})
+	if err != nil {
+		return pipeline.InternalEnd(err)
 	}
-	return s.inProcess(ctx, x)
+	return ended.End
 }
 
 // noticeWriter passes each line a held call writes on to progress.
@@ -461,79 +455,6 @@ func (w noticeWriter) Write(p []byte) (int, error) {
 		}
 	}
 	return len(p), nil
-}
-
-func (s *mcpServer) viaService(ctx context.Context, x api.ExecRequest, progress func(string)) (*api.End, bool) {
-	c, err := serviceClient(s.env)
-	if err != nil {
-		return nil, false
-	}
-	if _, err := os.Stat(c.Socket()); errors.Is(err, fs.ErrNotExist) {
-		return nil, false
-	}
-	xr := api.ExecuteRequest{Request: x, Capture: true}
-	if x.Stdin != "" {
-		xr.Request.Stdin, xr.StdinBytes = "", []byte(x.Stdin)
-	}
-	end, err := c.Execute(ctx, xr, io.Discard, noticeWriter{progress})
-	switch {
-	case errors.Is(err, localapi.ErrNotRunning):
-		return nil, false
-	case err != nil:
-		return &api.End{Exit: api.ExitCannotRun, Error: &api.StreamError{Kind: api.ErrInternal,
-			Message: err.Error() + "; the command may have run in part. 'gatehouse status' shows whether the service is healthy"}}, true
-	}
-	return end, true
-}
-
-// inProcess runs x with the pipeline in this process.
-func (s *mcpServer) inProcess(ctx context.Context, x api.ExecRequest) *api.End {
-	ex, err := s.executor(ctx)
-	if err != nil {
-		return &api.End{Exit: api.ExitCannotRun, Error: &api.StreamError{Kind: api.ErrInternal, Message: err.Error()}}
-	}
-	o, err := ex.Execute(ctx, x, sandbox.Streams{})
-	var ae *pipeline.ArgError
-	var d *pipeline.Denial
-	switch {
-	case errors.As(err, &ae):
-		return &api.End{Exit: 2, Error: &api.StreamError{Kind: api.ErrArgument, Arg: ae.Arg, Message: ae.Msg}}
-	case errors.As(err, &d):
-		return &api.End{Exit: api.ExitCannotRun, Event: d.Event, Warning: d.Warning,
-			Error: &api.StreamError{Kind: api.ErrDenied, BlockedBy: d.Code, Message: d.Reason, Hint: d.Hint}}
-	case err != nil:
-		return &api.End{Exit: api.ExitCannotRun, Error: &api.StreamError{Kind: api.ErrInternal, Message: err.Error()}}
-	}
-	res, ev := o.Result, o.Event
-	end := &api.End{Exit: int(ExitCode(o.Raw)), Result: &res, Event: &ev, Warning: o.Warning}
-	if o.Raw.Status == sandbox.StatusFailedToStart {
-		end.Error = &api.StreamError{Kind: api.ErrFailedToStart, Message: "could not start: " + o.Raw.Error}
-	}
-	return end
-}
-
-// executor builds the in-process pipeline once, with its audit trail and
-// notifications.
-func (s *mcpServer) executor(ctx context.Context) (*pipeline.Executor, error) {
-	s.local.Lock()
-	defer s.local.Unlock()
-	if s.local.ex != nil || s.local.err != nil {
-		return s.local.ex, s.local.err
-	}
-	loaded, opts, err := loadConfig(s.env, s.configFile)
-	if err != nil {
-		s.local.err = err
-		return nil, err
-	}
-	ex, err := newExecutor(s.env, opts, &loaded.Config, nil, false)
-	if err != nil {
-		s.local.err = err
-		return nil, err
-	}
-	obs := openExecObservers(context.WithoutCancel(ctx), s.env, opts.Home, &loaded.Config, false)
-	ex.SetObservers(obs, obs.notifier)
-	s.local.ex, s.local.obs = ex, obs
-	return ex, nil
 }
 
 // toolError is a result the model reads as an error.
