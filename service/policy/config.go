@@ -17,6 +17,10 @@ type Config struct {
 	// executor checks again at each execution (resolve.go); nil when the
 	// managed file sets none. It is not a configuration field.
 	Managed *ManagedPaths `yaml:"-" json:"-"`
+	// ManagedEgress holds the managed file's bounds on what an egress
+	// approval may grant (egress.go); nil when it sets no allowlist. It is
+	// not a configuration field.
+	ManagedEgress *ManagedEgress `yaml:"-" json:"-"`
 	// Settings is what exec.sandbox.settings_file changed and what of it
 	// was ignored (settings.go); nil when no file is set. It is not a
 	// configuration field: its effect is already in the fields above,
@@ -183,6 +187,23 @@ type Policy struct {
 	// EgressAllowlistByAgent gives the agents it names their own allowlist
 	// in place of EgressAllowlist (egress.go).
 	EgressAllowlistByAgent EgressByAgent `yaml:"egress_allowlist_by_agent" json:"egress_allowlist_by_agent"`
+	// EgressUnknown says what a connection to a destination no allowlist
+	// entry covers gets: ask (held for a person's answer, when the
+	// service is there to ask one) or deny (egress.go).
+	EgressUnknown string `yaml:"egress_unknown" json:"egress_unknown"`
+	// EgressApprovalTimeoutSeconds is how long such a connection waits
+	// for the answer before it is refused.
+	EgressApprovalTimeoutSeconds int `yaml:"egress_approval_timeout_seconds" json:"egress_approval_timeout_seconds"`
+	// EgressDenylist are destinations refused whatever an allowlist says,
+	// and never asked about; entries are written like the allowlist's (one
+	// without a port matches every port). It accumulates across the
+	// files: a "deny always" answer adds to it in the saved rules file.
+	EgressDenylist []string `yaml:"egress_denylist" json:"egress_denylist"`
+	// EgressSaved are the allowlist entries "always" answers saved (the
+	// saved rules file's policy.egress_allowlist): every agent's list
+	// holds them, within the managed bound. It is not a field of the
+	// user's file.
+	EgressSaved []string `yaml:"-" json:"-"`
 	// CredentialGrants names the agents each credential may reach; a
 	// mapped credential it does not list reaches every agent
 	// (credentials.go).

@@ -14,6 +14,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/gatehouse-dev/gatehouse/internal/scale"
 	"github.com/gatehouse-dev/gatehouse/sandbox/egress"
 )
 
@@ -120,4 +121,113 @@ func mergeEgressByAgent(cur, user EgressByAgent) EgressByAgent {
 		out[k] = slices.Clone(v)
 	}
 	return out
+}
+
+// The values of policy.egress_unknown: what a connection to a destination
+// no allowlist entry covers gets.
+const (
+	// EgressAsk holds it for a person's answer, when the service is there
+	// to ask one; without it, it is refused as under deny.
+	EgressAsk = "ask"
+	// EgressDeny refuses it.
+	EgressDeny = "deny"
+)
+
+// EgressUnknownModes are the values of policy.egress_unknown, the widest
+// first: a managed deny holds.
+var EgressUnknownModes = scale.Of(scale.Step{EgressAsk}, scale.Step{EgressDeny})
+
+// ManagedEgress is the managed file's bound on what an egress approval may
+// grant: an "always", "session" or "once" answer allows only what the
+// managed list the agent's commands get allows.
+type ManagedEgress struct {
+	// File is the managed file.
+	File string
+	// Allowlist is the managed policy.egress_allowlist, when HasAllowlist.
+	Allowlist    []string
+	HasAllowlist bool
+	// ByAgent are the managed per-agent lists.
+	ByAgent EgressByAgent
+	// Ports are what a managed entry without ":port" allows.
+	Ports []int
+}
+
+// managedEgress returns the managed file's egress bound, nil when it sets
+// no allowlist.
+func managedEgress(managed *layer) *ManagedEgress {
+	if managed == nil || !managed.has("policy.egress_allowlist") && !managed.has("policy.egress_allowlist_by_agent") {
+		return nil
+	}
+	ports, _ := managedPorts(managed)
+	m := &ManagedEgress{File: managed.file, Ports: slices.Clone(ports), ByAgent: EgressByAgent{}}
+	if managed.has("policy.egress_allowlist") {
+		m.Allowlist, m.HasAllowlist = slices.Clone(managed.vals.Policy.EgressAllowlist), true
+	}
+	if managed.has("policy.egress_allowlist_by_agent") {
+		for k, v := range managed.vals.Policy.EgressAllowlistByAgent {
+			m.ByAgent[k] = slices.Clone(v)
+		}
+	}
+	return m
+}
+
+// Bound returns the managed list that bounds agent's approvals and the
+// field it is, ok false when there is none.
+func (m *ManagedEgress) Bound(agent string) (list []string, field string, ok bool) {
+	if m == nil {
+		return nil, "", false
+	}
+	if l, ok := m.ByAgent[agent]; ok {
+		return l, "policy.egress_allowlist_by_agent." + agent, true
+	}
+	if m.HasAllowlist {
+		return m.Allowlist, "policy.egress_allowlist", true
+	}
+	return nil, "", false
+}
+
+// Allows reports whether the managed file lets agent's commands reach
+// what the allowlist entry allows (true when it sets no bound).
+func (m *ManagedEgress) Allows(agent, entry string) bool {
+	list, _, ok := m.Bound(agent)
+	return !ok || egressCovered(entry, list, m.Ports, m.Ports)
+}
+
+// EgressSavedFor returns the saved allowlist entries ("always" answers)
+// agent's commands get: those the managed bound allows for it.
+func (c *Config) EgressSavedFor(agent string) []string {
+	var out []string
+	for _, e := range c.Policy.EgressSaved {
+		if c.ManagedEgress.Allows(agent, e) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// takeSavedEgress takes the saved rules file's policy.egress_allowlist out
+// of its layer — entries added to every agent's list, not a list that
+// replaces the one in force — and returns them. Each must parse and, when
+// the managed file sets an allowlist, be covered by it.
+func takeSavedEgress(saved, managed *layer) ([]string, []error) {
+	const p = "policy.egress_allowlist"
+	if saved == nil || !saved.has(p) {
+		return nil, nil
+	}
+	list := saved.vals.Policy.EgressAllowlist
+	var errs []error
+	bound := managedEgress(managed)
+	for i, s := range list {
+		at, field := saved.itemSource(p, i), fmt.Sprintf("%s[%d]", p, i)
+		if _, err := egress.ParseEntry(s); err != nil {
+			errs = append(errs, errAt(at, field, "%q %v", s, err))
+			continue
+		}
+		if l, f, ok := bound.Bound(""); ok && !bound.Allows("", s) {
+			errs = append(errs, errAt(at, field, "%q is not allowed by the managed %s %s (%s); remove it", s, f, quoteList(l), bound.File))
+		}
+	}
+	delete(saved.set, p)
+	saved.vals.Policy.EgressAllowlist = nil
+	return slices.Clone(list), errs
 }

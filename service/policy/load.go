@@ -152,6 +152,8 @@ func build(managed, saved, user *layer, home string, errs []error) (*Loaded, err
 		managed.vals.Policy.Rules.markManaged()
 		l.apply(managed, nil)
 	}
+	savedEgress, savedErrs := takeSavedEgress(saved, managed)
+	errs = append(errs, savedErrs...)
 	if saved != nil {
 		l.Files = append(l.Files, saved.file)
 		l.layers[LayerSaved] = saved.file
@@ -201,6 +203,8 @@ func build(managed, saved, user *layer, home string, errs []error) (*Loaded, err
 		return nil, errors.Join(errs...)
 	}
 	l.Config.Managed = managedPaths(managed)
+	l.Config.ManagedEgress = managedEgress(managed)
+	l.Config.Policy.EgressSaved = savedEgress
 	return l, nil
 }
 
@@ -258,7 +262,8 @@ func sortErrors(errs []error, managedFile string) {
 // isUnion reports whether the list field p accumulates across layers: each layer adds entries and none
 // removes them.
 func isUnion(p string) bool {
-	return p == "exec.sandbox.deny_read" || p == "exec.sandbox.write_deny" || p == "exec.egress.denied_cidrs"
+	return p == "exec.sandbox.deny_read" || p == "exec.sandbox.write_deny" || p == "exec.egress.denied_cidrs" ||
+		p == "policy.egress_denylist"
 }
 
 // managedListHolds reports whether an empty user list leaves the managed

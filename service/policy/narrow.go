@@ -68,6 +68,10 @@ package policy
 //	policy.egress_allowlist_by_agent every managed agent's list kept; each
 //	                                entry covered by the managed list the
 //	                                agent would otherwise get (egress.go)
+//	policy.egress_unknown           ask < deny
+//	policy.egress_denylist          unioned, so nothing to check
+//	saved policy.egress_allowlist   each entry covered by the managed list
+//	                                (an approval grants nothing outside it)
 //
 // Fields the managed file does not set are free, except where the table
 // says a managed field bounds them: a free field must not change what a
@@ -115,6 +119,8 @@ func narrow(p string, user, managed *layer) []error {
 		return narrowCredMap(p, uv.(CredentialFiles), mv.(CredentialFiles), us, ms)
 	case "policy.credential_mode":
 		return rankNarrow(p, uv.(string), mv.(string), us, ms, credentialModes)
+	case "policy.egress_unknown":
+		return rankNarrow(p, uv.(string), mv.(string), us, ms, EgressUnknownModes)
 	case "exec.egress.upstream_ca_files":
 		var errs []error
 		for i, u := range uv.([]string) {
@@ -281,7 +287,7 @@ func narrow(p string, user, managed *layer) []error {
 			}
 		}
 		return errs
-	case "exec.sandbox.deny_read", "exec.sandbox.write_deny", "exec.egress.denied_cidrs":
+	case "exec.sandbox.deny_read", "exec.sandbox.write_deny", "exec.egress.denied_cidrs", "policy.egress_denylist":
 		return nil // unioned: the user can only add
 	default:
 		r, ok := numberRules[p]

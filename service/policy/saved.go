@@ -7,6 +7,11 @@ package policy
 // ask about; a managed rule still comes first, and a saved rule is checked
 // against the managed file like a user rule. `gatehouse rules list` shows
 // them, `gatehouse rules rm` removes one.
+//
+// The same file keeps the egress destinations an approval's "always"
+// allowed (policy.egress_allowlist: added to every agent's list, within
+// the managed bound) and "deny always" refused (policy.egress_denylist,
+// added to the user's).
 
 import (
 	"bytes"
@@ -18,6 +23,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -33,20 +39,25 @@ const SavedRulesName = "rules.yaml"
 
 const savedHeader = `# Rules Gatehouse saved when a person answered an approval "always" or
 # "deny always". List them with 'gatehouse rules list', remove one with
-# 'gatehouse rules rm NAME'. This file may hold policy.rules only.
+# 'gatehouse rules rm NAME'. This file may hold policy.rules, and the
+# destinations approvals allowed (policy.egress_allowlist) or denied
+# (policy.egress_denylist) always.
 `
 
+// savedFields are the fields the saved rules file may set.
+var savedFields = []string{"policy.rules", "policy.egress_allowlist", "policy.egress_denylist"}
+
 // readSaved reads the saved rules file as a layer that may set
-// policy.rules only.
+// savedFields only.
 func readSaved(file, home string, errs *[]error) (*layer, error) {
 	l, err := readLayer(file, false, home, errs)
 	if l == nil || err != nil {
 		return l, err
 	}
 	for p, line := range l.set {
-		if p != "policy.rules" {
+		if !slices.Contains(savedFields, p) {
 			*errs = append(*errs, &FieldError{File: file, Line: line, Field: p,
-				Err: errors.New("the saved rules file holds policy.rules only; move this setting to your config file")})
+				Err: errors.New("the saved rules file holds policy.rules, policy.egress_allowlist and policy.egress_denylist only; move this setting to your config file")})
 		}
 	}
 	return l, nil
@@ -55,8 +66,51 @@ func readSaved(file, home string, errs *[]error) (*layer, error) {
 // savedDoc is the saved rules file's shape.
 type savedDoc struct {
 	Policy struct {
-		Rules []Rule `yaml:"rules"`
+		Rules          []Rule   `yaml:"rules"`
+		EgressAllow    []string `yaml:"egress_allowlist,omitempty,flow"`
+		EgressDenylist []string `yaml:"egress_denylist,omitempty,flow"`
 	} `yaml:"policy"`
+}
+
+// Saved is what the saved rules file holds.
+type Saved struct {
+	Rules Rules
+	// EgressAllow and EgressDeny are the destinations approvals allowed
+	// and denied always, as allowlist entries (host:port).
+	EgressAllow, EgressDeny []string
+}
+
+// ReadSaved returns what the saved rules file at path holds, nothing when
+// it does not exist.
+func ReadSaved(path string) (Saved, error) {
+	rs, err := ReadSavedRules(path)
+	if err != nil {
+		return Saved{}, err
+	}
+	out := Saved{Rules: rs}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return out, nil
+	}
+	if err != nil {
+		return Saved{}, err
+	}
+	l, _ := parseLayer(path, data, "")
+	out.EgressAllow = l.vals.Policy.EgressAllowlist
+	out.EgressDeny = l.vals.Policy.EgressDenylist
+	return out, nil
+}
+
+// WriteSaved replaces the saved rules file at path with s, through a new
+// file renamed over it (0600).
+func WriteSaved(path string, s Saved) error {
+	var doc savedDoc
+	doc.Policy.Rules = s.Rules
+	if doc.Policy.Rules == nil {
+		doc.Policy.Rules = Rules{}
+	}
+	doc.Policy.EgressAllow, doc.Policy.EgressDenylist = s.EgressAllow, s.EgressDeny
+	return writeSavedDoc(path, doc)
 }
 
 // ReadSavedRules returns the rules in the saved rules file at path, none
@@ -82,14 +136,19 @@ func ReadSavedRules(path string) (Rules, error) {
 	return rs, nil
 }
 
-// WriteSavedRules replaces the saved rules file at path with rs, through a
-// new file renamed over it (0600).
+// WriteSavedRules replaces the saved rules in the file at path with rs,
+// keeping the egress destinations it holds, through a new file renamed
+// over it (0600).
 func WriteSavedRules(path string, rs Rules) error {
-	var doc savedDoc
-	doc.Policy.Rules = rs
-	if doc.Policy.Rules == nil {
-		doc.Policy.Rules = Rules{}
+	s, err := ReadSaved(path)
+	if err != nil {
+		s = Saved{} // a file that does not parse is replaced, as before
 	}
+	s.Rules = rs
+	return WriteSaved(path, s)
+}
+
+func writeSavedDoc(path string, doc savedDoc) error {
 	var b bytes.Buffer
 	b.WriteString(savedHeader)
 	enc := yaml.NewEncoder(&b)

@@ -81,6 +81,9 @@ policy.builtin_exec_routing:                     governed_shell  # default
 policy.command_analysis_mode:                    enforce         # default
 policy.egress_allowlist:                         []              # default
 policy.egress_allowlist_by_agent:                {}              # default
+policy.egress_unknown:                           ask             # default
+policy.egress_approval_timeout_seconds:          60              # default
+policy.egress_denylist:                          []              # default
 policy.credential_grants:                        {}              # default
 policy.credential_mode:                          any             # default
 policy.dlp_patterns:                             {}              # default

@@ -50,6 +50,7 @@ var numberRules = map[string]numberRule{
 	"exec.limits.max_pending_tickets": {min: 1, max: 4096},
 	"policy.exec_timeout_seconds":     {min: 1, max: 3600},
 	"policy.approval_timeout_seconds": {min: 5, max: 600},
+	"policy.egress_approval_timeout_seconds": {min: 5, max: 600},
 	"exec.audit.retention_days":       {min: 1, max: 36500},
 	"exec.audit.retention_events":     {min: 100},
 	"exec.audit.output_max_bytes":     {min: 0, max: int64(64 * MiB), size: true},
@@ -86,6 +87,7 @@ var enums = map[string]scale.Scale{
 	"policy.dynamic_action":         Actions,
 	"exec.output.terminal_controls": termControls,
 	"policy.credential_mode":        credentialModes,
+	"policy.egress_unknown":         EgressUnknownModes,
 }
 
 // envName is a portable environment variable name.
@@ -229,7 +231,7 @@ func (v *validator) check(p string, val any) {
 				v.failItemf(p, i, "%q has bits set past the prefix length; write %q", s, c.Masked().String())
 			}
 		}
-	case "policy.egress_allowlist":
+	case "policy.egress_allowlist", "policy.egress_denylist":
 		for i, s := range val.([]string) {
 			if _, err := egress.ParseEntry(s); err != nil {
 				v.failItemf(p, i, "%q %v", s, err)
