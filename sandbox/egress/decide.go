@@ -16,6 +16,10 @@ package egress
 //     checked as the IPv4 address it carries;
 //  5. a literal entry is dialed as written, except a metadata endpoint or
 //     an address in a denied CIDR, which nothing allows.
+//
+// A destination a person approved (ask.go) skips rule 3 only: a name is
+// resolved and checked by rule 4, and a literal is checked as a resolved
+// address is.
 
 import (
 	"context"
@@ -51,15 +55,27 @@ var (
 )
 
 // decide returns the addresses t may be dialed at, a refusal, or an
-// errResolve.
-func (p *Proxy) decide(ctx context.Context, t *target) ([]netip.AddrPort, *refusal, error) {
+// errResolve. approved says a person let t through though no entry
+// covers it.
+func (p *Proxy) decide(ctx context.Context, t *target, approved bool) ([]netip.AddrPort, *refusal, error) {
 	if t.err != nil {
 		return nil, refuse("invalid_destination", "%v", t.err), nil
 	}
-	for _, d := range p.opts.Denylist {
-		if (d.Any() || hostMatch(d, t)) && (d.Port == 0 || d.Port == t.port) {
-			return nil, refuse("denylisted", "%s is denied by %s entry %q", t.host, p.opts.DenylistField, d.String()), nil
+	if r := p.denylisted(t); r != nil {
+		return nil, r, nil
+	}
+	if approved {
+		if t.ip.IsValid() || t.host == "localhost" {
+			ip := t.ip
+			if !ip.IsValid() {
+				ip = loopback
+			}
+			if r := p.check(t.host, ip); r != nil {
+				return nil, r, nil
+			}
+			return []netip.AddrPort{netip.AddrPortFrom(ip, t.port)}, nil, nil
 		}
+		return p.resolve(ctx, t)
 	}
 	field := p.opts.AllowlistField
 	if p.allow.Empty() {
@@ -88,6 +104,12 @@ func (p *Proxy) decide(ctx context.Context, t *target) ([]netip.AddrPort, *refus
 		}
 		return []netip.AddrPort{netip.AddrPortFrom(ip, t.port)}, nil, nil
 	}
+	return p.resolve(ctx, t)
+}
+
+// resolve resolves t's name once and returns the addresses that pass
+// check, or the first refusal.
+func (p *Proxy) resolve(ctx context.Context, t *target) ([]netip.AddrPort, *refusal, error) {
 	rctx, cancel := context.WithTimeout(ctx, p.opts.ResolveTimeout)
 	defer cancel()
 	addrs, err := p.resolver.LookupNetIP(rctx, "ip", t.host)

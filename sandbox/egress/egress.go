@@ -68,6 +68,14 @@ type Options struct {
 	// DenylistField names where they came from in refusals.
 	Denylist      []Entry
 	DenylistField string
+	// DenylistFields, when set, names the field of each Denylist entry
+	// (one per entry; "" for DenylistField).
+	DenylistFields []string
+	// Ask, when set, is asked about a destination that no allowlist entry
+	// covers (ask.go): the connection waits for its verdict, and an
+	// allowed one is then resolved and checked as an allowlisted one is.
+	// ctx ends with Close. Nil refuses such a destination.
+	Ask func(ctx context.Context, d Destination) Verdict
 
 	// IdleTimeout closes a connection that moved no byte in either
 	// direction for that long (default 5 minutes). MaxLifetime closes any
@@ -124,6 +132,7 @@ type Proxy struct {
 	mu     sync.Mutex
 	stats  Stats
 	seen   map[string]bool
+	asked  map[string]*asked
 	conns  map[net.Conn]struct{}
 	lns    []net.Listener
 	closed bool
@@ -160,6 +169,7 @@ func New(opts Options) (*Proxy, error) {
 		log:      opts.Logger,
 		sem:      make(chan struct{}, opts.MaxConns),
 		seen:     map[string]bool{},
+		asked:    map[string]*asked{},
 		conns:    map[net.Conn]struct{}{},
 	}
 	p.stats.DeniedHosts = []string{}
@@ -377,14 +387,24 @@ func (p *Proxy) serveConn(c net.Conn, release func()) {
 	p.serveHTTP(c, br, start)
 }
 
-// open decides t and dials it. It counts the connection: allowed when a
-// dial was attempted, denied when refused. On failure it returns the
-// refusal, or an error when the destination was allowed but could not be
-// reached.
-func (p *Proxy) open(t *target) (net.Conn, *refusal, error) {
+// open decides t and dials it, for the client c. It counts the
+// connection: allowed when a dial was attempted, denied when refused. On
+// failure it returns the refusal, or an error when the destination was
+// allowed but could not be reached. While t waits for an answer (ask.go),
+// c's handshake deadline is lifted: the wait has its own bound.
+func (p *Proxy) open(c net.Conn, t *target) (net.Conn, *refusal, error) {
+	approved, r := p.consult(t, func() {
+		if c != nil {
+			c.SetDeadline(time.Time{})
+		}
+	})
+	if r != nil {
+		p.countDenied(t, r)
+		return nil, r, nil
+	}
 	ctx, cancel := context.WithTimeout(p.ctx, p.opts.ResolveTimeout+p.opts.DialTimeout)
 	defer cancel()
-	addrs, r, err := p.decide(ctx, t)
+	addrs, r, err := p.decide(ctx, t, approved)
 	if r != nil {
 		p.countDenied(t, r)
 		return nil, r, nil

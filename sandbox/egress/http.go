@@ -181,7 +181,7 @@ func (p *Proxy) serveHTTP(c net.Conn, br *bufio.Reader, start time.Time) {
 	}
 	if req.method == "CONNECT" {
 		t := parseAuthority(req.target, 0)
-		up, r, err := p.open(t)
+		up, r, err := p.open(c, t)
 		if r != nil {
 			httpRefusal(c, t, r)
 			return
@@ -225,7 +225,7 @@ func (p *Proxy) serveHTTP(c net.Conn, br *bufio.Reader, start time.Time) {
 			return
 		}
 	}
-	up, r, err := p.open(t)
+	up, r, err := p.open(c, t)
 	if r != nil {
 		httpRefusal(c, t, r)
 		return

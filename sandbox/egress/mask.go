@@ -249,7 +249,7 @@ func (p *Proxy) intercept(client, up net.Conn, t *target, creds []MaskedCredenti
 			var raw net.Conn
 			once.Do(func() { raw, first = first, nil })
 			if raw == nil {
-				c, r, err := p.open(t)
+				c, r, err := p.open(nil, t)
 				if r != nil {
 					return nil, fmt.Errorf("refused: %s", r.Reason)
 				}

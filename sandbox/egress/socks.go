@@ -75,7 +75,7 @@ func (p *Proxy) serveSOCKS(c net.Conn, br *bufio.Reader, start time.Time) {
 		socksReply(c, socksCmdNotSupported)
 		return
 	}
-	up, r, err := p.open(t)
+	up, r, err := p.open(c, t)
 	switch {
 	case r != nil:
 		socksReply(c, socksNotAllowed)
