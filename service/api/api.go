@@ -208,6 +208,23 @@ type Egress struct {
 	// and the connections that tried to carry it elsewhere (sent as it
 	// was, worthless).
 	Placeholders map[string]PlaceholderUse `json:"placeholders,omitempty"`
+	// Approved are the answers to the destinations the proxy asked a
+	// person about (policy.egress_unknown: ask), in the order asked.
+	Approved []EgressApproval `json:"approved,omitempty"`
+}
+
+// EgressApproval is the answer to one destination a running command's
+// connection was held for.
+type EgressApproval struct {
+	Host string `json:"host"`
+	Port int    `json:"port"`
+	// Answer is once, session, always, deny, deny_always, timeout,
+	// cancelled or too_many_pending; By who gave it (cli, tray,
+	// dashboard, notification, or session for an earlier answer).
+	Answer string `json:"answer"`
+	By     string `json:"by,omitempty"`
+	// ID is the approval request's.
+	ID string `json:"id,omitempty"`
 }
 
 // PlaceholderUse counts where one masked credential's placeholder went.

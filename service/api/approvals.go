@@ -47,6 +47,10 @@ const (
 	// ApprovalWorkspace asks to trust the directory a call came from,
 	// which lies in no workspace root.
 	ApprovalWorkspace = "workspace"
+	// ApprovalEgress holds a running command's connection to a
+	// destination no egress allowlist entry covers
+	// (policy.egress_unknown: ask).
+	ApprovalEgress = "egress"
 )
 
 // Answers to an approval request.
@@ -89,7 +93,7 @@ const (
 // person answers it or it expires.
 type Approval struct {
 	ID   string `json:"id"`
-	Kind string `json:"kind"` // command | workspace
+	Kind string `json:"kind"` // command | workspace | egress
 	// DecisionID is the id the decision event will carry, linking the
 	// answer on the record to it.
 	DecisionID string `json:"decision_id"`
@@ -110,6 +114,14 @@ type Approval struct {
 	Question string `json:"question"`
 	// Workspace is the directory a workspace request would trust.
 	Workspace string `json:"workspace,omitempty"`
+	// Host and Port are the destination an egress request would let the
+	// command reach; Literal says Host is an IP address, which an answer
+	// allows as that address only. SaveEntry is the allowlist entry
+	// always saves (host:port), and deny_always denies.
+	Host      string `json:"host,omitempty"`
+	Port      int    `json:"port,omitempty"`
+	Literal   bool   `json:"literal,omitempty"`
+	SaveEntry string `json:"save_entry,omitempty"`
 	// SaveRule is the rule, in YAML, that always (as allow) and
 	// deny_always (as deny) save; "" when neither is offered.
 	SaveRule string `json:"save_rule,omitempty"`
@@ -137,11 +149,14 @@ type AnswerRequest struct {
 }
 
 // AnswerResponse says whether the answer was taken. SavedRule is the rule
-// that was saved (YAML), when one was.
+// that was saved (YAML), when one was; SavedEntry the egress entry, and
+// SavedFile the file it is in.
 type AnswerResponse struct {
-	OK        bool   `json:"ok"`
-	SavedRule string `json:"saved_rule,omitempty"`
-	Error     string `json:"error,omitempty"`
+	OK         bool   `json:"ok"`
+	SavedRule  string `json:"saved_rule,omitempty"`
+	SavedEntry string `json:"saved_entry,omitempty"`
+	SavedFile  string `json:"saved_file,omitempty"`
+	Error      string `json:"error,omitempty"`
 }
 
 // ApprovalRecord is the answer to a held call, on the decision's event.
@@ -157,7 +172,11 @@ type ApprovalRecord struct {
 	Rule      string `json:"rule,omitempty"`
 	SavedRule string `json:"saved_rule,omitempty"`
 	Workspace string `json:"workspace,omitempty"`
-	WaitedMS  int64  `json:"waited_ms"`
+	// SavedEntry is the egress entry an always or deny_always answer to
+	// an egress request saved, and SavedFile where.
+	SavedEntry string `json:"saved_entry,omitempty"`
+	SavedFile  string `json:"saved_file,omitempty"`
+	WaitedMS   int64  `json:"waited_ms"`
 }
 
 // Workspace is one trusted workspace root.

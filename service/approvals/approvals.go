@@ -1,5 +1,7 @@
 // Package approvals is the hold stage's broker: a call an ask rule (or a
-// project outside every workspace root) holds becomes a pending request
+// project outside every workspace root, or a running command's connection
+// to a destination no egress allowlist entry covers) holds becomes a
+// pending request
 // that waits for a person's answer — from the tray, the dashboard or
 // `gatehouse approve` on a terminal — until it expires. It keeps the
 // approve-for-session grants, and hands an "always" answer's rule to be
@@ -12,7 +14,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -69,6 +73,10 @@ type Options struct {
 	// SaveRule saves r in the saved rules file and puts it in force; an
 	// error refuses the answer, which stays pending.
 	SaveRule func(r *policy.Rule) error
+	// SaveEgress saves the egress entry (host:port) an egress request's
+	// always (allow) or deny_always (!allow) answer gives, puts it in
+	// force, and returns the file it is in; an error refuses the answer.
+	SaveEgress func(entry string, allow bool) (file string, err error)
 	// Trust trusts dir as a workspace root for agent ("" for every agent)
 	// and returns the path trusted; an error refuses the answer.
 	Trust func(dir, agent, by string) (string, error)
@@ -100,8 +108,10 @@ type pending struct {
 
 // A grant is an approve-for-session answer: later holds of the same agent,
 // session and holding rule whose command its rule matches run without
-// asking, until it expires.
+// asking, until it expires. An egress grant (kind egress) lets the same
+// agent session's commands reach dest, host:port.
 type grant struct {
+	kind, dest           string
 	agent, session, rule string
 	match                *policy.Rule // nil: the exact command
 	command              string
@@ -182,6 +192,17 @@ func (b *Broker) remove(id string) {
 
 // offered returns the answers a hold offers, in menu order.
 func offered(h *Hold) []string {
+	if h.Request.Kind == api.ApprovalEgress {
+		out := []string{api.AnswerOnce}
+		if h.Request.SessionID != "" {
+			out = append(out, api.AnswerSession)
+		}
+		if h.Request.SaveEntry != "" {
+			out = append(out, api.AnswerAlways, api.AnswerDeny, api.AnswerDenyAlways)
+			return out
+		}
+		return append(out, api.AnswerDeny)
+	}
 	if h.Request.Kind == api.ApprovalWorkspace {
 		out := []string{api.AnswerOnce}
 		if h.TrustAgent != "" {
@@ -206,14 +227,20 @@ func offered(h *Hold) []string {
 // granted answers h from a session grant, when one covers it.
 func (b *Broker) granted(h *Hold, now time.Time) (api.ApprovalRecord, bool) {
 	r := h.Request
-	if r.Kind != api.ApprovalCommand || r.SessionID == "" {
+	if r.Kind != api.ApprovalCommand && r.Kind != api.ApprovalEgress || r.SessionID == "" {
 		return api.ApprovalRecord{}, false
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.grants = slices.DeleteFunc(b.grants, func(g grant) bool { return now.After(g.expires) })
 	for _, g := range b.grants {
-		if g.agent != r.Agent || g.session != r.SessionID || g.rule != r.Rule {
+		if g.kind != r.Kind || g.agent != r.Agent || g.session != r.SessionID || g.rule != r.Rule {
+			continue
+		}
+		if r.Kind == api.ApprovalEgress {
+			if g.dest == egressDest(r) {
+				return api.ApprovalRecord{Kind: r.Kind, Answer: api.AnswerSession, By: BySession, Rule: r.Rule}, true
+			}
 			continue
 		}
 		if (g.match != nil && h.Matches != nil && h.Matches(g.match)) || (g.match == nil && g.command == r.Command) {
@@ -269,6 +296,9 @@ func (b *Broker) Answer(req api.AnswerRequest) (api.AnswerResponse, error) {
 	case !slices.Contains(p.a.Answers, req.Answer):
 		b.mu.Unlock()
 		return api.AnswerResponse{}, fmt.Errorf("answer %q is not offered for request %s; it offers %v", req.Answer, req.ID, p.a.Answers)
+	case req.Rule != "" && p.a.Kind == api.ApprovalEgress:
+		b.mu.Unlock()
+		return api.AnswerResponse{}, fmt.Errorf("request %s is about a destination: its always saves %s, and takes no rule", req.ID, p.a.SaveEntry)
 	case req.Rule != "" && req.Answer != api.AnswerAlways && req.Answer != api.AnswerDenyAlways:
 		b.mu.Unlock()
 		return api.AnswerResponse{}, fmt.Errorf("a rule goes with always or deny_always, not %s", req.Answer)
@@ -316,7 +346,10 @@ func (b *Broker) apply(p *pending, req api.AnswerRequest) (Outcome, api.AnswerRe
 		out.Record.Workspace = dir
 	case api.AnswerSession:
 		out.Approved = true
-		g := grant{agent: a.Agent, session: a.SessionID, rule: a.Rule, command: a.Command, expires: time.Now().Add(SessionTTL)}
+		g := grant{kind: a.Kind, agent: a.Agent, session: a.SessionID, rule: a.Rule, command: a.Command, expires: time.Now().Add(SessionTTL)}
+		if a.Kind == api.ApprovalEgress {
+			g.dest = egressDest(a)
+		}
 		if p.h.Save != nil {
 			m := *p.h.Save
 			m.Action = policy.ActionAllow
@@ -326,6 +359,20 @@ func (b *Broker) apply(p *pending, req api.AnswerRequest) (Outcome, api.AnswerRe
 		b.grants = append(b.grants, g)
 		b.mu.Unlock()
 	case api.AnswerAlways, api.AnswerDenyAlways:
+		if a.Kind == api.ApprovalEgress {
+			if b.opts.SaveEgress == nil {
+				return out, resp, errors.New("destinations cannot be saved here")
+			}
+			allow := req.Answer == api.AnswerAlways
+			file, err := b.opts.SaveEgress(a.SaveEntry, allow)
+			if err != nil {
+				return out, resp, fmt.Errorf("saving %s: %w", a.SaveEntry, err)
+			}
+			out.Approved = allow
+			out.Record.SavedEntry, out.Record.SavedFile = a.SaveEntry, file
+			resp.SavedEntry, resp.SavedFile = a.SaveEntry, file
+			break
+		}
 		action := policy.ActionAllow
 		if req.Answer == api.AnswerDenyAlways {
 			action = policy.ActionDeny
@@ -379,6 +426,11 @@ func (b *Broker) publish(n api.StreamNotice) {
 		n.Time = time.Now().UTC()
 		b.opts.Publish(n)
 	}
+}
+
+// egressDest is an egress request's destination as host:port.
+func egressDest(a api.Approval) string {
+	return net.JoinHostPort(a.Host, strconv.Itoa(a.Port))
 }
 
 type waitingKey struct{}
