@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/gatehouse-dev/gatehouse/sandbox"
@@ -38,6 +39,8 @@ type egressTestOptions struct {
 // fills ev.Egress; it is safe to call twice.
 func (e *Executor) startEgress(ctx context.Context, req *api.ExecRequest, spec *sandbox.Spec, backend sandbox.Backend, ev *api.Event, into string, lease *broker.Lease) (stop func(), err error) {
 	list, field := e.cfg.Policy.EgressAllowlistFor(req.Agent)
+	// The destinations approvals allowed always (egresshold.go).
+	list = append(slices.Clone(list), e.cfg.EgressSavedFor(req.Agent)...)
 	allow, err := egress.ParseAllowlist(list, e.cfg.Exec.Egress.AllowedPorts)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", field, err)
@@ -50,8 +53,11 @@ func (e *Executor) startEgress(ctx context.Context, req *api.ExecRequest, spec *
 		}
 		cidrs = append(cidrs, c.Masked())
 	}
+	denylist, denyFields, err := e.egressDenylist()
+	if err != nil {
+		return nil, err
+	}
 	// A settings file's deniedDomains (policy/settings.go).
-	var denylist []egress.Entry
 	denyField := ""
 	if st := e.cfg.Settings; st != nil {
 		denyField = st.File + " network.deniedDomains"
@@ -69,8 +75,13 @@ func (e *Executor) startEgress(ctx context.Context, req *api.ExecRequest, spec *
 		DeniedCIDRs:    cidrs,
 		Denylist:       denylist,
 		DenylistField:  denyField,
+		DenylistFields: denyFields,
 		MaxLifetime:    spec.Timeout,
 		Logger:         e.opts.Logger.With("execution", ev.ID),
+	}
+	answers := &egressAnswers{}
+	if e.egressAsking() {
+		opts.Ask = e.egressAsk(ctx, req, spec.Dir, field, ev, answers)
 	}
 	if t, ok := egressTest.Load(e); ok {
 		t := t.(*egressTestOptions)
@@ -131,7 +142,7 @@ func (e *Executor) startEgress(ctx context.Context, req *api.ExecRequest, spec *
 			proxy.Close()
 			<-served
 			st := proxy.Stats()
-			ev.Egress = api.Egress{Allowed: st.Allowed, Denied: st.Denied, DeniedHosts: st.DeniedHosts}
+			ev.Egress = api.Egress{Allowed: st.Allowed, Denied: st.Denied, DeniedHosts: st.DeniedHosts, Approved: answers.all()}
 			for id, u := range st.Placeholders {
 				if ev.Egress.Placeholders == nil {
 					ev.Egress.Placeholders = map[string]api.PlaceholderUse{}
