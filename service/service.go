@@ -326,7 +326,7 @@ func (s *Service) shutdown(srv *http.Server) {
 	s.closing = true
 	s.mu.Unlock()
 	for name, r := range s.tickets.Close() {
-		s.neverRan(r, "service_stopped", "the Gatehouse service stopped before the relay redeemed the ticket")
+		s.neverRan(r, api.StatusReasonServiceStopped, "the Gatehouse service stopped before the relay redeemed the ticket")
 		r.in.Release()
 		tickets.Retire(s.opts.RelayDir, name, tickets.GoneExpired)
 	}

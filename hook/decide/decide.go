@@ -125,7 +125,7 @@ func Claude(ctx context.Context, env Env, routing string) *claude.Output {
 		return claude.Deny(fmt.Sprintf("Gatehouse did not run this command: the Gatehouse service is not reachable (%v). "+
 			"Ask the user to start it with `gatehouse service start` (or `gatehouse serve` in a terminal), then try again.", err))
 	}
-	if resp.Decision != "allow" {
+	if resp.Decision != api.DecisionAllow {
 		reason := fmt.Sprintf("Gatehouse denied this command (%s): %s", resp.BlockedBy, resp.Reason)
 		if resp.Hint != "" {
 			reason += ". Remedy (for the user): " + resp.Hint
@@ -184,7 +184,7 @@ func file(ctx context.Context, env Env, in *claude.Input) *claude.Output {
 		return claude.Deny(fmt.Sprintf("Gatehouse refused this %s: the Gatehouse service is not reachable (%v). "+
 			"Ask the user to start it with `gatehouse service start` (or `gatehouse serve` in a terminal), then try again.", in.ToolName, err))
 	}
-	if resp.Decision != "allow" {
+	if resp.Decision != api.DecisionAllow {
 		return claude.Deny(fmt.Sprintf("Gatehouse refused this %s (%s): %s", in.ToolName, resp.BlockedBy, resp.Reason))
 	}
 	return nil
