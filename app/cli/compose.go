@@ -1,17 +1,17 @@
 package cli
 
-// The composition root: where the CLI finds the user's files, and how it
-// builds the executor, its observers and the service's client from them.
-// Every subcommand that needs one of these takes it from here.
+// The composition root: where the CLI finds the user's files
+// (service/assemble's Paths) and the service's client. Every subcommand
+// that needs one of these takes it from here; the executor and its
+// observers are built by service/assemble (the service) and
+// service/shellclient (exec, explain and mcp, shell.go).
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime"
 	"syscall"
 
@@ -20,8 +20,6 @@ import (
 	"github.com/gatehouse-dev/gatehouse/service/assemble"
 	"github.com/gatehouse-dev/gatehouse/service/audit"
 	"github.com/gatehouse-dev/gatehouse/service/localapi"
-	"github.com/gatehouse-dev/gatehouse/service/notify"
-	"github.com/gatehouse-dev/gatehouse/service/pipeline"
 	"github.com/gatehouse-dev/gatehouse/service/policy"
 	"github.com/gatehouse-dev/gatehouse/service/socket"
 )
@@ -80,17 +78,6 @@ func homePaths(env *Env, home string) assemble.Paths {
 // privatePaths are Gatehouse's own files, hidden from every command.
 func privatePaths(env *Env, opts policy.LoadOptions) []string { return userPaths(env, opts).Private }
 
-// newExecutor builds the pipeline for cfg (assemble.Executor): gatehouse
-// exec in-process and the service use that one constructor, so both run
-// the same pipeline. logger may be nil. oneShot says this process exits
-// after its one command (pipeline.Options.OneShot).
-func newExecutor(env *Env, opts policy.LoadOptions, cfg *policy.Config, logger *slog.Logger, oneShot bool) (*pipeline.Executor, error) {
-	if !filepath.IsAbs(cfg.Exec.Shell) {
-		return nil, usagef("exec.shell %q is not absolute", cfg.Exec.Shell)
-	}
-	return assemble.Executor(userPaths(env, opts), cfg, logger, oneShot)
-}
-
 // paths are where the service and its clients meet.
 type paths struct {
 	state  string // the state directory
@@ -136,57 +123,6 @@ func openAudit(ctx context.Context, env *Env) (*audit.Store, error) {
 		return nil, nil
 	}
 	return audit.Open(ctx, audit.Options{Path: path, Keys: keyStore(env)})
-}
-
-// execObservers are the audit trail and the notifier of an in-process
-// execution (assemble.Observers), with the CLI's faces of what they could
-// not record: warn and annotate.
-type execObservers struct {
-	*assemble.Observers
-	notifier *notify.Notifier
-}
-
-// openExecObservers opens the user's audit database and a notifier for cfg;
-// service says they are the user service's. It never fails: a trail that
-// cannot be opened is reported by warn (and, under policy.audit_required,
-// denies every command). The notifier's warnings go to stderr.
-func openExecObservers(ctx context.Context, env *Env, home string, cfg *policy.Config, service bool) *execObservers {
-	logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{
-		Level: slog.LevelWarn,
-		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
-			if a.Key == slog.TimeKey {
-				return slog.Attr{}
-			}
-			return a
-		},
-	}))
-	o := assemble.OpenObservers(ctx, homePaths(env, home), cfg, service, logger)
-	return &execObservers{Observers: o, notifier: o.Notifier()}
-}
-
-// warn prints what was not recorded to stderr.
-func (o *execObservers) warn(env *Env) {
-	msg, hint := o.problem()
-	if msg == "" {
-		return
-	}
-	fmt.Fprintf(env.Stderr, "gatehouse: warning: %s\n", msg)
-	if hint != "" {
-		fmt.Fprintf(env.Stderr, "gatehouse: hint: %s\n", hint)
-	}
-}
-
-// problem returns why an event was not recorded, and a hint; "" when all
-// were.
-func (o *execObservers) problem() (string, string) { return o.Problem() }
-
-// annotate adds what was not recorded to a --json answer as
-// "audit_error".
-func (o *execObservers) annotate(m map[string]any) map[string]any {
-	if msg, hint := o.problem(); msg != "" {
-		m["audit_error"] = map[string]string{"error": msg, "hint": hint}
-	}
-	return m
 }
 
 // signalContext is ctx ended by SIGINT or SIGTERM.
