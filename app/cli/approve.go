@@ -26,8 +26,9 @@ var approvalsCmd = &command{name: "approvals",
 	usage: `usage: gatehouse approvals [--json]
 
 Lists the approval requests the running service holds, oldest first: the
-id, the agent, what it asks (the command and the rule that holds it, or a
-directory to trust as a workspace), the answers offered, and the rule an
+id, the agent, what it asks (the command and the rule that holds it, a
+directory to trust as a workspace, or a destination a running command
+wants to reach), the answers offered, and the rule or egress entry an
 "always" would save.`,
 	flags: runApprovals,
 }
@@ -45,8 +46,11 @@ allows it (the one the request shows, or RULE: a rule in YAML or JSON that
 must match the held command) in the saved rules file, listed by
 'gatehouse rules list'. For a workspace request, --trust trusts the
 directory as a workspace for the agent that asked, and --trust-all for
-every agent. It must be run on a terminal: an agent cannot answer its own
-request.`,
+every agent. For an egress request (a running command's connection to a
+destination no allowlist entry covers), once lets this command reach it,
+--session the same agent session's commands, and --always saves the exact
+host:port in the saved rules file (policy.egress_allowlist there). It must
+be run on a terminal: an agent cannot answer its own request.`,
 	interspersed: true,
 	flags:        func(fl *flag.FlagSet) runFunc { return runAnswer(fl, true) },
 }
@@ -56,7 +60,9 @@ var denyCmd = &command{name: "deny",
 	usage: `usage: gatehouse deny ID [--always]
 
 Denies the pending request ID. --always also saves a rule that denies the
-same command from now on. It must be run on a terminal.`,
+same command from now on (for an egress request, the host:port in
+policy.egress_denylist of the saved rules file). It must be run on a
+terminal.`,
 	interspersed: true,
 	flags:        func(fl *flag.FlagSet) runFunc { return runAnswer(fl, false) },
 }
@@ -100,6 +106,9 @@ func printApproval(env *Env, a api.Approval) {
 	if a.Kind == api.ApprovalWorkspace {
 		fmt.Fprintf(w, "  trust:   %s as a workspace (the call came from %s)\n", termesc.Line(a.Workspace), termesc.Line(a.Cwd))
 	}
+	if a.Kind == api.ApprovalEgress {
+		fmt.Fprintf(w, "  reach:   %s\n", termesc.Line(a.Question))
+	}
 	fmt.Fprintf(w, "  command: %s\n", termesc.Line(a.Command))
 	fmt.Fprintf(w, "  in:      %s\n", termesc.Line(a.Cwd))
 	if a.SessionID != "" {
@@ -118,6 +127,9 @@ func printApproval(env *Env, a api.Approval) {
 		case api.AnswerTrustAll:
 			fmt.Fprintf(w, "    trust_all: trust %s for every agent (gatehouse approve %s --trust-all)\n", termesc.Line(a.Workspace), a.ID)
 		}
+	}
+	if a.SaveEntry != "" {
+		fmt.Fprintf(w, "  always saves: %s in policy.egress_allowlist of the saved rules file (deny --always: policy.egress_denylist)\n", termesc.Line(a.SaveEntry))
 	}
 	if a.SaveRule != "" {
 		header := "always saves"
@@ -194,6 +206,13 @@ func runAnswer(fl *flag.FlagSet, approve bool) runFunc {
 		fmt.Fprintf(env.Stdout, "%s %s (%s)\n", verb, args[0], answer)
 		if resp.SavedRule != "" {
 			fmt.Fprintf(env.Stdout, "saved rule:\n%s\n", indent(resp.SavedRule))
+		}
+		if resp.SavedEntry != "" {
+			field := "policy.egress_allowlist"
+			if !approve {
+				field = "policy.egress_denylist"
+			}
+			fmt.Fprintf(env.Stdout, "saved %s in %s of %s\n", termesc.Line(resp.SavedEntry), field, termesc.Line(resp.SavedFile))
 		}
 		return nil
 	}

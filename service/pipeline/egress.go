@@ -31,6 +31,29 @@ type egressTestOptions struct {
 	loopbackNames []string
 }
 
+// TestOnlyEgressNames makes e's egress proxies resolve names through
+// names (name → IP address) and lets those names reach loopback, so that
+// tests outside this package reach the servers they start by name. Only
+// tests call it.
+func (e *Executor) TestOnlyEgressNames(names map[string]string) {
+	var loop []string
+	for n := range names {
+		loop = append(loop, n)
+	}
+	egressTest.Store(e, &egressTestOptions{resolver: nameMap(names), loopbackNames: loop})
+}
+
+// nameMap resolves the names it maps, and nothing else.
+type nameMap map[string]string
+
+func (m nameMap) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	a, err := netip.ParseAddr(m[host])
+	if err != nil {
+		return nil, fmt.Errorf("no such host %s (test names)", host)
+	}
+	return []netip.Addr{a}, nil
+}
+
 // startEgress starts the execution's egress proxy and puts it into spec:
 // for a backend with a network of its own, its unix socket (bound in, and
 // reached through the init's bridge); for one sharing the host's network,
