@@ -398,6 +398,14 @@ func answerLabel(a api.Approval, ans string) string {
 	switch {
 	case a.Kind == api.ApprovalWorkspace && ans == api.AnswerOnce:
 		return "Approve once (this call only, nothing trusted)"
+	case a.Kind == api.ApprovalEgress && ans == api.AnswerOnce:
+		return "Allow for this command"
+	case a.Kind == api.ApprovalEgress && ans == api.AnswerSession:
+		return "Allow for this session"
+	case a.Kind == api.ApprovalEgress && ans == api.AnswerAlways:
+		return "Always allow " + Shorten(a.SaveEntry, commandWidth)
+	case a.Kind == api.ApprovalEgress && ans == api.AnswerDenyAlways:
+		return "Always deny " + Shorten(a.SaveEntry, commandWidth)
 	case ans == api.AnswerTrust:
 		return fmt.Sprintf(answerLabels[ans], Shorten(a.Agent, 24))
 	}
@@ -421,8 +429,11 @@ var ruleAnswers = []string{api.AnswerSession, api.AnswerAlways, api.AnswerDenyAl
 // the request is shown whole.
 func approvalItem(a api.Approval) Item {
 	label := a.Command
-	if a.Kind == api.ApprovalWorkspace {
+	switch a.Kind {
+	case api.ApprovalWorkspace:
 		label = "Work in " + a.Workspace
+	case api.ApprovalEgress:
+		label = "Reach " + a.SaveEntry
 	}
 	it := Item{Label: Shorten(label, commandWidth), Tooltip: Escape(a.Reason)}
 	question := a.Question

@@ -596,3 +596,28 @@ func TestMenuWorkspaceAgents(t *testing.T) {
 		t.Errorf("workspaces %q, want %q", got, want)
 	}
 }
+
+// An egress request's submenu names the destination, and its answers say
+// what each lets through.
+func TestMenuEgressApproval(t *testing.T) {
+	t.Parallel()
+	s := running()
+	a := approval("e1", "npm install", api.AnswerOnce, api.AnswerSession, api.AnswerAlways, api.AnswerDeny, api.AnswerDenyAlways)
+	a.Kind, a.Host, a.Port, a.SaveEntry = api.ApprovalEgress, "registry.npmjs.org", 443, "registry.npmjs.org:443"
+	a.Question = "claude wants to reach registry.npmjs.org:443 (during `npm install`, in ~/src/app)"
+	a.SaveRule = ""
+	s.Approvals = []api.Approval{a}
+	it := find(t, Menu(s, now), KeyApprovals).Children[0]
+	if it.Label != "Reach registry.npmjs.org:443" {
+		t.Errorf("label %q", it.Label)
+	}
+	var got []string
+	for _, c := range it.Children {
+		if c.Action.Kind == ActAnswer {
+			got = append(got, c.Label)
+		}
+	}
+	if want := []string{"Allow for this command", "Allow for this session", "Always allow registry.npmjs.org:443", "Deny", "Always deny registry.npmjs.org:443"}; !slices.Equal(got, want) {
+		t.Errorf("answers %q, want %q", got, want)
+	}
+}

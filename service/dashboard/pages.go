@@ -34,6 +34,14 @@ func answerLabel(a api.Approval, ans string) string {
 	switch {
 	case a.Kind == api.ApprovalWorkspace && ans == api.AnswerOnce:
 		return "Approve once (this call only, nothing trusted)"
+	case a.Kind == api.ApprovalEgress && ans == api.AnswerOnce:
+		return "Allow for this command"
+	case a.Kind == api.ApprovalEgress && ans == api.AnswerSession:
+		return "Allow for this session"
+	case a.Kind == api.ApprovalEgress && ans == api.AnswerAlways:
+		return "Always allow " + termesc.Line(a.SaveEntry)
+	case a.Kind == api.ApprovalEgress && ans == api.AnswerDenyAlways:
+		return "Always deny " + termesc.Line(a.SaveEntry)
 	case ans == api.AnswerTrust:
 		return "Trust " + termesc.Line(a.Workspace) + " for " + termesc.Line(a.Agent)
 	case ans == api.AnswerTrustAll:

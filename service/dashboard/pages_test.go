@@ -207,3 +207,23 @@ func TestWorkspacesForAgents(t *testing.T) {
 		}
 	}
 }
+
+// An egress request shows its destination, what always saves, and
+// answers that say what they let through.
+func TestApprovalsEgress(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 0)
+	f.svc.pending = []api.Approval{{ID: "e1", Kind: api.ApprovalEgress, Agent: "claude-code", Command: "npm install", Cwd: "/w/app",
+		Host: "registry.npmjs.org", Port: 443, SaveEntry: "registry.npmjs.org:443", Rule: "egress_unknown",
+		Question: "claude-code wants to reach registry.npmjs.org:443 (during `npm install`, in /w/app)",
+		Answers:  []string{"once", "session", "always", "deny", "deny_always"}}}
+	c := f.client()
+	f.login(c)
+	_, body := f.getBody(c, f.base+"/approvals", nil)
+	for _, want := range []string{"<dt>destination</dt><dd>registry.npmjs.org:443; Always adds it to policy.egress_allowlist",
+		">Allow for this command<", ">Allow for this session<", ">Always allow registry.npmjs.org:443<", ">Always deny registry.npmjs.org:443<"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the approvals page lacks %q", want)
+		}
+	}
+}

@@ -36,6 +36,17 @@ func ApprovalText(a api.Approval) (title, body string, whole bool) {
 			fmt.Sprintf("%s asks to work in %s, which is in no workspace root. "+elsewhere+": once (this call only) or trust it.",
 				termesc.Line(a.Agent), termesc.Line(a.Workspace), a.ID), false
 	}
+	if a.Kind == api.ApprovalEgress {
+		// The destination is what an approving answer lets through: whole
+		// when it fits.
+		dest := []rune(termesc.Line(a.SaveEntry))
+		if len(dest) > CommandWidth {
+			return fmt.Sprintf("Approval needed: %s wants to reach a destination not on the allowlist", termesc.Line(a.Agent)),
+				fmt.Sprintf("%s. "+elsewhere+".", termesc.Line(a.Question), a.ID), false
+		}
+		return fmt.Sprintf("Approval needed: %s wants to reach %s", termesc.Line(a.Agent), string(dest)),
+			fmt.Sprintf("%s. Answer from the Gatehouse tray or run: gatehouse approve %s", termesc.Line(a.Question), a.ID), true
+	}
 	cmd := []rune(termesc.Line(a.Command))
 	short, whole := string(cmd), len(cmd) <= CommandWidth
 	if !whole {
