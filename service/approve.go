@@ -78,6 +78,46 @@ func (s *Service) saveRule(r *policy.Rule) error {
 	return nil
 }
 
+// saveEgress saves an egress request's always (allow) or deny_always
+// answer: entry (host:port) goes into the saved rules file's
+// policy.egress_allowlist or policy.egress_denylist, and the
+// configuration is reloaded with it; when that does not load, the file is
+// put back and the error says why. It returns the file.
+func (s *Service) saveEgress(entry string, allow bool) (string, error) {
+	path := s.opts.SavedRulesFile
+	if path == "" {
+		return "", errors.New("this service has no saved rules file")
+	}
+	s.saveMu.Lock()
+	defer s.saveMu.Unlock()
+	saved, err := policy.ReadSaved(path)
+	if err != nil {
+		return "", err
+	}
+	list := &saved.EgressAllow
+	if !allow {
+		list = &saved.EgressDeny
+	}
+	if slices.Contains(*list, entry) {
+		return path, nil // saved before
+	}
+	*list = append(*list, entry)
+	old, oerr := os.ReadFile(path)
+	if err := policy.WriteSaved(path, saved); err != nil {
+		return "", err
+	}
+	if res := s.Reload(); !res.OK {
+		if oerr == nil {
+			os.WriteFile(path, old, 0o600)
+		} else {
+			os.Remove(path)
+		}
+		s.Reload()
+		return "", fmt.Errorf("the configuration with it does not load: %s", res.Error)
+	}
+	return path, nil
+}
+
 // WaitingLine is the line a held call's caller prints: it waits, for
 // what, and how to answer.
 func WaitingLine(a api.Approval) string {

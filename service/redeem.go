@@ -12,6 +12,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/sandbox"
 	"github.com/gatehouse-dev/gatehouse/service/api"
+	"github.com/gatehouse-dev/gatehouse/service/approvals"
 	"github.com/gatehouse-dev/gatehouse/service/pipeline"
 	"github.com/gatehouse-dev/gatehouse/service/tickets"
 )
@@ -33,6 +34,9 @@ func (s *Service) Redeem(ctx context.Context, t string, out sandbox.Streams) *ap
 	name := tickets.Name(t)
 	r.in.Release()
 	tickets.Retire(s.opts.RelayDir, name, tickets.GoneUsed)
+	if w := out.Stderr; w != nil {
+		ctx = approvals.WithWaiting(ctx, func(a api.Approval) { fmt.Fprint(w, WaitingLine(a)) })
+	}
 	return s.run(ctx, r.ex, r.d, r.ex.ExecutionEvent(r.d), out)
 }
 
@@ -101,6 +105,9 @@ func (s *Service) awaitRelay(name string, in *tickets.In, expires time.Time) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	// A connection the command makes may be held for a person's answer
+	// (policy.egress_unknown: ask): the relay's stderr says so.
+	ctx = approvals.WithWaiting(ctx, func(a api.Approval) { fmt.Fprint(fw.Stderr(), WaitingLine(a)) })
 	go func() {
 		// The relay writes nothing more: any return means it has exited.
 		io.Copy(io.Discard, br)

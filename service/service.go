@@ -175,9 +175,10 @@ func New(opts Options) (*Service, error) {
 		trustDir = func(dir, agent, by string) (string, error) { return opts.Trust(&s.Config().Config, dir, agent, by) }
 	}
 	s.approvals = approvals.New(approvals.Options{
-		SaveRule: s.saveRule,
-		Trust:    trustDir,
-		Publish:  s.hub.publish,
+		SaveRule:   s.saveRule,
+		SaveEgress: s.saveEgress,
+		Trust:      trustDir,
+		Publish:    s.hub.publish,
 		Opened: func(a api.Approval) {
 			s.log.Info("approval requested", "id", a.ID, "agent", a.Agent, "kind", a.Kind, "rule", a.Rule)
 			if opts.ApprovalOpened != nil {
