@@ -14,11 +14,12 @@ import (
 	"github.com/gatehouse-dev/gatehouse/service/tickets"
 )
 
-// Status reasons of executions the service itself refused or never ran.
+// Status reasons of executions the service itself refused or never ran
+// (service/api's names).
 const (
-	ReasonConcurrency   = "concurrency_limit"
-	ReasonTicketExpired = "ticket_expired"
-	ReasonServiceStop   = "service_stopped"
+	ReasonConcurrency   = api.StatusReasonConcurrencyLimit
+	ReasonTicketExpired = api.StatusReasonTicketExpired
+	ReasonServiceStop   = api.StatusReasonServiceStopped
 )
 
 // Decide runs the pipeline up to the decision. An allowed call with
@@ -36,7 +37,7 @@ func (s *Service) Decide(ctx context.Context, req api.DecideRequest) (*api.Decid
 	var ae *pipeline.ArgError
 	switch {
 	case errors.As(err, &den):
-		resp.Decision, resp.BlockedBy, resp.Reason, resp.Hint = "deny", den.Code, den.Reason, den.Hint
+		resp.Decision, resp.BlockedBy, resp.Reason, resp.Hint = api.DecisionDeny, den.Code, den.Reason, den.Hint
 		resp.Warning = den.Warning
 		if den.Event != nil {
 			resp.EventID = den.Event.ID
@@ -44,17 +45,17 @@ func (s *Service) Decide(ctx context.Context, req api.DecideRequest) (*api.Decid
 		}
 		return resp, nil
 	case errors.As(err, &ae):
-		resp.Decision, resp.BlockedBy = "deny", "invalid_argument"
+		resp.Decision, resp.BlockedBy = api.DecisionDeny, "invalid_argument"
 		resp.Reason = fmt.Sprintf("argument %s", ae.Error())
 		return resp, nil
 	case err != nil:
 		return nil, err
 	}
-	resp.Decision, resp.EventID, resp.TimeoutSeconds = "allow", d.Event.ID, d.Event.TimeoutSeconds
+	resp.Decision, resp.EventID, resp.TimeoutSeconds = api.DecisionAllow, d.Event.ID, d.Event.TimeoutSeconds
 	// The decision is on the record before the answer (auditgate.go): a
 	// routed one stays open there until its execution is recorded.
 	d.Event.Routed = req.Route && resp.Routing == api.RoutingGovernedShell
-	if resp = s.recordDecision(g.ex, d.Event, resp); resp.Decision != "allow" {
+	if resp = s.recordDecision(g.ex, d.Event, resp); resp.Decision != api.DecisionAllow {
 		return resp, nil
 	}
 	if d.Event.Routed {
@@ -72,7 +73,7 @@ func (s *Service) Decide(ctx context.Context, req api.DecideRequest) (*api.Decid
 			return resp, nil
 		}
 		if err != nil {
-			s.neverRan(r, "relay_unavailable", "the relay could not be prepared: "+err.Error())
+			s.neverRan(r, api.StatusReasonRelayUnavailable, "the relay could not be prepared: "+err.Error())
 			s.wg.Done()
 			return nil, err
 		}
@@ -109,7 +110,7 @@ func (s *Service) run(ctx context.Context, ex *pipeline.Executor, d *pipeline.Ad
 	if !s.acquire() {
 		max := s.gen.Load().ex.Config().Exec.Limits.MaxConcurrent
 		reason := fmt.Sprintf("%d commands are already running, the limit (exec.limits.max_concurrent); try again when one has finished", max)
-		ev.Decision, ev.BlockedBy, ev.Reason = "deny", ReasonConcurrency, reason
+		ev.Decision, ev.BlockedBy, ev.Reason = api.DecisionDeny, ReasonConcurrency, reason
 		ev.Status, ev.StatusReason = string(sandbox.StatusNeverRan), ReasonConcurrency
 		aerr := ex.Record(&ev)
 		s.ring.add(ev)

@@ -67,7 +67,7 @@ const (
 
 // StatusReasonPinMismatch is the status_reason of an execution refused
 // because a pinned script changed.
-const StatusReasonPinMismatch = "pin_mismatch"
+const StatusReasonPinMismatch = api.StatusReasonPinMismatch
 
 // testOnlyPinHooks holds test hooks by working directory: afterDecision runs
 // when a decision is made, before anything is pinned; beforeStart after the
@@ -373,7 +373,7 @@ func (e *Executor) Explain(ctx context.Context, req api.ExecRequest) (x *Explana
 		}()
 		d, err = e.decide(ctx, req, ev, run)
 	}()
-	x = &Explanation{Decision: "deny", PinnedScripts: []api.Pin{}, Analysis: run.verdict, Tree: run.tree, Cwd: ev.Cwd, Held: run.held}
+	x = &Explanation{Decision: policy.ActionDeny, PinnedScripts: []api.Pin{}, Analysis: run.verdict, Tree: run.tree, Cwd: ev.Cwd, Held: run.held}
 	var den *Denial
 	switch {
 	case errors.As(err, &den):
@@ -382,9 +382,9 @@ func (e *Executor) Explain(ctx context.Context, req api.ExecRequest) (x *Explana
 	case err != nil:
 		return nil, err
 	}
-	x.Decision, x.PinnedScripts = "allow", d.Event.PinnedScripts
+	x.Decision, x.PinnedScripts = policy.ActionAllow, d.Event.PinnedScripts
 	if len(run.held) > 0 {
-		x.Decision = "ask"
+		x.Decision = policy.ActionAsk
 		x.Reason = strings.Join(run.held, "; then ")
 	}
 	return x, nil
@@ -430,7 +430,7 @@ func (x *Explanation) WriteText(w io.Writer) {
 	switch {
 	case x.BlockedBy != "":
 		d.Code, d.Reason = x.BlockedBy, x.Reason
-	case x.Decision == "ask":
+	case x.Decision == policy.ActionAsk:
 		d.Code, d.Reason = "", x.Reason
 	}
 	policy.WriteText(w, x.Tree, d)

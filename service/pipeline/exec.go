@@ -35,7 +35,7 @@ import (
 // Hard denials no knob relaxes (DESIGN §4), and the other blocked_by codes
 // the executor produces.
 const (
-	DenySandboxUnavailable = "sandbox_unavailable"
+	DenySandboxUnavailable = sandbox.ReasonSandboxUnavailable
 	DenyCwdOutside         = "cwd_outside_workspace"
 	DenyExecDisabled       = "exec_disabled"
 	// DenyWorkspaceRoot: a workspace root resolves, now, to a place no
@@ -70,7 +70,7 @@ func (d *Denial) Error() string { return "denied " + d.Code + ": " + d.Reason }
 // deny records on ev that the request is refused for code and reason, and
 // returns the denial that carries it. Every stage denies through it.
 func deny(ev *api.Event, code, reason string) *Denial {
-	ev.Decision, ev.BlockedBy, ev.Reason = "deny", code, reason
+	ev.Decision, ev.BlockedBy, ev.Reason = api.DecisionDeny, code, reason
 	return &Denial{Code: code, Reason: reason, Event: ev}
 }
 
@@ -282,7 +282,7 @@ func newEvent(req *api.ExecRequest, dialect string) *api.Event {
 		Surface:       req.Surface,
 		SessionID:     req.SessionID,
 		ActionType:    api.ActionShellExecute,
-		Decision:      "allow",
+		Decision:      api.DecisionAllow,
 		Dialect:       dialect,
 		CommandHash:   hashHex([]byte(req.Command)),
 		ResolvedCmds:  []string{},
@@ -442,7 +442,7 @@ func (e *Executor) run(ctx context.Context, d *Admitted, out sandbox.Streams, ev
 	defer func() {
 		var den *Denial
 		if err != nil && !errors.As(err, &den) {
-			ev.Status, ev.StatusReason, ev.Reason = string(sandbox.StatusFailedToStart), "spawn_error", err.Error()
+			ev.Status, ev.StatusReason, ev.Reason = string(sandbox.StatusFailedToStart), sandbox.ReasonSpawnError, err.Error()
 		}
 	}()
 
