@@ -8,10 +8,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/service/analysis"
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/policy"
-	"github.com/gatehouse-dev/gatehouse/service/termesc"
 )
 
 // The service's side of the hold stage: the broker every generation's
@@ -119,14 +117,8 @@ func (s *Service) saveEgress(entry string, allow bool) (string, error) {
 }
 
 // WaitingLine is the line a held call's caller prints: it waits, for
-// what, and how to answer.
-func WaitingLine(a api.Approval) string {
-	left := fmt.Sprintf("%ds", int(time.Until(a.Expires).Round(time.Second)/time.Second))
-	if a.Kind == api.ApprovalWorkspace {
-		return fmt.Sprintf("gatehouse: waiting up to %s for approval %s: to work in %s, which is in no workspace root (gatehouse approve %s for this call, --trust to trust it, or the tray)\n", left, a.ID, termesc.Line(a.Workspace), a.ID)
-	}
-	return fmt.Sprintf("gatehouse: waiting up to %s for approval %s of %q: %s (gatehouse approve %s, or the tray)\n", left, a.ID, analysis.Abbrev(a.Command, 120), a.Rule, a.ID)
-}
+// what, and how to answer (api.WaitingLine, the same on every face).
+func WaitingLine(a api.Approval) string { return api.WaitingLine(a, time.Now()) }
 
 // Workspaces lists the workspace roots in force, then the trusted ones
 // not in force now with the reason.

@@ -40,7 +40,7 @@ func hookClaude(fl *flag.FlagSet) runFunc {
 		if *routing != "" && *routing != api.RoutingGovernedShell && *routing != api.RoutingFramework {
 			return usagef("hook claude: --routing %q: want governed_shell or framework", *routing)
 		}
-		out := decide.Claude(ctx, decide.Env{Stdin: env.Stdin, Getenv: env.Getenv}, *routing)
+		out := decide.Claude(ctx, decide.Env{Stdin: env.Stdin, Getenv: env.Getenv, Stderr: env.Stderr}, *routing)
 		if out == nil {
 			return nil // not ours: no answer, Claude Code goes on as usual
 		}

@@ -45,7 +45,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		if *routing != "" && *routing != api.RoutingGovernedShell && *routing != api.RoutingFramework {
 			return fail(2, "hook claude: --routing %q: want governed_shell or framework", *routing)
 		}
-		out := decide.Claude(ctx, decide.Env{Stdin: stdin, Getenv: getenv}, *routing)
+		out := decide.Claude(ctx, decide.Env{Stdin: stdin, Getenv: getenv, Stderr: stderr}, *routing)
 		if out == nil {
 			return 0 // not ours: no answer, Claude Code goes on as usual
 		}

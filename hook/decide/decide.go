@@ -29,6 +29,9 @@ type Env struct {
 	// Getenv reads the environment (HOME, BASH_DEFAULT_TIMEOUT_MS and the
 	// variables socket.Locate reads).
 	Getenv func(string) string
+	// Stderr, when set, gets the line saying a call is held for a
+	// person's approval and how to answer (api.WaitingLine).
+	Stderr io.Writer
 }
 
 // decideTimeout bounds the wait for the service's decision: a call held
@@ -108,6 +111,13 @@ func Claude(ctx context.Context, env Env, routing string) *claude.Output {
 	}
 	ctx, cancel := context.WithTimeout(ctx, decideTimeout)
 	defer cancel()
+	stopWaiting := func() {}
+	if env.Stderr != nil {
+		wctx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { defer close(done); sayWaiting(wctx, env.Stderr, c, in, b.Command, time.Now()) }()
+		stopWaiting = func() { stop(); <-done }
+	}
 	resp, err := c.Decide(ctx, api.DecideRequest{
 		Request: api.ExecRequest{
 			Command:        b.Command,
@@ -121,6 +131,7 @@ func Claude(ctx context.Context, env Env, routing string) *claude.Output {
 		Route:   true,
 		Routing: routing,
 	})
+	stopWaiting()
 	if err != nil {
 		return claude.Deny(fmt.Sprintf("Gatehouse did not run this command: the Gatehouse service is not reachable (%v). "+
 			"Ask the user to start it with `gatehouse service start` (or `gatehouse serve` in a terminal), then try again.", err))

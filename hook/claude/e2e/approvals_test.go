@@ -1,12 +1,15 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -136,5 +139,87 @@ func TestWorkspaceTrust(t *testing.T) {
 	}
 	if as, _ := w.client().Approvals(context.Background()); len(as) != 0 {
 		t.Errorf("a refused directory asked: %+v", as)
+	}
+}
+
+// While a held call waits, the hook says so where Claude Code shows a
+// running hook's output (stream-json's hook_progress events, with
+// --include-hook-events): the approval's id and how to answer, the line a
+// held gatehouse exec prints (api.WaitingLine).
+func TestHeldCallSaysItWaits(t *testing.T) {
+	w := newWorld(t)
+	w.writeConfig("policy:\n  rules:\n    - {name: ask-deploy, action: ask, reason: deploys need a person, command: [echo], args: [{seq: [deploy]}]}\n")
+	w.startService()
+	w.gatehouse("install", "--no-service")
+	settings := w.sandboxSettings(false)
+
+	// The call is answered once Claude Code has passed on the hook's
+	// line, so that the wait is as long as it takes to say so.
+	said := &watchFor{want: []byte(`"hook_progress"`), also: []byte("gatehouse: waiting up to"), seen: make(chan struct{})}
+	w.claudeOut = said
+	held, answered := make(chan api.Approval, 1), make(chan struct{})
+	go func() {
+		defer close(answered)
+		a := w.awaitApproval()
+		held <- a
+		select {
+		case <-said.seen:
+		case <-time.After(60 * time.Second):
+			t.Error("Claude Code passed on no hook output while the call was held")
+		}
+		w.answerOnTerminal("approve", a.ID)
+	}()
+	fake := &fakeAPI{input: map[string]any{"command": "echo deploy now", "description": "e2e"}}
+	out := w.converse(w.workspace, settings, fake, "--output-format", "stream-json", "--verbose", "--include-hook-events")
+	a := <-held
+	<-answered
+	res := fake.result(t)
+	contains(t, "tool_result", res.Content, "deploy now")
+	if strings.Contains(res.Content, "waiting up to") {
+		t.Errorf("the hook's line reached the model: %s", res.Content)
+	}
+
+	var line string
+	for _, l := range strings.Split(out, "\n") {
+		var ev struct {
+			Subtype   string `json:"subtype"`
+			HookEvent string `json:"hook_event"`
+			Stderr    string `json:"stderr"`
+		}
+		if json.Unmarshal([]byte(l), &ev) == nil && ev.Subtype == "hook_progress" && ev.HookEvent == "PreToolUse" && ev.Stderr != "" {
+			line = ev.Stderr
+		}
+	}
+	contains(t, "the hook's output while held", line, "gatehouse: waiting up to", "for approval "+a.ID, `"echo deploy now"`, "ask-deploy", "gatehouse approve "+a.ID, "or the tray")
+}
+
+// watchFor closes seen once a line holding want and also was written.
+type watchFor struct {
+	want, also []byte
+	seen       chan struct{}
+	mu         sync.Mutex
+	buf        []byte
+	done       bool
+}
+
+func (w *watchFor) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.done {
+		return len(p), nil
+	}
+	w.buf = append(w.buf, p...)
+	for {
+		i := bytes.IndexByte(w.buf, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		line := w.buf[:i]
+		w.buf = w.buf[i+1:]
+		if bytes.Contains(line, w.want) && bytes.Contains(line, w.also) {
+			w.done = true
+			close(w.seen)
+			return len(p), nil
+		}
 	}
 }

@@ -246,6 +246,8 @@ type world struct {
 	serve     *exec.Cmd
 	serveLog  bytes.Buffer
 	extraEnv  []string // for claude
+	// claudeOut, when set, also gets claude's output as it is written.
+	claudeOut io.Writer
 }
 
 func newWorld(t *testing.T) *world {
@@ -386,6 +388,10 @@ func (w *world) converse(cwd, settings string, api *fakeAPI, extra ...string) st
 	cmd.Env = append(cmd.Env, w.extraEnv...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
+	if w.claudeOut != nil {
+		mw := io.MultiWriter(&out, w.claudeOut)
+		cmd.Stdout, cmd.Stderr = mw, mw
+	}
 	if err := cmd.Run(); err != nil {
 		w.t.Fatalf("claude: %v\n%s\nservice log:\n%s", err, out.String(), w.serveLog.String())
 	}

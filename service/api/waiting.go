@@ -1,0 +1,35 @@
+package api
+
+import (
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gatehouse-dev/gatehouse/service/termesc"
+)
+
+// WaitingLine is the line the caller of a held call shows the person
+// waiting, on every face (gatehouse exec, MCP, Claude Code's hook): that
+// it waits, how long at most, for what, and how to answer.
+func WaitingLine(a Approval, now time.Time) string {
+	left := fmt.Sprintf("%ds", int(a.Expires.Sub(now).Round(time.Second)/time.Second))
+	if a.Kind == ApprovalWorkspace {
+		return fmt.Sprintf("gatehouse: waiting up to %s for approval %s: to work in %s, which is in no workspace root (gatehouse approve %s for this call, --trust to trust it, or the tray)\n", left, a.ID, termesc.Line(a.Workspace), a.ID)
+	}
+	return fmt.Sprintf("gatehouse: waiting up to %s for approval %s of %q: %s (gatehouse approve %s, or the tray)\n", left, a.ID, abbrev(a.Command, 120), a.Rule, a.ID)
+}
+
+// abbrev shortens s to about n bytes on one line, as analysis.Abbrev
+// does for the service's own texts (this package links no analysis).
+func abbrev(s string, n int) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	if len(s) > n {
+		i := n - 3
+		for i > 0 && !utf8.RuneStart(s[i]) {
+			i--
+		}
+		return s[:i] + "..."
+	}
+	return s
+}
