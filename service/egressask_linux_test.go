@@ -58,6 +58,7 @@ func TestEgressApprovalThroughService(t *testing.T) {
 	port := strconv.Itoa(srv.Listener.Addr().(*net.TCPAddr).Port)
 	f := askService(t, saved, names)
 
+	var resp *api.AnswerResponse // the last answer's
 	exec := func(session, path string, answer string) (end *api.End, stdout, stderr string, a api.Approval) {
 		var out, errb bytes.Buffer
 		done := make(chan struct{})
@@ -72,7 +73,7 @@ func TestEgressApprovalThroughService(t *testing.T) {
 			}
 		}()
 		if answer != "" {
-			a, _ = f.answerNext(answer)
+			a, resp = f.answerNext(answer)
 		}
 		<-done
 		return end, out.String(), errb.String(), a
@@ -97,15 +98,13 @@ func TestEgressApprovalThroughService(t *testing.T) {
 	if out != "hello /again\n" || end.Event.Egress.Approved[0].By != "session" {
 		t.Errorf("same session: %q %+v", out, end.Event.Egress.Approved)
 	}
-	end, out, errOut, _ = exec("s2", "unknown.test:"+port+"/other", api.AnswerDeny)
+	_, out, errOut, _ = exec("s2", "unknown.test:"+port+"/other", api.AnswerDeny)
 	if strings.Contains(out, "hello") || !strings.Contains(errOut, "gatehouse: egress to unknown.test:"+port+" refused") {
 		t.Errorf("other session: stdout %q, stderr %q", out, errOut)
 	}
 	// Always: the entry is saved, reported with its file, in force at once
 	// and in a fresh service.
-	var resp *api.AnswerResponse
-	go func() { _, resp = f.answerNext(api.AnswerAlways) }()
-	end, out, _, _ = exec("s3", "other.test:"+port+"/always", "")
+	_, out, _, _ = exec("s3", "other.test:"+port+"/always", api.AnswerAlways)
 	if out != "hello /always\n" || resp == nil || resp.SavedEntry != "other.test:"+port || resp.SavedFile != saved {
 		t.Fatalf("always: %q %+v", out, resp)
 	}
