@@ -84,7 +84,7 @@ func TestEgressApprovalThroughService(t *testing.T) {
 	if out != "hello /once\n" || end.Exit != 0 {
 		t.Fatalf("once: exit %d, stdout %q, stderr %q", end.Exit, out, errOut)
 	}
-	if a.Kind != api.ApprovalEgress || a.Host != "unknown.test" || !strings.Contains(errOut, "gatehouse: waiting up to ") || !strings.Contains(errOut, "approval "+a.ID) {
+	if a.Kind != api.ApprovalEgress || a.Host != "unknown.test" || !strings.Contains(errOut, "gatehouse: waiting up to ") || !strings.Contains(errOut, "approval "+a.ID+": unknown.test:"+port+", not on the egress allowlist") {
 		t.Errorf("request %+v, stderr %q", a, errOut)
 	}
 	if ap := end.Event.Egress.Approved; len(ap) != 1 || ap[0].Answer != api.AnswerOnce || ap[0].By != api.ByCLI {

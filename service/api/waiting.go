@@ -14,6 +14,9 @@ import (
 // it waits, how long at most, for what, and how to answer.
 func WaitingLine(a Approval, now time.Time) string {
 	left := fmt.Sprintf("%ds", int(a.Expires.Sub(now).Round(time.Second)/time.Second))
+	if a.Kind == ApprovalEgress {
+		return fmt.Sprintf("gatehouse: waiting up to %s for approval %s: %s, not on the egress allowlist (gatehouse approve %s for this command, --session or --always; or the tray)\n", left, a.ID, termesc.Line(a.SaveEntry), a.ID)
+	}
 	if a.Kind == ApprovalWorkspace {
 		return fmt.Sprintf("gatehouse: waiting up to %s for approval %s: to work in %s, which is in no workspace root (gatehouse approve %s for this call, --trust to trust it, or the tray)\n", left, a.ID, termesc.Line(a.Workspace), a.ID)
 	}

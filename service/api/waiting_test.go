@@ -19,6 +19,10 @@ func TestWaitingLine(t *testing.T) {
 	if !strings.HasPrefix(got, "gatehouse: waiting up to 30s for approval a1: to work in /home/u/work\\x1b[2J, which is in no workspace root (gatehouse approve a1 for this call, --trust") {
 		t.Errorf("WaitingLine (workspace) = %q", got)
 	}
+	got = WaitingLine(Approval{ID: "e1", Kind: ApprovalEgress, Host: "registry.npmjs.org", Port: 443, SaveEntry: "registry.npmjs.org:443", Command: "npm install", Expires: now.Add(60 * time.Second)}, now)
+	if want := "gatehouse: waiting up to 60s for approval e1: registry.npmjs.org:443, not on the egress allowlist (gatehouse approve e1 for this command, --session or --always; or the tray)\n"; got != want {
+		t.Errorf("WaitingLine (egress) =\n%q, want\n%q", got, want)
+	}
 	long := WaitingLine(Approval{ID: "a2", Command: strings.Repeat("é", 100), Expires: now}, now)
 	if !strings.Contains(long, `..."`) || strings.Count(long, "é") > 60 {
 		t.Errorf("a long command is not abbreviated: %q", long)
