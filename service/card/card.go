@@ -12,6 +12,7 @@ package card
 
 import (
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -182,6 +183,16 @@ func Build(in Input) Card {
 	add("egress", "egress", fmt.Sprintf("%d allowed, %d denied", ev.Egress.Allowed, ev.Egress.Denied))
 	if len(ev.Egress.DeniedHosts) > 0 {
 		add("denied_hosts", "denied hosts", strings.Join(ev.Egress.DeniedHosts, ", "))
+	}
+	for _, a := range ev.Egress.Approved {
+		v := fmt.Sprintf("%s: %s", net.JoinHostPort(a.Host, strconv.Itoa(a.Port)), a.Answer)
+		if a.By != "" {
+			v += " by " + a.By
+		}
+		if a.ID != "" {
+			v += " (approval " + a.ID + ")"
+		}
+		add("egress_approved", "egress approval", v)
 	}
 	if len(ev.WriteBlocked) > 0 {
 		add("write_deny_blocked", "writes blocked", strings.Join(ev.WriteBlocked, ", "))

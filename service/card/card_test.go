@@ -71,3 +71,23 @@ func TestBuild(t *testing.T) {
 		t.Errorf("labels %v: the approval comes before the command", labels)
 	}
 }
+
+// Each egress answer a running command's connection got is a row of its
+// card.
+func TestBuildEgressApproved(t *testing.T) {
+	t.Parallel()
+	in := cardtest.Cases()[0].In
+	in.Event.Egress.Approved = []api.EgressApproval{
+		{Host: "registry.npmjs.org", Port: 443, Answer: api.AnswerOnce, By: api.ByCLI, ID: "6e50a7b2"},
+		{Host: "2001:db8::7", Port: 80, Answer: api.AnswerSession, By: "session"},
+	}
+	var got []string
+	for _, f := range card.Build(in).Fields {
+		if f.Key == "egress_approved" {
+			got = append(got, f.Value)
+		}
+	}
+	if want := []string{"registry.npmjs.org:443: once by cli (approval 6e50a7b2)", "[2001:db8::7]:80: session by session"}; !slices.Equal(got, want) {
+		t.Errorf("rows %q, want %q", got, want)
+	}
+}
