@@ -3,6 +3,7 @@ package approvals
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -326,5 +327,64 @@ func TestMaxPending(t *testing.T) {
 	}
 	for _, o := range outs {
 		outcome(t, o)
+	}
+}
+
+// egressHold is an egress request for host:443 of agent's session.
+func egressHold(session, host string) *Hold {
+	return &Hold{
+		Request: api.Approval{Kind: api.ApprovalEgress, Agent: "claude-code", SessionID: session, Command: "npm install",
+			Rule: "egress_unknown", Host: host, Port: 443, SaveEntry: host + ":443"},
+		Timeout: time.Minute,
+	}
+}
+
+// Egress requests: the answers offered, a session grant per destination
+// and session, always and deny always through SaveEgress, and no rule.
+func TestEgressAnswers(t *testing.T) {
+	t.Parallel()
+	var saved []string
+	b := New(Options{SaveEgress: func(entry string, allow bool) (string, error) {
+		saved = append(saved, fmt.Sprintf("%s %v", entry, allow))
+		return "/state/rules.yaml", nil
+	}})
+	a, out := start(t, b, egressHold("s1", "registry.npmjs.org"))
+	if got := strings.Join(a.Answers, " "); got != "once session always deny deny_always" {
+		t.Errorf("answers %q", got)
+	}
+	if _, err := b.Answer(api.AnswerRequest{ID: a.ID, Answer: api.AnswerAlways, Rule: "match: npm", By: api.ByCLI}); err == nil || !strings.Contains(err.Error(), "takes no rule") {
+		t.Errorf("a rule for an egress request: %v", err)
+	}
+	if _, err := b.Answer(api.AnswerRequest{ID: a.ID, Answer: api.AnswerSession, By: api.ByCLI}); err != nil {
+		t.Fatal(err)
+	}
+	if o := outcome(t, out); !o.Approved || o.Record.Answer != api.AnswerSession {
+		t.Errorf("outcome %+v", o)
+	}
+	// The grant covers this session and destination only.
+	if o := b.Hold(context.Background(), egressHold("s1", "registry.npmjs.org")); !o.Approved || o.Record.By != BySession {
+		t.Errorf("same session and destination: %+v", o)
+	}
+	for _, h := range []*Hold{egressHold("s2", "registry.npmjs.org"), egressHold("s1", "pypi.org"), hold("s1", "npm install", time.Minute)} {
+		a, out := start(t, b, h)
+		if _, err := b.Answer(api.AnswerRequest{ID: a.ID, Answer: api.AnswerDeny, By: api.ByCLI}); err != nil {
+			t.Fatal(err)
+		}
+		if o := outcome(t, out); o.Approved {
+			t.Errorf("%s %s %s: approved by another's grant", h.Request.Kind, h.Request.SessionID, h.Request.Host)
+		}
+	}
+	a, out = start(t, b, egressHold("", "pypi.org"))
+	resp, err := b.Answer(api.AnswerRequest{ID: a.ID, Answer: api.AnswerAlways, By: api.ByTray})
+	if o := outcome(t, out); err != nil || !o.Approved || o.Record.SavedEntry != "pypi.org:443" || resp.SavedFile != "/state/rules.yaml" {
+		t.Errorf("always: %+v %+v %v", o, resp, err)
+	}
+	a, out = start(t, b, egressHold("", "evil.test"))
+	b.Answer(api.AnswerRequest{ID: a.ID, Answer: api.AnswerDenyAlways, By: api.ByCLI})
+	if o := outcome(t, out); o.Approved || o.Record.SavedEntry != "evil.test:443" {
+		t.Errorf("deny always: %+v", o)
+	}
+	if got := strings.Join(saved, ", "); got != "pypi.org:443 true, evil.test:443 false" {
+		t.Errorf("saved %q", got)
 	}
 }
