@@ -131,6 +131,9 @@ func printApproval(env *Env, a api.Approval) {
 	if a.SaveEntry != "" {
 		fmt.Fprintf(w, "  always saves: %s in policy.egress_allowlist of the saved rules file (deny --always: policy.egress_denylist)\n", termesc.Line(a.SaveEntry))
 	}
+	if p, ok := policy.EgressPresetNamed(a.Preset); ok {
+		fmt.Fprintf(w, "  preset:  one of %s's hosts; gatehouse egress allow --preset %s allows them all\n", p.What, p.Name)
+	}
 	if a.SaveRule != "" {
 		header := "always saves"
 		if slices.Contains(a.Answers, api.AnswerSession) {

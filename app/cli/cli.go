@@ -182,7 +182,7 @@ func init() {
 	commands = byName([]*command{
 		execCmd, explainCmd, auditCmd, statusCmd, doctorCmd, configCmd, credCmd, cacheCmd,
 		installCmd, uninstallCmd, serviceCmd, serveCmd, hookCmd, relayCmd, managedSettingsCmd,
-		approvalsCmd, approveCmd, denyCmd, rulesCmd, workspaceCmd, trayCmd, dashboardCmd, mcpCmd,
+		approvalsCmd, approveCmd, denyCmd, rulesCmd, egressCmd, workspaceCmd, trayCmd, dashboardCmd, mcpCmd,
 		versionCmd, completionCmd, manCmd,
 	})
 }

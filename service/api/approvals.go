@@ -122,6 +122,9 @@ type Approval struct {
 	Port      int    `json:"port,omitempty"`
 	Literal   bool   `json:"literal,omitempty"`
 	SaveEntry string `json:"save_entry,omitempty"`
+	// Preset names the egress preset the destination is one of (npm,
+	// pypi...): `gatehouse egress allow --preset NAME` allows its hosts.
+	Preset string `json:"preset,omitempty"`
 	// SaveRule is the rule, in YAML, that always (as allow) and
 	// deny_always (as deny) save; "" when neither is offered.
 	SaveRule string `json:"save_rule,omitempty"`

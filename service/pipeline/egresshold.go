@@ -69,6 +69,7 @@ func (e *Executor) egressAsk(ctx context.Context, req *api.ExecRequest, dir, fie
 		if d.Literal {
 			question += "; it is an IP address, and an answer allows that address only"
 		}
+		preset, isPreset := policy.EgressPresetOf(dest)
 		h := &approvals.Hold{
 			Request: api.Approval{
 				Kind: api.ApprovalEgress, DecisionID: ev.ID,
@@ -79,6 +80,9 @@ func (e *Executor) egressAsk(ctx context.Context, req *api.ExecRequest, dir, fie
 				Host:     d.Host, Port: int(d.Port), Literal: d.Literal, SaveEntry: dest,
 			},
 			Timeout: time.Duration(e.cfg.Policy.EgressApprovalTimeoutSeconds) * time.Second,
+		}
+		if isPreset {
+			h.Request.Preset = preset.Name
 		}
 		// The hold ends when the execution's proxy does, or its caller
 		// goes away.

@@ -303,3 +303,15 @@ func TestEgressAskWithoutApprover(t *testing.T) {
 		t.Errorf("stdout %q, approved %+v", o.Result.Stdout, o.Event.Egress.Approved)
 	}
 }
+
+// A request for one of a preset's hosts names the preset.
+func TestEgressAskNamesPreset(t *testing.T) {
+	t.Parallel()
+	p := newPerson(nil, api.AnswerDeny)
+	f, _ := askFixture(t, p, nil)
+	f.run(`curl -sS --noproxy '' https://registry.npmjs.org/ || true`)
+	reqs := p.requests()
+	if len(reqs) != 1 || reqs[0].Preset != "npm" || reqs[0].SaveEntry != "registry.npmjs.org:443" {
+		t.Errorf("requests %+v", reqs)
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gatehouse-dev/gatehouse/sandbox/egress"
 )
 
 // A managed egress_unknown: deny holds, and the user's wait is at most the
@@ -79,5 +81,30 @@ func TestSavedEgress(t *testing.T) {
 	}
 	if m := l.Config.ManagedEgress; m.Allows("claude-code", "registry.npmjs.org:443") || !m.Allows("claude-code", "api.github.com:443") || !m.Allows("other", "x.test:1") {
 		t.Errorf("managed bound %+v", m)
+	}
+}
+
+// Every preset entry is an exact host:port the proxy parses, and
+// docs/egress.md lists each preset with its entries, as the table has them.
+func TestEgressPresets(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "egress.md"))
+	if err != nil {
+		t.Skipf("docs/egress.md is not beside this copy of the package: %v", err)
+	}
+	for _, p := range EgressPresets {
+		for _, e := range p.Entries {
+			pe, err := egress.ParseEntry(e)
+			if _, wild := pe.Wildcard(); err != nil || pe.Port == 0 || wild || pe.Any() {
+				t.Errorf("%s: %q: %v", p.Name, e, err)
+			}
+			if got, ok := EgressPresetOf(e); !ok || got.Name != p.Name {
+				t.Errorf("%s: EgressPresetOf(%q) = %v", p.Name, e, got.Name)
+			}
+		}
+		row := "| `" + p.Name + "` | " + p.What + " | `" + strings.Join(p.Entries, "`, `") + "` |"
+		if !strings.Contains(string(doc), row) {
+			t.Errorf("docs/egress.md has no row %q", row)
+		}
 	}
 }

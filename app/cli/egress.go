@@ -1,0 +1,95 @@
+package cli
+
+// gatehouse egress: the presets of common package ecosystems' hosts, and
+// allowing one in a step (docs/egress.md).
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/gatehouse-dev/gatehouse/service/policy"
+)
+
+var egressCmd = &command{name: "egress",
+	summary: "allow a package ecosystem's hosts in one step (egress allow --preset NAME), or list the presets",
+	usage:   egressUsage + strings.Join(policy.EgressPresetNames(), ", ") + ".",
+	subs: []*command{
+		{name: "egress allow", flags: egressAllow},
+		{name: "egress presets", run: egressPresets},
+	},
+}
+
+const egressUsage = `usage:
+  gatehouse egress allow --preset NAME   allow the hosts of a package ecosystem
+  gatehouse egress presets               list the presets and their hosts
+
+allow adds the preset's exact host:port entries to policy.egress_allowlist
+in the saved rules file (the state directory's rules.yaml, where an
+approval's "always" saves a destination): every agent's commands reach
+them, within a managed allowlist. A running service reloads. Presets: `
+
+func egressPresets(_ context.Context, env *Env, args []string) error {
+	if len(args) > 0 {
+		return usagef("egress presets: unexpected argument %q", args[0])
+	}
+	for _, p := range policy.EgressPresets {
+		fmt.Fprintf(env.Stdout, "%-9s %s: %s\n", p.Name, p.What, strings.Join(p.Entries, ", "))
+	}
+	return nil
+}
+
+func egressAllow(fl *flag.FlagSet) runFunc {
+	preset := fl.String("preset", "", "")
+	return func(ctx context.Context, env *Env, args []string) error {
+		if len(args) > 0 {
+			return usagef("egress allow: unexpected argument %q; name a preset with --preset", args[0])
+		}
+		p, ok := policy.EgressPresetNamed(*preset)
+		if !ok {
+			return usagef("egress allow: --preset %q: want one of %s", *preset, strings.Join(policy.EgressPresetNames(), ", "))
+		}
+		l, opts, err := loadConfig(env, "")
+		if err != nil {
+			return err
+		}
+		// An entry outside the managed allowlist would not load: refused
+		// here, naming the managed file.
+		if m := l.Config.ManagedEgress; m != nil {
+			for _, e := range p.Entries {
+				if !m.Allows("", e) {
+					_, field, _ := m.Bound("")
+					return fmt.Errorf("egress allow --preset %s: %s is not allowed by the managed %s (%s); nothing was saved", p.Name, e, field, m.File)
+				}
+			}
+		}
+		saved, err := policy.ReadSaved(opts.SavedRulesFile)
+		if err != nil {
+			return fmt.Errorf("egress allow: %w", err)
+		}
+		var added []string
+		for _, e := range p.Entries {
+			if !slices.Contains(saved.EgressAllow, e) {
+				saved.EgressAllow = append(saved.EgressAllow, e)
+				added = append(added, e)
+			}
+		}
+		if len(added) == 0 {
+			fmt.Fprintf(env.Stdout, "%s is allowed already (%s)\n", p.What, opts.SavedRulesFile)
+			return nil
+		}
+		if err := policy.WriteSaved(opts.SavedRulesFile, saved); err != nil {
+			return fmt.Errorf("egress allow: %w", err)
+		}
+		fmt.Fprintf(env.Stdout, "allowed %s: %s, in policy.egress_allowlist of %s\n", p.What, strings.Join(added, ", "), opts.SavedRulesFile)
+		// A running service puts them in force now.
+		if c, err := serviceClient(env); err == nil {
+			if r, err := c.Reload(ctx); err == nil && !r.OK {
+				fmt.Fprintf(env.Stderr, "gatehouse: warning: the service did not reload: %s\n", r.Error)
+			}
+		}
+		return nil
+	}
+}
