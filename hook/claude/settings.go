@@ -79,8 +79,11 @@ type matcherGroup struct {
 
 // HookStatusMessage is what Claude Code's spinner says while the
 // PreToolUse hook runs: mostly a moment, but as long as a person takes
-// when the call is held for approval.
-const HookStatusMessage = "Gatehouse: deciding; a call held for approval waits for you (gatehouse approvals, the tray or the dashboard)"
+// when the call is held for approval. It is short enough for the
+// spinner's line on an 80-column terminal (Claude Code shows it as
+// "✻ Verb… (MESSAGE… · 33s · ↓ 12 tokens)"); the hook's own output and
+// the notification name the approval and where to answer.
+const HookStatusMessage = "Gatehouse: deciding, or awaiting your approval"
 
 // HookGroup returns the PreToolUse matcher group that runs command. A
 // failing hook blocks the call (onFailure: block): Gatehouse fails closed

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 const exe = "/home/u/.local/bin/gatehouse"
@@ -302,8 +303,8 @@ func TestHookStatusMessage(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(HookStatusMessage, "Gatehouse") || !strings.Contains(HookStatusMessage, "gatehouse approvals") {
-		t.Errorf("HookStatusMessage %q does not name Gatehouse and where to answer", HookStatusMessage)
+	if !strings.Contains(HookStatusMessage, "Gatehouse") || !strings.Contains(HookStatusMessage, "approval") || utf8.RuneCountInString(HookStatusMessage) > 50 {
+		t.Errorf("HookStatusMessage %q does not name Gatehouse and the approval it may wait for in at most 50 characters", HookStatusMessage)
 	}
 	if len(s.Hooks["PreToolUse"]) != 1 {
 		t.Errorf("PreToolUse groups: %+v", s.Hooks["PreToolUse"])
