@@ -35,6 +35,13 @@ func (s *Service) Answer(req api.AnswerRequest) api.AnswerResponse {
 // falls behind.
 func (s *Service) Subscribe(ctx context.Context) (first []api.StreamNotice, rest <-chan api.StreamNotice) {
 	rest = s.hub.subscribe(ctx)
+	s.mu.Lock()
+	closing := s.closing
+	s.mu.Unlock()
+	if closing {
+		// The stream is over (hub.end): say so, not "running".
+		return []api.StreamNotice{{Type: api.NoticeService, State: "stopping", Time: time.Now().UTC()}}, rest
+	}
 	st := s.Status(ctx)
 	first = append(first, api.StreamNotice{Type: api.NoticeService, State: "running", Status: st, Sandbox: &st.Sandbox})
 	for _, a := range s.approvals.Pending() {

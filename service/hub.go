@@ -17,6 +17,8 @@ type hub struct {
 	// mode is the sandbox mode the last execution ran in, so that a change
 	// is told once.
 	mode string
+	// ended: the service is stopping; the stream is over for everyone.
+	ended bool
 }
 
 const subscriberBuffer = 256
@@ -28,6 +30,11 @@ func newHub() *hub { return &hub{subs: map[chan api.StreamNotice]struct{}{}} }
 func (h *hub) subscribe(ctx context.Context) <-chan api.StreamNotice {
 	c := make(chan api.StreamNotice, subscriberBuffer)
 	h.mu.Lock()
+	if h.ended {
+		h.mu.Unlock()
+		close(c)
+		return c
+	}
 	h.subs[c] = struct{}{}
 	h.mu.Unlock()
 	context.AfterFunc(ctx, func() { h.drop(c) })
@@ -38,6 +45,20 @@ func (h *hub) drop(c chan api.StreamNotice) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if _, ok := h.subs[c]; ok {
+		delete(h.subs, c)
+		close(c)
+	}
+}
+
+// end closes every subscriber's stream after what was published to it
+// (the service's "stopping" notice last): a tray or dashboard following
+// it sees the end at once, and its connection no longer holds the
+// service's shutdown open.
+func (h *hub) end() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.ended = true
+	for c := range h.subs {
 		delete(h.subs, c)
 		close(c)
 	}

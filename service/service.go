@@ -323,6 +323,7 @@ loop:
 func (s *Service) shutdown(srv *http.Server) {
 	s.log.Info("shutting down")
 	s.hub.publish(api.StreamNotice{Type: api.NoticeService, State: "stopping"})
+	s.hub.end()
 	s.mu.Lock()
 	s.closing = true
 	s.mu.Unlock()
