@@ -14,7 +14,7 @@ TEST_USER ?= gatehouse-test
 FUZZTIME  ?= 30s
 PACKAGE_ARCHES ?= amd64 arm64
 
-.PHONY: all build run run-deps test test-root test-user test-package package deps lint vet fmt-check cross bench fuzz tidy-check clean
+.PHONY: all build run run-deps test test-root test-user test-readme test-package package deps lint vet fmt-check cross bench fuzz tidy-check clean
 
 all: build
 
@@ -52,7 +52,7 @@ run: run-deps build
 # whole suite (with -race) as the invoking user, the sandbox and escape
 # tests again as an unprivileged user when invoked as root, and the
 # packages' test.
-test: deps lint test-root test-user test-package
+test: deps lint test-root test-user test-readme test-package
 
 deps:
 	@.ci/test-deps.sh
@@ -80,6 +80,13 @@ test-root:
 test-user:
 	@.ci/test-as-user.sh $(TEST_USER) $(SANDBOX_PKGS)
 	@GATEHOUSE_TEST_WARM=1 .ci/test-as-user.sh $(TEST_USER) $(PIPELINE_PKGS)
+
+# test-readme: the README's install lines, run as written by a fresh
+# unprivileged account (.ci/readme-install-test.sh), on this tree's build;
+# as root only (it makes the account's home and runs the sudo lines).
+test-readme: build
+	@if [ "$$(id -u)" -eq 0 ]; then GATEHOUSE_README_PREBUILT=1 .ci/readme-install-test.sh $(TEST_USER); \
+	else echo "test-readme: skipped (run make test as root to run the README's install lines as a fresh account)"; fi
 
 # package: the .deb and .rpm for amd64 and arm64 in dist/ (nfpm, a Go
 # tool dependency; packaging/nfpm.yaml says what goes where).
