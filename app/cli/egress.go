@@ -19,12 +19,16 @@ var egressCmd = &command{name: "egress",
 	subs: []*command{
 		{name: "egress allow", flags: egressAllow},
 		{name: "egress presets", run: egressPresets},
+		{name: "egress list", aliases: []string{"ls"}, run: egressList},
+		{name: "egress rm", aliases: []string{"remove"}, run: egressRm},
 	},
 }
 
 const egressUsage = `usage:
   gatehouse egress allow --preset NAME   allow the hosts of a package ecosystem
   gatehouse egress presets               list the presets and their hosts
+  gatehouse egress list                  the destinations approvals (or allow) saved
+  gatehouse egress rm HOST:PORT          remove one of them
 
 allow adds the preset's exact host:port entries to policy.egress_allowlist
 in the saved rules file (the state directory's rules.yaml, where an
@@ -92,4 +96,61 @@ func egressAllow(fl *flag.FlagSet) runFunc {
 		}
 		return nil
 	}
+}
+
+func egressList(_ context.Context, env *Env, args []string) error {
+	if len(args) > 0 {
+		return usagef("egress list: unexpected argument %q", args[0])
+	}
+	opts, err := loadOptions(env, "")
+	if err != nil {
+		return err
+	}
+	saved, err := policy.ReadSaved(opts.SavedRulesFile)
+	if err != nil {
+		return fmt.Errorf("egress list: %w", err)
+	}
+	if len(saved.EgressAllow)+len(saved.EgressDeny) == 0 {
+		fmt.Fprintf(env.Stdout, "no destinations saved (%s)\n", opts.SavedRulesFile)
+		return nil
+	}
+	for _, e := range saved.EgressAllow {
+		fmt.Fprintf(env.Stdout, "allow  %s\n", e)
+	}
+	for _, e := range saved.EgressDeny {
+		fmt.Fprintf(env.Stdout, "deny   %s\n", e)
+	}
+	return nil
+}
+
+func egressRm(ctx context.Context, env *Env, args []string) error {
+	if len(args) != 1 {
+		return usagef("egress rm: want one destination, as egress list shows it")
+	}
+	opts, err := loadOptions(env, "")
+	if err != nil {
+		return err
+	}
+	saved, err := policy.ReadSaved(opts.SavedRulesFile)
+	if err != nil {
+		return fmt.Errorf("egress rm: %w", err)
+	}
+	n := len(saved.EgressAllow) + len(saved.EgressDeny)
+	drop := func(e string) bool { return e == args[0] }
+	saved.EgressAllow = slices.DeleteFunc(saved.EgressAllow, drop)
+	saved.EgressDeny = slices.DeleteFunc(saved.EgressDeny, drop)
+	if len(saved.EgressAllow)+len(saved.EgressDeny) == n {
+		return withHint(fmt.Errorf("egress rm %s: no saved destination is that (%s)", args[0], opts.SavedRulesFile),
+			"gatehouse egress list shows them; entries of your config file are edited there")
+	}
+	if err := policy.WriteSaved(opts.SavedRulesFile, saved); err != nil {
+		return fmt.Errorf("egress rm %s: %w", args[0], err)
+	}
+	fmt.Fprintf(env.Stdout, "removed %s\n", args[0])
+	if c, err := serviceClient(env); err == nil {
+		if r, err := c.Reload(ctx); err == nil && !r.OK {
+			fmt.Fprintf(env.Stderr, "gatehouse: warning: the service did not reload: %s\n", r.Error)
+		}
+	}
+	return nil
 }
