@@ -67,6 +67,7 @@ func TestEgressApprovalThroughService(t *testing.T) {
 			var err error
 			end, err = f.c.Execute(context.Background(), api.ExecuteRequest{Request: api.ExecRequest{
 				Command: "curl -sS --noproxy '' http://" + path, Agent: "claude-code", Surface: api.SurfaceCLI, SessionID: session, Cwd: f.ws,
+				Interactive: true, // a person waits at the terminal
 			}}, &out, &errb)
 			if err != nil {
 				t.Error(err)
@@ -77,6 +78,20 @@ func TestEgressApprovalThroughService(t *testing.T) {
 		}
 		<-done
 		return end, out.String(), errb.String(), a
+	}
+
+	// Nobody at a terminal and nobody following the service (no tray, no
+	// dashboard): nobody would see the question, so the destination is
+	// refused at once, as under deny, and nothing is asked.
+	var o0, e0 bytes.Buffer
+	end0, err0 := f.c.Execute(context.Background(), api.ExecuteRequest{Request: api.ExecRequest{
+		Command: "curl -sS --noproxy '' http://unknown.test:" + port + "/unwatched", Agent: "claude-code", Surface: api.SurfaceAgentHook, Cwd: f.ws,
+	}}, &o0, &e0)
+	if err0 != nil || strings.Contains(o0.String(), "hello") || !strings.Contains(e0.String(), "gatehouse: egress to unknown.test:"+port+" refused") {
+		t.Fatalf("unwatched: %v, stdout %q, stderr %q", err0, o0.String(), e0.String())
+	}
+	if as, _ := f.c.Approvals(context.Background()); len(as) != 0 || len(end0.Event.Egress.Approved) != 0 {
+		t.Errorf("unwatched: asked anyway: %+v %+v", as, end0.Event.Egress.Approved)
 	}
 
 	// Once: held, told, approved, the body arrives.
@@ -125,7 +140,19 @@ func TestEgressApprovalThroughService(t *testing.T) {
 		t.Errorf("fresh service: %v %q %q", err, o2.String(), e2.String())
 	}
 
-	// The relay's stderr carries the waiting line too.
+	// The relay's stderr carries the waiting line too. A routed call has
+	// no terminal of its own: it is asked about because a tray follows
+	// the service.
+	tray, stopTray := context.WithCancel(context.Background())
+	defer stopTray()
+	following := make(chan struct{}, 1)
+	go g.c.Stream(tray, func(api.StreamNotice) {
+		select {
+		case following <- struct{}{}:
+		default:
+		}
+	})
+	<-following
 	r := g.decide("curl -sS --noproxy '' http://unknown.test:" + port + "/relay")
 	type relayed struct {
 		code        int

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/service/api"
+	"github.com/gatehouse-dev/gatehouse/service/approvals"
 )
 
 // hub fans the live stream out to its subscribers (the tray, the
@@ -48,6 +49,14 @@ func (h *hub) drop(c chan api.StreamNotice) {
 		delete(h.subs, c)
 		close(c)
 	}
+}
+
+// following reports whether anyone follows the stream now (a tray, a
+// dashboard page).
+func (h *hub) following() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.subs) > 0
 }
 
 // end closes every subscriber's stream after what was published to it
@@ -96,3 +105,13 @@ func (h *hub) event(typ string, ev api.Event) {
 		h.publish(api.StreamNotice{Type: api.NoticeSandbox, Sandbox: &api.SandboxStatus{Mode: ev.SandboxMode}})
 	}
 }
+
+// attendedBroker is the approvals broker, which knows whether a person
+// follows its questions: a tray or a dashboard page on the live stream
+// (pipeline.Attended).
+type attendedBroker struct {
+	*approvals.Broker
+	hub *hub
+}
+
+func (b attendedBroker) Attended() bool { return b.hub.following() }

@@ -224,7 +224,7 @@ func (s *Service) load() (*generation, error) {
 	if err != nil {
 		return nil, err
 	}
-	ex.SetApprover(s.approvals)
+	ex.SetApprover(attendedBroker{s.approvals, s.hub})
 	return &generation{loaded: l, ex: ex, at: time.Now()}, nil
 }
 

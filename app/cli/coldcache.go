@@ -34,8 +34,7 @@ type silence struct {
 // a terminal and the agent's tool cache below root is cold; nil
 // otherwise (a pipe, a file, or a cache with something in it).
 func coldCacheWatch(stderr io.Writer, root, agent, home string) *silence {
-	f, ok := stderr.(*os.File)
-	if !ok || root == "" || !term.IsTerminal(int(f.Fd())) {
+	if root == "" || !isTerminal(stderr) {
 		return nil
 	}
 	c := toolcache.For(root, agent)
@@ -98,4 +97,10 @@ func tildeOf(p, home string) string {
 		return "~" + p[len(home):]
 	}
 	return p
+}
+
+// isTerminal reports whether v is a terminal.
+func isTerminal(v any) bool {
+	f, ok := v.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }

@@ -70,6 +70,9 @@ func runExec(fl *flag.FlagSet) runFunc {
 		}
 		req.TimeoutSeconds = *timeout
 		req.SessionID = *session
+		// A person at this terminal can answer what the call asks (an
+		// unknown destination under egress_unknown: ask).
+		req.Interactive = !*asJSON && isTerminal(env.Stdin) && isTerminal(env.Stderr)
 
 		// The user service runs it when one is running; otherwise the same
 		// pipeline runs in this process (service/shellclient).

@@ -41,6 +41,9 @@ type ExecRequest struct {
 	// CLAUDE_PROJECT_DIR): what a call from outside every workspace root
 	// asks to trust, when it came from inside it.
 	ProjectDir string `json:"project_dir,omitempty"`
+	// Interactive says a person waits on the call at a terminal (gatehouse
+	// exec on one): a question it raises can be answered there.
+	Interactive bool `json:"interactive,omitempty"`
 }
 
 // Result is what the caller of shell:execute gets back.

@@ -103,7 +103,7 @@ func (e *Executor) startEgress(ctx context.Context, req *api.ExecRequest, spec *
 		Logger:         e.opts.Logger.With("execution", ev.ID),
 	}
 	answers := &egressAnswers{}
-	if e.egressAsking() {
+	if e.egressAsking(req) {
 		opts.Ask = e.egressAsk(ctx, req, spec.Dir, field, ev, answers)
 	}
 	if t, ok := egressTest.Load(e); ok {

@@ -5,9 +5,11 @@ package pipeline
 // waits (in the execution's proxy, sandbox/egress/ask.go) for a person's
 // answer through the same broker as held commands, up to
 // policy.egress_approval_timeout_seconds. Ask takes effect only when a
-// person can answer: the executor has an Approver (the service). Without
-// one (gatehouse exec in process, headless) such a destination is refused
-// as under deny. A managed allowlist bounds what an answer may grant: a
+// person can answer: the executor has an Approver (the service), and
+// either the call's person waits at a terminal (ExecRequest.Interactive)
+// or someone follows the service (a tray, a dashboard page: Attended).
+// Otherwise (gatehouse exec in process, headless, a service nobody
+// watches) such a destination is refused as under deny. A managed allowlist bounds what an answer may grant: a
 // destination outside it is refused at once, and nobody is asked. Each
 // answer is on the execution's event (egress.approved).
 
@@ -46,10 +48,26 @@ func (a *egressAnswers) all() []api.EgressApproval {
 	return append([]api.EgressApproval(nil), a.list...)
 }
 
-// egressAsking reports whether a destination no entry covers is asked
-// about rather than refused.
-func (e *Executor) egressAsking() bool {
-	return e.cfg.Policy.EgressUnknown == policy.EgressAsk && e.opts.Approver != nil
+// egressAsking reports whether a destination no entry covers, reached by
+// req's command, is asked about rather than refused: under
+// egress_unknown ask, when a person can answer — the call's own person
+// waits at a terminal, or the Approver says someone follows it (a tray or
+// a dashboard page, Attended). Otherwise it is refused at once, as under
+// deny: nobody would see the question before it timed out.
+func (e *Executor) egressAsking(req *api.ExecRequest) bool {
+	if e.cfg.Policy.EgressUnknown != policy.EgressAsk || e.opts.Approver == nil {
+		return false
+	}
+	if a, ok := e.opts.Approver.(Attended); ok && !req.Interactive {
+		return a.Attended()
+	}
+	return true
+}
+
+// Attended is an Approver that knows whether a person follows its
+// questions now.
+type Attended interface {
+	Attended() bool
 }
 
 // egressAsk returns the execution's proxy's Ask: it asks a person about a
