@@ -26,8 +26,11 @@ import (
 var workspaceCmd = &command{name: "workspace",
 	summary: "trust, list or forget workspace roots (workspace add|list|rm)",
 	usage:   workspaceUsage,
-	run:     runWorkspace,
-	subs:    []*command{workspaceAddCmd, workspaceListCmd, workspaceRmCmd},
+	subs: []*command{
+		{name: "workspace add", usage: "usage: gatehouse workspace add [DIR]", flags: workspaceAdd},
+		{name: "workspace list", aliases: []string{"ls"}, usage: "usage: gatehouse workspace list [--json]", flags: workspaceList},
+		{name: "workspace rm", aliases: []string{"remove"}, usage: "usage: gatehouse workspace rm DIR", flags: workspaceRm},
+	},
 }
 
 const workspaceUsage = `usage:
@@ -41,30 +44,6 @@ where it resolves, at the top of its git repository when it is in one.
 Never trusted: /, the home directory or above it, system directories,
 Gatehouse's own directories, anything holding a credential store or lying
 in a deny-read path, and, under a managed file, anything outside its roots.`
-
-var (
-	workspaceAddCmd  = &command{name: "workspace add", usage: "usage: gatehouse workspace add [DIR]", flags: workspaceAdd}
-	workspaceListCmd = &command{name: "workspace list", usage: "usage: gatehouse workspace list [--json]", flags: workspaceList}
-	workspaceRmCmd   = &command{name: "workspace rm", usage: "usage: gatehouse workspace rm DIR", flags: workspaceRm}
-)
-
-func runWorkspace(ctx context.Context, env *Env, args []string) error {
-	if len(args) == 0 {
-		return usagef("workspace: missing subcommand; use add, list or rm")
-	}
-	switch args[0] {
-	case "add":
-		return workspaceAddCmd.exec(ctx, env, args[1:])
-	case "list", "ls":
-		return workspaceListCmd.exec(ctx, env, args[1:])
-	case "rm", "remove":
-		return workspaceRmCmd.exec(ctx, env, args[1:])
-	case "help", "-h", "--help":
-		fmt.Fprintln(env.Stdout, workspaceUsage)
-		return nil
-	}
-	return usagef("workspace: unknown subcommand %q; use add, list or rm", args[0])
-}
 
 // workspaceStore opens the trusted-workspaces file of this user.
 func workspaceStore(env *Env, home string) *trust.Store {

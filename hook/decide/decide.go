@@ -39,13 +39,6 @@ type Env struct {
 // most 600 s), and the service then answers.
 const decideTimeout = 620 * time.Second
 
-// The denial codes a hint is given for: service/pipeline's (a test keeps
-// them equal), named here so that the hook does not link the pipeline.
-const (
-	denyCwdOutside         = "cwd_outside_workspace"
-	denySandboxUnavailable = "sandbox_unavailable"
-)
-
 // Home returns the user's home directory from $HOME, falling back to the
 // password database.
 func Home(getenv func(string) string) (string, error) {
@@ -138,10 +131,10 @@ func Claude(ctx context.Context, env Env, routing string) *claude.Output {
 	}
 	if resp.Decision != api.DecisionAllow {
 		reason := fmt.Sprintf("Gatehouse denied this command (%s): %s", resp.BlockedBy, resp.Reason)
+		// The remedy is the service's, the one every face gives
+		// (pipeline.Remedy).
 		if resp.Hint != "" {
 			reason += ". Remedy (for the user): " + resp.Hint
-		} else if hint := hint(resp.BlockedBy); hint != "" {
-			reason += " " + hint
 		}
 		return claude.Deny(reason + warning(resp))
 	}
@@ -240,17 +233,6 @@ func toolOutput(ctx context.Context, env Env, in *claude.Input) *claude.Output {
 		return nil
 	}
 	return claude.ReplaceOutput(resp.Output)
-}
-
-// hint tells the model (and its user) what to do about a denial.
-func hint(code string) string {
-	switch code {
-	case denyCwdOutside:
-		return "Run it from a directory inside Gatehouse's workspace roots, or ask the user to add this project to policy.workspace_roots."
-	case denySandboxUnavailable:
-		return "Ask the user to run `gatehouse doctor` to see how to fix the sandbox."
-	}
-	return ""
 }
 
 // endSession tells the service that a Claude Code session ended: its

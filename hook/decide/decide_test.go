@@ -9,17 +9,8 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/hook/claude"
 	"github.com/gatehouse-dev/gatehouse/service/dlp"
-	"github.com/gatehouse-dev/gatehouse/service/pipeline"
 	"github.com/gatehouse-dev/gatehouse/service/tickets"
 )
-
-// The hook names the pipeline's denial codes without linking it.
-func TestDenialCodesArePipelines(t *testing.T) {
-	if denyCwdOutside != pipeline.DenyCwdOutside || denySandboxUnavailable != pipeline.DenySandboxUnavailable {
-		t.Errorf("hook/decide's denial codes %q, %q differ from service/pipeline's %q, %q",
-			denyCwdOutside, denySandboxUnavailable, pipeline.DenyCwdOutside, pipeline.DenySandboxUnavailable)
-	}
-}
 
 // A tool's output the service cannot clean (here: no service) is withheld
 // from the model, never passed on; a routed command's output (the relay's,
