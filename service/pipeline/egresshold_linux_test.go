@@ -163,14 +163,14 @@ func TestEgressAskSession(t *testing.T) {
 // proxy's 403 says why.
 func TestEgressAskDeniedAndTimeout(t *testing.T) {
 	t.Parallel()
-	for _, c := range []struct{ answer, why string }{
-		{api.AnswerDeny, "a person denied unknown.test:"},
-		{"", "nobody answered approval request"},
+	for _, c := range []struct{ answer, why, line string }{
+		{api.AnswerDeny, "a person denied unknown.test:", "; a person denied it, approval "},
+		{"", "nobody answered approval request", "; nobody answered approval "},
 	} {
 		p := newPerson(nil, c.answer)
 		f, s := askFixture(t, p, func(cfg *policy.Config) { cfg.Policy.EgressApprovalTimeoutSeconds = 1 })
 		o := f.run(`curl -sS --noproxy '' http://unknown.test:` + s.port + `/x`)
-		line := "gatehouse: egress to unknown.test:" + s.port + " refused (not in policy.egress_allowlist)"
+		line := "gatehouse: egress to unknown.test:" + s.port + " refused (not in policy.egress_allowlist" + c.line
 		if exitOf(o) != 0 || !strings.Contains(o.Result.Stdout, c.why) || !strings.Contains(o.Result.Stderr, line) {
 			t.Errorf("answer %q: exit %d, stdout %q, stderr %q", c.answer, exitOf(o), o.Result.Stdout, o.Result.Stderr)
 		}

@@ -13,13 +13,16 @@ package pipeline
 import (
 	"fmt"
 	"io"
+	"net"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/gatehouse-dev/gatehouse/sandbox"
 	"github.com/gatehouse-dev/gatehouse/service/analysis"
 	"github.com/gatehouse-dev/gatehouse/service/api"
+	"github.com/gatehouse-dev/gatehouse/service/approvals"
 )
 
 // blockedSuffix marks a write-deny file a command made, moved aside
@@ -36,8 +39,9 @@ type refusalFacts struct {
 	roots     []string
 	// allowlistField names the egress allowlist the agent's calls use.
 	allowlistField string
-	deniedHosts    []string // host:port the proxy refused
-	blocked        []string // write-deny files the command made, moved aside
+	deniedHosts    []string             // host:port the proxy refused
+	approved       []api.EgressApproval // the answers people gave
+	blocked        []string             // write-deny files the command made, moved aside
 	// failed says the command did not end with status 0: only then are
 	// the paths its words name taken to be what it tripped on.
 	failed    bool
@@ -51,7 +55,16 @@ type refusalFacts struct {
 func refusalLines(f refusalFacts) []string {
 	var lines []string
 	for _, h := range f.deniedHosts {
-		lines = append(lines, fmt.Sprintf("gatehouse: egress to %s refused (not in %s)", h, f.allowlistField))
+		why := "not in " + f.allowlistField
+		if a, ok := f.answerFor(h); ok {
+			switch a.Answer {
+			case api.AnswerDeny, api.AnswerDenyAlways:
+				why += fmt.Sprintf("; a person denied it, approval %s", a.ID)
+			case approvals.AnswerTimeout:
+				why += fmt.Sprintf("; nobody answered approval %s in time", a.ID)
+			}
+		}
+		lines = append(lines, fmt.Sprintf("gatehouse: egress to %s refused (%s)", h, why))
 	}
 	for _, b := range f.blocked {
 		orig := b
@@ -83,6 +96,16 @@ func refusalLines(f refusalFacts) []string {
 		lines[i] += "\n"
 	}
 	return lines
+}
+
+// answerFor returns the answer a person gave about dest (host:port).
+func (f refusalFacts) answerFor(dest string) (api.EgressApproval, bool) {
+	for _, a := range f.approved {
+		if net.JoinHostPort(a.Host, strconv.Itoa(a.Port)) == dest {
+			return a, true
+		}
+	}
+	return api.EgressApproval{}, false
 }
 
 // show writes p as the person reads it: relative to the working directory
@@ -191,7 +214,7 @@ func (e *Executor) explainRefusals(w io.Writer, d *Admitted, spec *sandbox.Spec,
 	_, field := e.cfg.Policy.EgressAllowlistFor(d.req.Agent)
 	f := refusalFacts{
 		home: e.opts.Home, cwd: d.dir, roots: spec.WorkspaceRoots, allowlistField: field,
-		deniedHosts: ev.Egress.DeniedHosts, blocked: raw.Blocked,
+		deniedHosts: ev.Egress.DeniedHosts, approved: ev.Egress.Approved, blocked: raw.Blocked,
 		failed:   raw.Status != sandbox.StatusCompleted || raw.ExitCode != 0,
 		denyRead: spec.DenyRead, writeDeny: spec.WriteDeny,
 	}
