@@ -54,6 +54,12 @@ type app struct {
 	quit func()
 }
 
+// stoppingPoll is how often the status is read from a service that said
+// it is stopping: its live stream may stay open while it winds down (the
+// service's shutdown waits for open connections), so the stream does not
+// say when it is gone.
+const stoppingPoll = 250 * time.Millisecond
+
 func newApp(opts Options) *app {
 	if opts.Sender == nil {
 		opts.Sender = notify.Desktop{}
