@@ -219,10 +219,12 @@ func (s *Server) policy(w http.ResponseWriter, r *http.Request, ss *session) {
 	for i := range v.Rules {
 		v.Rules[i].N = i + 1
 	}
-	v.Egress = append(v.Egress, egressRow{"every other agent", "policy.egress_allowlist", c.Policy.EgressAllowlist})
+	// Each list as the agent's commands get it: the one in force, and the
+	// destinations approvals saved (always), within the managed bound.
+	v.Egress = append(v.Egress, egressRow{"every other agent", "policy.egress_allowlist", append(slices.Clone(c.Policy.EgressAllowlist), c.EgressSavedFor("")...)})
 	for _, a := range sortedKeys(c.Policy.EgressAllowlistByAgent) {
 		list, field := c.Policy.EgressAllowlistFor(a)
-		v.Egress = append(v.Egress, egressRow{a, field, list})
+		v.Egress = append(v.Egress, egressRow{a, field, append(slices.Clone(list), c.EgressSavedFor(a)...)})
 	}
 	v.Grants = grantRows(c)
 	s.render(w, http.StatusOK, "policy", "Policy", ss, v)

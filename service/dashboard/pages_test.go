@@ -172,9 +172,14 @@ func TestWorkspaces(t *testing.T) {
 func TestPolicyPage(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 0)
+	// A destination an approval saved (always) is on every agent's list.
+	f.svc.loaded.Config.Policy.EgressSaved = []string{"registry.npmjs.org:443"}
 	c := f.client()
 	f.login(c)
 	_, body := f.getBody(c, f.base+"/policy", nil)
+	if !strings.Contains(body, "<td>every other agent</td><td>policy.egress_allowlist</td><td>registry.npmjs.org:443</td>") {
+		t.Error("the policy page does not list the destination an approval saved")
+	}
 	row := regexp.MustCompile(`data-field="policy.exec_timeout_seconds"><td>policy.exec_timeout_seconds</td><td class="value">77</td><td>user</td><td class="path">[^<]*config.yaml:2</td>`)
 	if !row.MatchString(body) {
 		t.Errorf("exec_timeout_seconds is not shown from the user file:\n%s", body)
