@@ -10,6 +10,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/policy"
+	"github.com/gatehouse-dev/gatehouse/service/waitline"
 )
 
 // The service's side of the hold stage: the broker every generation's
@@ -124,8 +125,8 @@ func (s *Service) saveEgress(entry string, allow bool) (string, error) {
 }
 
 // WaitingLine is the line a held call's caller prints: it waits, for
-// what, and how to answer (api.WaitingLine, the same on every face).
-func WaitingLine(a api.Approval) string { return api.WaitingLine(a, time.Now()) }
+// what, and how to answer (waitline.Line, the same on every face).
+func WaitingLine(a api.Approval) string { return waitline.Line(a, time.Now()) }
 
 // Workspaces lists the workspace roots in force, then the trusted ones
 // not in force now with the reason.

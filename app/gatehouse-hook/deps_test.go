@@ -20,11 +20,14 @@ var allowed = []string{
 	// fspath is one standard-library function (Within) that sandbox
 	// shares with the analysis; it has no initialisation.
 	"github.com/gatehouse-dev/gatehouse/internal/fspath",
+	"github.com/gatehouse-dev/gatehouse/internal/scale",
 	"github.com/gatehouse-dev/gatehouse/sandbox",
 	"github.com/gatehouse-dev/gatehouse/service/api",
 	"github.com/gatehouse-dev/gatehouse/service/dirs",
 	"github.com/gatehouse-dev/gatehouse/service/localapi",
 	"github.com/gatehouse-dev/gatehouse/service/socket",
+	"github.com/gatehouse-dev/gatehouse/service/termesc",
+	"github.com/gatehouse-dev/gatehouse/service/waitline",
 	"golang.org/x/sys/unix",
 	"golang.org/x/sys/windows",
 }

@@ -30,7 +30,7 @@ type Env struct {
 	// variables socket.Locate reads).
 	Getenv func(string) string
 	// Stderr, when set, gets the line saying a call is held for a
-	// person's approval and how to answer (api.WaitingLine).
+	// person's approval and how to answer (waitline.Line).
 	Stderr io.Writer
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/hook/claude"
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/localapi"
+	"github.com/gatehouse-dev/gatehouse/service/waitline"
 )
 
 // waitingPoll is how often the hook looks, while the service decides, for
@@ -15,7 +16,7 @@ import (
 // output about once a second.
 const waitingPoll = 500 * time.Millisecond
 
-// sayWaiting writes api.WaitingLine to w once, when the call the hook
+// sayWaiting writes waitline.Line to w once, when the call the hook
 // asked about (the Bash command in in's session) is held for a person's
 // approval, until ctx ends. The service does not name the hold to the
 // hook, so the hook finds it among the pending approvals: one of the
@@ -34,7 +35,7 @@ func sayWaiting(ctx context.Context, w io.Writer, c *localapi.Client, in *claude
 		}
 		if a, ok := heldFor(list, in.SessionID, command, asked); ok {
 			if ctx.Err() == nil {
-				io.WriteString(w, api.WaitingLine(a, time.Now()))
+				io.WriteString(w, waitline.Line(a, time.Now()))
 			}
 			return
 		}

@@ -145,7 +145,7 @@ func TestWorkspaceTrust(t *testing.T) {
 // While a held call waits, the hook says so where Claude Code shows a
 // running hook's output (stream-json's hook_progress events, with
 // --include-hook-events): the approval's id and how to answer, the line a
-// held gatehouse exec prints (api.WaitingLine).
+// held gatehouse exec prints (waitline.Line).
 func TestHeldCallSaysItWaits(t *testing.T) {
 	w := newWorld(t)
 	w.writeConfig("policy:\n  rules:\n    - {name: ask-deploy, action: ask, reason: deploys need a person, command: [echo], args: [{seq: [deploy]}]}\n")

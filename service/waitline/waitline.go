@@ -1,4 +1,8 @@
-package api
+// Package waitline is the line the caller of a held call shows the person
+// waiting, on every face (gatehouse exec, MCP, the relay, Claude Code's
+// hook). It lives apart from service/api so that the API's types link
+// nothing (the relay links only them).
+package waitline
 
 import (
 	"fmt"
@@ -6,18 +10,19 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/termesc"
 )
 
-// WaitingLine is the line the caller of a held call shows the person
+// Line is the line the caller of a held call shows the person
 // waiting, on every face (gatehouse exec, MCP, Claude Code's hook): that
 // it waits, how long at most, for what, and how to answer.
-func WaitingLine(a Approval, now time.Time) string {
+func Line(a api.Approval, now time.Time) string {
 	left := fmt.Sprintf("%ds", int(a.Expires.Sub(now).Round(time.Second)/time.Second))
-	if a.Kind == ApprovalEgress {
+	if a.Kind == api.ApprovalEgress {
 		return fmt.Sprintf("gatehouse: waiting up to %s for approval %s: %s, not on the egress allowlist (gatehouse approve %s for this command, --session or --always; or the tray)\n", left, a.ID, termesc.Line(a.SaveEntry), a.ID)
 	}
-	if a.Kind == ApprovalWorkspace {
+	if a.Kind == api.ApprovalWorkspace {
 		return fmt.Sprintf("gatehouse: waiting up to %s for approval %s: to work in %s, which is in no workspace root (gatehouse approve %s for this call, --trust to trust it, or the tray)\n", left, a.ID, termesc.Line(a.Workspace), a.ID)
 	}
 	return fmt.Sprintf("gatehouse: waiting up to %s for approval %s of %q: %s (gatehouse approve %s, or the tray)\n", left, a.ID, abbrev(a.Command, 120), a.Rule, a.ID)
