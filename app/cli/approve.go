@@ -35,7 +35,7 @@ wants to reach), the answers offered, and the rule or egress entry an
 
 var approveCmd = &command{name: "approve",
 	summary: "approve a held call: once, for its session, or always; or trust its directory",
-	usage: `usage: gatehouse approve ID [--session | --always [--rule RULE] | --trust | --trust-all]
+	usage: `usage: gatehouse approve ID [--session | --always [--rule RULE | --entry ENTRY] | --trust | --trust-all]
 
 Approves the pending request ID (gatehouse approvals). Without a flag it
 runs this call once; for a workspace request, this call alone runs in the
@@ -49,20 +49,22 @@ directory as a workspace for the agent that asked, and --trust-all for
 every agent. For an egress request (a running command's connection to a
 destination no allowlist entry covers), once lets this command reach it,
 --session the same agent session's commands, and --always saves the exact
-host:port in the saved rules file (policy.egress_allowlist there). It must
-be run on a terminal: an agent cannot answer its own request.`,
+host:port in the saved rules file (policy.egress_allowlist there), or with
+--entry '*.DOMAIN' the domain the host is or lies in (at least two labels;
+:PORT may follow, the destination's). It must be run on a terminal: an
+agent cannot answer its own request.`,
 	interspersed: true,
 	flags:        func(fl *flag.FlagSet) runFunc { return runAnswer(fl, true) },
 }
 
 var denyCmd = &command{name: "deny",
 	summary: "deny a held call, once or always",
-	usage: `usage: gatehouse deny ID [--always]
+	usage: `usage: gatehouse deny ID [--always [--entry ENTRY]]
 
 Denies the pending request ID. --always also saves a rule that denies the
 same command from now on (for an egress request, the host:port in
-policy.egress_denylist of the saved rules file). It must be run on a
-terminal.`,
+policy.egress_denylist of the saved rules file, or the '*.DOMAIN' --entry
+names). It must be run on a terminal.`,
 	interspersed: true,
 	flags:        func(fl *flag.FlagSet) runFunc { return runAnswer(fl, false) },
 }
@@ -155,6 +157,7 @@ func onTerminal(env *Env) bool {
 
 func runAnswer(fl *flag.FlagSet, approve bool) runFunc {
 	session, always, rule := new(bool), fl.Bool("always", false, ""), new(string)
+	entry := fl.String("entry", "", "")
 	trust, trustAll := new(bool), new(bool)
 	if approve {
 		session = fl.Bool("session", false, "")
@@ -174,6 +177,8 @@ func runAnswer(fl *flag.FlagSet, approve bool) runFunc {
 			return usagef("%s: --session, --always, --trust and --trust-all are different answers; give one", name)
 		case *rule != "" && !*always:
 			return usagef("%s: --rule goes with --always", name)
+		case *entry != "" && !*always:
+			return usagef("%s: --entry goes with --always", name)
 		}
 		if !onTerminal(env) {
 			return withHint(fmt.Errorf("%s %s: refused: stdin is not a terminal; a person answers approvals, not a script or an agent", name, args[0]),
@@ -198,7 +203,7 @@ func runAnswer(fl *flag.FlagSet, approve bool) runFunc {
 		if err != nil {
 			return err
 		}
-		resp, err := c.Answer(ctx, api.AnswerRequest{ID: args[0], Answer: answer, Rule: *rule, By: api.ByCLI})
+		resp, err := c.Answer(ctx, api.AnswerRequest{ID: args[0], Answer: answer, Rule: *rule, Entry: *entry, By: api.ByCLI})
 		if err != nil {
 			return fmt.Errorf("%s %s: %w", name, args[0], err)
 		}

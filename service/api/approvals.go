@@ -147,6 +147,11 @@ type AnswerRequest struct {
 	// rule in YAML or JSON, which must match the held command. Its action
 	// is set by the answer.
 	Rule string `json:"rule,omitempty"`
+	// Entry, for always or deny_always on an egress request, is the entry
+	// the person picked instead of the exact host:port: the *.domain form
+	// of a domain the host is or lies in (at least two labels), with the
+	// destination's port or none.
+	Entry string `json:"entry,omitempty"`
 	// By is the surface answering: cli, tray or dashboard.
 	By string `json:"by"`
 }

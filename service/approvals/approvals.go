@@ -17,9 +17,11 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/sandbox/egress"
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/policy"
 )
@@ -296,6 +298,13 @@ func (b *Broker) Answer(req api.AnswerRequest) (api.AnswerResponse, error) {
 	case !slices.Contains(p.a.Answers, req.Answer):
 		b.mu.Unlock()
 		return api.AnswerResponse{}, fmt.Errorf("answer %q is not offered for request %s; it offers %v", req.Answer, req.ID, p.a.Answers)
+	case req.Entry != "" && (p.a.Kind != api.ApprovalEgress || req.Answer != api.AnswerAlways && req.Answer != api.AnswerDenyAlways):
+		b.mu.Unlock()
+		return api.AnswerResponse{}, fmt.Errorf("an entry goes with always or deny_always on a request about a destination")
+	case req.Entry != "" && wildcardFor(req.Entry, p.a) != nil:
+		err := wildcardFor(req.Entry, p.a)
+		b.mu.Unlock()
+		return api.AnswerResponse{}, err
 	case req.Rule != "" && p.a.Kind == api.ApprovalEgress:
 		b.mu.Unlock()
 		return api.AnswerResponse{}, fmt.Errorf("request %s is about a destination: its always saves %s, and takes no rule", req.ID, p.a.SaveEntry)
@@ -364,13 +373,17 @@ func (b *Broker) apply(p *pending, req api.AnswerRequest) (Outcome, api.AnswerRe
 				return out, resp, errors.New("destinations cannot be saved here")
 			}
 			allow := req.Answer == api.AnswerAlways
-			file, err := b.opts.SaveEgress(a.SaveEntry, allow)
+			entry := a.SaveEntry
+			if req.Entry != "" {
+				entry = req.Entry // the person's own pick (wildcardFor)
+			}
+			file, err := b.opts.SaveEgress(entry, allow)
 			if err != nil {
-				return out, resp, fmt.Errorf("saving %s: %w", a.SaveEntry, err)
+				return out, resp, fmt.Errorf("saving %s: %w", entry, err)
 			}
 			out.Approved = allow
-			out.Record.SavedEntry, out.Record.SavedFile = a.SaveEntry, file
-			resp.SavedEntry, resp.SavedFile = a.SaveEntry, file
+			out.Record.SavedEntry, out.Record.SavedFile = entry, file
+			resp.SavedEntry, resp.SavedFile = entry, file
 			break
 		}
 		action := policy.ActionAllow
@@ -446,4 +459,33 @@ func newID() string {
 	var b [4]byte
 	rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// wildcardFor checks entry, the person's pick for an egress request's
+// always, instead of its exact host:port: only the *.domain form of a
+// domain the host is or lies in, of at least two labels (never *.com or
+// *), with the destination's port or none; never for an IP address.
+func wildcardFor(entry string, a api.Approval) error {
+	bad := func(why string) error {
+		return fmt.Errorf("entry %q for %s: %s; the exact %s needs no entry", entry, a.SaveEntry, why, a.SaveEntry)
+	}
+	if a.Literal {
+		return bad("an IP address is saved only as itself")
+	}
+	e, err := egress.ParseEntry(entry)
+	if err != nil {
+		return bad(err.Error())
+	}
+	d, ok := e.Wildcard()
+	switch {
+	case !ok:
+		return bad("want the *.domain form")
+	case !strings.Contains(d, "."):
+		return bad("the domain needs at least two labels")
+	case a.Host != d && !strings.HasSuffix(a.Host, "."+d):
+		return bad(a.Host + " is not in " + d)
+	case e.Port != 0 && int(e.Port) != a.Port:
+		return bad(fmt.Sprintf("the destination's port is %d", a.Port))
+	}
+	return nil
 }

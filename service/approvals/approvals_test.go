@@ -388,3 +388,42 @@ func TestEgressAnswers(t *testing.T) {
 		t.Errorf("saved %q", got)
 	}
 }
+
+// A person may save the *.domain form of the destination's domain
+// instead of its exact host:port, and nothing wider: not a one-label
+// domain, not another domain, not another port, not for an IP address,
+// and only with always or deny always.
+func TestEgressAlwaysWildcardPicked(t *testing.T) {
+	t.Parallel()
+	var saved []string
+	b := New(Options{SaveEgress: func(entry string, allow bool) (string, error) {
+		saved = append(saved, entry)
+		return "/state/rules.yaml", nil
+	}})
+	a, out := start(t, b, egressHold("", "registry.npmjs.org"))
+	for _, c := range []struct{ answer, entry, err string }{
+		{api.AnswerAlways, "*.org", "too broad"},
+		{api.AnswerAlways, "*", "want the *.domain form"},
+		{api.AnswerAlways, "*.pypi.org", "registry.npmjs.org is not in pypi.org"},
+		{api.AnswerAlways, "*.npmjs.org:80", "the destination's port is 443"},
+		{api.AnswerAlways, "registry.npmjs.org:443", "want the *.domain form"},
+		{api.AnswerOnce, "*.npmjs.org", "goes with always or deny_always"},
+	} {
+		if _, err := b.Answer(api.AnswerRequest{ID: a.ID, Answer: c.answer, Entry: c.entry, By: api.ByCLI}); err == nil || !strings.Contains(err.Error(), c.err) {
+			t.Errorf("%s %q: %v, want %q", c.answer, c.entry, err, c.err)
+		}
+	}
+	resp, err := b.Answer(api.AnswerRequest{ID: a.ID, Answer: api.AnswerAlways, Entry: "*.npmjs.org", By: api.ByCLI})
+	if o := outcome(t, out); err != nil || !o.Approved || o.Record.SavedEntry != "*.npmjs.org" || resp.SavedEntry != "*.npmjs.org" {
+		t.Errorf("always *.npmjs.org: %+v %+v %v", o, resp, err)
+	}
+	lit := egressHold("", "203.0.113.7")
+	lit.Request.Literal = true
+	a, _ = start(t, b, lit)
+	if _, err := b.Answer(api.AnswerRequest{ID: a.ID, Answer: api.AnswerAlways, Entry: "*.113.7", By: api.ByCLI}); err == nil || !strings.Contains(err.Error(), "an IP address is saved only as itself") {
+		t.Errorf("an IP literal's wildcard: %v", err)
+	}
+	if strings.Join(saved, ",") != "*.npmjs.org" {
+		t.Errorf("saved %q", saved)
+	}
+}
