@@ -14,7 +14,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/hook/claude"
 	"github.com/gatehouse-dev/gatehouse/service/api"
-	"github.com/gatehouse-dev/gatehouse/service/audit"
+	"github.com/gatehouse-dev/gatehouse/service/assemble"
 	"github.com/gatehouse-dev/gatehouse/service/doctor"
 	"github.com/gatehouse-dev/gatehouse/service/localapi"
 )
@@ -64,29 +64,12 @@ func runDoctor(fl *flag.FlagSet) runFunc {
 // tool caches and Claude Code's settings (managed, or where Claude Code
 // reads them). The running service is left for the caller to say.
 func doctorOptions(env *Env, configFile, managed string) doctor.Options {
-	loaded, opts, err := loadConfig(env, configFile)
-	o := doctor.Options{Loaded: loaded, LoadErr: err, Home: opts.Home, ManagedFile: opts.ManagedFile,
-		Keys: keyStore(env), InitPath: execInitPath, ClaudeManaged: managed,
-		OpenAudit: func(ctx context.Context) (*audit.Store, error) { return openAudit(ctx, env) }}
-	if err == nil {
-		o.AuditPath = auditPath(env, opts.Home)
-		o.ToolCacheRoot = toolCacheRoot(env, opts.Home)
+	opts, err := loadOptions(env, configFile)
+	if err != nil {
+		return doctor.Options{LoadErr: err}
 	}
-	if user, err := claudeSettingsPath(env); err == nil {
-		o.ClaudeUser = user
-	}
-	return o
-}
-
-// serviceDoctor is the doctor the service runs for GET /v1/doctor and the
-// dashboard: this user's, with the configuration as the files say now,
-// told the service's own status.
-func serviceDoctor(env *Env) func(ctx context.Context, self *api.Status) *api.DoctorReport {
-	return func(ctx context.Context, self *api.Status) *api.DoctorReport {
-		o := doctorOptions(env, "", "")
-		o.Service = self
-		return &doctor.Run(ctx, o).DoctorReport
-	}
+	// The service runs the same (service/assemble).
+	return assemble.DoctorOptions(userPaths(env, opts), opts, managed)
 }
 
 // serviceStatus is the running service's status; nil when none runs

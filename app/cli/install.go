@@ -152,14 +152,11 @@ func runUninstall(fl *flag.FlagSet) runFunc {
 
 // claudeSettingsPath is Claude Code's user settings file.
 func claudeSettingsPath(env *Env) (string, error) {
-	if d := env.Getenv("CLAUDE_CONFIG_DIR"); d != "" && filepath.IsAbs(d) {
-		return filepath.Join(d, "settings.json"), nil
-	}
 	home, err := homeDir(env)
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(home, ".claude", "settings.json"), nil
+	return homePaths(env, home).ClaudeSettings, nil
 }
 
 // selfPath is this binary's absolute path, symlinks resolved: the path

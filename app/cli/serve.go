@@ -79,7 +79,6 @@ func runServe(fl *flag.FlagSet) runFunc {
 			Load:    opts,
 			Version: Version,
 			Logger:  logger,
-			Doctor:  serviceDoctor(env),
 		})
 		if err != nil {
 			logger.Error("refusing to start", "err", err)

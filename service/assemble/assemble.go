@@ -47,9 +47,10 @@ type Options struct {
 	Version string
 	// Logger is the service's log; nil discards it.
 	Logger *slog.Logger
-	// Doctor, when set, runs gatehouse doctor (service/doctor), told the
-	// service's own status: GET /v1/doctor serves its report, the
-	// dashboard's doctor page shows it (service.Options.Doctor).
+	// Doctor runs gatehouse doctor (service/doctor), told the service's
+	// own status: GET /v1/doctor serves its report, the dashboard's doctor
+	// page shows it (service.Options.Doctor). Nil means this user's, as
+	// gatehouse doctor runs it (DoctorOptions).
 	Doctor func(ctx context.Context, self *api.Status) *api.DoctorReport
 }
 
@@ -115,7 +116,7 @@ func New(ctx context.Context, o Options) (*service.Service, error) {
 		},
 		ApprovalClosed: func(a api.Approval) { go prompter().Close(a.ID) },
 		Dashboard:      dashboardFor(ctx, p, logger),
-		Doctor:         o.Doctor,
+		Doctor:         orDoctor(o.Doctor, p, o.Load),
 		Version:        o.Version,
 		Logger:         logger,
 		Reconcile:      func(ctx context.Context) ([]string, error) { return reconcile(ctx, p) },

@@ -145,6 +145,16 @@ func TestServiceStartsFromItsOwnPackage(t *testing.T) {
 		t.Fatalf("exec: exit %d stdout %q stderr %q end %+v", end.Exit, out.String(), errb.String(), end)
 	}
 
+	// Its doctor is its own: GET /v1/doctor says the service runs (it is
+	// told its own status) with nothing handed in from the CLI.
+	rep, err := c.Doctor(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if svcCheck, ok := rep.Check("service"); !ok || svcCheck.State != api.DoctorOK {
+		t.Errorf("doctor's service check %+v (found %v); report %+v", svcCheck, ok, rep.Checks)
+	}
+
 	// The workspaces under the configuration in force: a file changed on
 	// disk counts once the service reloads it, and not before.
 	writeConfig("policy:\n  workspace_roots: [~/other]\n")

@@ -58,6 +58,11 @@ type Paths struct {
 	GoConfig string
 	GoEnv    map[string]string
 
+	// ClaudeSettings is Claude Code's user settings file
+	// ($CLAUDE_CONFIG_DIR/settings.json, else ~/.claude/settings.json),
+	// which doctor reads.
+	ClaudeSettings string
+
 	// InitPath is the gatehouse-init binary; "" finds it beside this one
 	// (pipeline.FindInit). Tests name their own binary.
 	InitPath string
@@ -85,6 +90,10 @@ func Locate(opts policy.LoadOptions, getenv func(string) string) Paths {
 		Keys:          keyring.NewOS(getenv(EnvKeyringService)),
 	}
 	p.Audit = filepath.Join(p.State, audit.FileName)
+	p.ClaudeSettings = filepath.Join(home, ".claude", "settings.json")
+	if d := getenv("CLAUDE_CONFIG_DIR"); d != "" && filepath.IsAbs(d) {
+		p.ClaudeSettings = filepath.Join(d, "settings.json")
+	}
 	p.Trusted = filepath.Join(p.State, trust.FileName)
 	p.ProbeVer = filepath.Join(p.State, "probe-cache.json")
 	// The dashboard's sign-in pages lie beside the socket, in the
