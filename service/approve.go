@@ -68,8 +68,16 @@ func (s *Service) saveRule(r *policy.Rule) error {
 	if slices.ContainsFunc(rs, func(x policy.Rule) bool { return x.Name == r.Name }) {
 		return nil // saved before: the same rule has the same name
 	}
+	return s.rewriteSaved(path, func() error { return policy.WriteSavedRules(path, append(rs, *r)) })
+}
+
+// rewriteSaved writes the saved rules file at path (write) and reloads the
+// configuration with it; when that does not load, the file is put back as
+// it was (or removed, when there was none) and the error says why. The
+// caller holds saveMu.
+func (s *Service) rewriteSaved(path string, write func() error) error {
 	old, oerr := os.ReadFile(path)
-	if err := policy.WriteSavedRules(path, append(rs, *r)); err != nil {
+	if err := write(); err != nil {
 		return err
 	}
 	if res := s.Reload(); !res.OK {
@@ -108,18 +116,8 @@ func (s *Service) saveEgress(entry string, allow bool) (string, error) {
 		return path, nil // saved before
 	}
 	*list = append(*list, entry)
-	old, oerr := os.ReadFile(path)
-	if err := policy.WriteSaved(path, saved); err != nil {
+	if err := s.rewriteSaved(path, func() error { return policy.WriteSaved(path, saved) }); err != nil {
 		return "", err
-	}
-	if res := s.Reload(); !res.OK {
-		if oerr == nil {
-			os.WriteFile(path, old, 0o600)
-		} else {
-			os.Remove(path)
-		}
-		s.Reload()
-		return "", fmt.Errorf("the configuration with it does not load: %s", res.Error)
 	}
 	return path, nil
 }

@@ -288,10 +288,10 @@ func lookup(m map[string]any, keys ...string) (any, bool) {
 	return v, true
 }
 
-// preToolUseHooks calls f with the command of each command hook of m's
-// PreToolUse groups, and whether its group's matcher takes Bash.
-func preToolUseHooks(m map[string]any, f func(command string, bash bool)) {
-	groups, _ := lookup(m, "hooks", "PreToolUse")
+// commandHooks calls f with the command of each command hook of m's
+// groups for event (PreToolUse, PostToolUse), and its group's matcher.
+func commandHooks(m map[string]any, event string, f func(command, matcher string)) {
+	groups, _ := lookup(m, "hooks", event)
 	gs, _ := groups.([]any)
 	for _, g := range gs {
 		gm, _ := g.(map[string]any)
@@ -300,10 +300,16 @@ func preToolUseHooks(m map[string]any, f func(command string, bash bool)) {
 		for _, h := range hs {
 			hm, _ := h.(map[string]any)
 			if cmd, ok := hm["command"].(string); ok && hm["type"] == "command" {
-				f(cmd, matchesTool(matcher, ToolBash))
+				f(cmd, matcher)
 			}
 		}
 	}
+}
+
+// preToolUseHooks calls f with the command of each command hook of m's
+// PreToolUse groups, and whether its group's matcher takes Bash.
+func preToolUseHooks(m map[string]any, f func(command string, bash bool)) {
+	commandHooks(m, "PreToolUse", func(cmd, matcher string) { f(cmd, matchesTool(matcher, ToolBash)) })
 }
 
 // findHook returns Gatehouse's hook command in m, and whether its group
@@ -319,21 +325,11 @@ func findHook(m map[string]any) (command string, bash bool) {
 
 // outputHook reports whether m runs Gatehouse's hook on what Read
 // returns (a PostToolUse group matched to Read).
-func outputHook(m map[string]any) bool {
-	groups, _ := lookup(m, "hooks", "PostToolUse")
-	gs, _ := groups.([]any)
-	for _, g := range gs {
-		gm, _ := g.(map[string]any)
-		matcher, _ := gm["matcher"].(string)
-		hs, _ := gm["hooks"].([]any)
-		for _, h := range hs {
-			hm, _ := h.(map[string]any)
-			if cmd, ok := hm["command"].(string); ok && hm["type"] == "command" && IsHookCommand(cmd) && matchesTool(matcher, "Read") {
-				return true
-			}
-		}
-	}
-	return false
+func outputHook(m map[string]any) (found bool) {
+	commandHooks(m, "PostToolUse", func(cmd, matcher string) {
+		found = found || IsHookCommand(cmd) && matchesTool(matcher, "Read")
+	})
+	return found
 }
 
 // otherBashHooks are the commands of the hooks in m, not Gatehouse's,
