@@ -364,15 +364,7 @@ type Explanation struct {
 func (e *Executor) Explain(ctx context.Context, req api.ExecRequest) (x *Explanation, err error) {
 	ev := newEvent(&req, filepath.Base(e.cfg.Exec.Shell))
 	run := &decideRun{dry: true, verdict: policy.Verdict{Node: -1}}
-	var d *Admitted
-	func() {
-		defer func() {
-			if r := recover(); r != nil {
-				d, err = nil, e.internalError(ev, "explaining", r)
-			}
-		}()
-		d, err = e.decide(ctx, req, ev, run)
-	}()
+	d, err := e.decideGuarded(ctx, req, ev, run, "explaining")
 	x = &Explanation{Decision: policy.ActionDeny, PinnedScripts: []api.Pin{}, Analysis: run.verdict, Tree: run.tree, Cwd: ev.Cwd, Held: run.held}
 	var den *Denial
 	switch {

@@ -228,17 +228,7 @@ func (d *Admitted) Request() api.ExecRequest { return d.req }
 // may not run.
 func (e *Executor) Decide(ctx context.Context, req api.ExecRequest) (d *Admitted, err error) {
 	ev := newEvent(&req, filepath.Base(e.cfg.Exec.Shell))
-	func() {
-		// A failure of Gatehouse's own code while deciding denies this
-		// request alone, on the record: nothing runs, and the caller is
-		// told why instead of losing the service.
-		defer func() {
-			if r := recover(); r != nil {
-				d, err = nil, e.internalError(ev, "deciding", r)
-			}
-		}()
-		d, err = e.decide(ctx, req, ev, &decideRun{})
-	}()
+	d, err = e.decideGuarded(ctx, req, ev, &decideRun{}, "deciding")
 	var den *Denial
 	if errors.As(err, &den) {
 		den.Hint = Remedy(den.Code, den.Hint)
@@ -249,6 +239,18 @@ func (e *Executor) Decide(ctx context.Context, req api.ExecRequest) (d *Admitted
 		}
 	}
 	return d, err
+}
+
+// decideGuarded is decide, where a failure of Gatehouse's own code (what
+// it was doing) denies this request alone, on ev: nothing runs, and the
+// caller is told why instead of losing the service.
+func (e *Executor) decideGuarded(ctx context.Context, req api.ExecRequest, ev *api.Event, run *decideRun, what string) (d *Admitted, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			d, err = nil, e.internalError(ev, what, r)
+		}
+	}()
+	return e.decide(ctx, req, ev, run)
 }
 
 // DenyInternalError: Gatehouse's own code failed while handling the
