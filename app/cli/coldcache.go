@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/gatehouse-dev/gatehouse/internal/fspath"
 	"github.com/gatehouse-dev/gatehouse/service/toolcache"
 )
 
@@ -41,7 +42,7 @@ func coldCacheWatch(stderr io.Writer, root, agent, home string) *silence {
 	if !c.Cold() {
 		return nil
 	}
-	return newSilence(stderr, fmt.Sprintf("gatehouse: still running; %s's tool cache (%s) is empty, so a build or install fetches and compiles everything this once; later ones reuse it", agent, tildeOf(c.Dir, home)), coldQuiet, time.Now)
+	return newSilence(stderr, fmt.Sprintf("gatehouse: still running; %s's tool cache (%s) is empty, so a build or install fetches and compiles everything this once; later ones reuse it", agent, fspath.Tilde(c.Dir, home)), coldQuiet, time.Now)
 }
 
 func newSilence(w io.Writer, line string, quiet time.Duration, now func() time.Time) *silence {
@@ -89,14 +90,6 @@ func (s *silence) watch(tick <-chan time.Time, stop <-chan struct{}) {
 			}
 		}
 	}
-}
-
-// tildeOf writes p under home as ~/...
-func tildeOf(p, home string) string {
-	if home != "" && len(p) > len(home) && p[:len(home)] == home && p[len(home)] == '/' {
-		return "~" + p[len(home):]
-	}
-	return p
 }
 
 // isTerminal reports whether v is a terminal.

@@ -115,3 +115,12 @@ func Walk(p string, stop func(string) bool) (string, error) {
 	}
 	return done, nil
 }
+
+// Tilde writes p, when it lies under home, as ~/..., as a person reads
+// it; any other path (home itself included) as it is.
+func Tilde(p, home string) string {
+	if rest, ok := strings.CutPrefix(p, home+"/"); ok && home != "" {
+		return "~/" + rest
+	}
+	return p
+}

@@ -84,3 +84,17 @@ func TestResolve(t *testing.T) {
 		}
 	}
 }
+
+func TestTilde(t *testing.T) {
+	for _, c := range []struct{ p, home, want string }{
+		{"/home/u/src/app", "/home/u", "~/src/app"},
+		{"/home/u", "/home/u", "/home/u"},
+		{"/home/user2/x", "/home/u", "/home/user2/x"},
+		{"/etc/passwd", "/home/u", "/etc/passwd"},
+		{"/x", "", "/x"},
+	} {
+		if got := Tilde(c.p, c.home); got != c.want {
+			t.Errorf("Tilde(%q, %q) = %q, want %q", c.p, c.home, got, c.want)
+		}
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/internal/fspath"
 	"github.com/gatehouse-dev/gatehouse/sandbox/egress"
 	"github.com/gatehouse-dev/gatehouse/service/analysis"
 	"github.com/gatehouse-dev/gatehouse/service/api"
@@ -83,7 +84,7 @@ func (e *Executor) egressAsk(ctx context.Context, req *api.ExecRequest, dir, fie
 			return egress.Verdict{Rule: "managed_bound",
 				Reason: fmt.Sprintf("%s is not allowed by the managed %s (%s), so no approval is asked", dest, mfield, m.File)}
 		}
-		question := fmt.Sprintf("%s wants to reach %s (during `%s`, in %s)", agent, dest, analysis.Abbrev(req.Command, 60), tildePath(dir, e.opts.Home))
+		question := fmt.Sprintf("%s wants to reach %s (during `%s`, in %s)", agent, dest, analysis.Abbrev(req.Command, 60), fspath.Tilde(dir, e.opts.Home))
 		if d.Literal {
 			question += "; it is an IP address, and an answer allows that address only"
 		}

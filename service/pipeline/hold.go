@@ -13,9 +13,9 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/internal/fspath"
 	"github.com/gatehouse-dev/gatehouse/sandbox"
 	"github.com/gatehouse-dev/gatehouse/service/analysis"
 	"github.com/gatehouse-dev/gatehouse/service/api"
@@ -155,7 +155,7 @@ func (e *Executor) holdWorkspace(ctx context.Context, req *api.ExecRequest, cwdE
 			Agent: agent, Surface: req.Surface, SessionID: req.SessionID, Cwd: out.real,
 			Command: req.Command, Rule: RuleWorkspace, Origin: RuleWorkspace, Reason: cwdErr.Error(),
 			Workspace: top,
-			Question:  fmt.Sprintf("%s wants to work in %s, which is in no workspace root", agent, tildePath(top, e.opts.Home)),
+			Question:  fmt.Sprintf("%s wants to work in %s, which is in no workspace root", agent, fspath.Tilde(top, e.opts.Home)),
 		},
 		Timeout:    e.approvalTimeout(),
 		TrustAgent: req.Agent,
@@ -184,11 +184,3 @@ func (e *Executor) holdWorkspace(ctx context.Context, req *api.ExecRequest, cwdE
 
 // RuleWorkspace names what holds a call from outside every workspace root.
 const RuleWorkspace = "workspace"
-
-// tildePath writes p under home as ~/...
-func tildePath(p, home string) string {
-	if rest, ok := strings.CutPrefix(p, home+"/"); ok && home != "" {
-		return "~/" + rest
-	}
-	return p
-}

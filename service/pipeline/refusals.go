@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gatehouse-dev/gatehouse/internal/fspath"
 	"github.com/gatehouse-dev/gatehouse/sandbox"
 	"github.com/gatehouse-dev/gatehouse/service/analysis"
 	"github.com/gatehouse-dev/gatehouse/service/api"
@@ -116,7 +117,7 @@ func (f refusalFacts) show(p string) string {
 			return rel
 		}
 	}
-	return tildePath(p, f.home)
+	return fspath.Tilde(p, f.home)
 }
 
 // under returns the entry of set that p lies in (or is), "" for none.
