@@ -73,6 +73,11 @@ const (
 	// AnswerTrustAll, for a workspace request, trusts its directory as a
 	// workspace for every agent, and runs this call.
 	AnswerTrustAll = "trust_all"
+	// AnswerPreset, for an egress request whose destination is one of a
+	// preset's hosts (Approval.Preset), saves the preset's entries for the
+	// agent that asked (as `gatehouse egress allow --preset NAME --agent
+	// AGENT`), and runs this call.
+	AnswerPreset = "preset"
 	// AnswerDeny refuses this call.
 	AnswerDeny = "deny"
 	// AnswerDenyAlways saves the request's rule as a deny rule, and
@@ -123,8 +128,18 @@ type Approval struct {
 	Literal   bool   `json:"literal,omitempty"`
 	SaveEntry string `json:"save_entry,omitempty"`
 	// Preset names the egress preset the destination is one of (npm,
-	// pypi...): `gatehouse egress allow --preset NAME` allows its hosts.
+	// pypi...): `gatehouse egress allow --preset NAME` allows its hosts,
+	// and the answer AnswerPreset does so for the agent that asked.
 	Preset string `json:"preset,omitempty"`
+	// Entries are the *.domain entries a person may pick instead of
+	// SaveEntry for always or deny_always (AnswerRequest.Entry), widest
+	// last: every face offers these and no other.
+	Entries []string `json:"entries,omitempty"`
+	// HostLoopback says the destination is the host's own loopback (a
+	// service on this machine, not the sandbox's loopback): an answer that
+	// lets it through must carry AnswerRequest.LocalService, the box the
+	// person ticks, and the question warns.
+	HostLoopback bool `json:"host_loopback,omitempty"`
 	// SaveRule is the rule, in YAML, that always (as allow) and
 	// deny_always (as deny) save; "" when neither is offered.
 	SaveRule string `json:"save_rule,omitempty"`
@@ -150,8 +165,13 @@ type AnswerRequest struct {
 	// Entry, for always or deny_always on an egress request, is the entry
 	// the person picked instead of the exact host:port: the *.domain form
 	// of a domain the host is or lies in (at least two labels), with the
-	// destination's port or none.
+	// destination's port or none (one of Approval.Entries).
 	Entry string `json:"entry,omitempty"`
+	// LocalService is the person's tick on "this is a service on my
+	// machine": required by once, session and always on a request whose
+	// destination is the host's loopback (Approval.HostLoopback), refused
+	// on any other.
+	LocalService bool `json:"local_service,omitempty"`
 	// By is the surface answering: cli, tray or dashboard.
 	By string `json:"by"`
 }
