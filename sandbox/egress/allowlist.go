@@ -129,6 +129,45 @@ func ParseEntry(s string) (Entry, error) {
 	return e, nil
 }
 
+// MaxWildcards is how many entries Wildcards offers at most.
+const MaxWildcards = 3
+
+// Wildcards returns the *.domain entries a person may pick to allow (or
+// deny) host, a name, at port instead of the exact host:port, narrowest
+// first and widest last: one for each domain host lies in, from its parent
+// up to its registrable domain (the one under its public suffix, ICANN or
+// private: never *.co.uk, *.github.io or *.s3.amazonaws.com), or the
+// registrable domain itself when host is one, each with port. Deep names
+// keep the MaxWildcards widest. None for an IP address, localhost or a name
+// with no registrable domain. Every entry parses, and covers host:port.
+func Wildcards(host string, port uint16) []string {
+	host = strings.ToLower(host)
+	if _, err := netip.ParseAddr(host); err == nil || host == "localhost" || checkName(host) != nil {
+		return nil
+	}
+	top, err := publicsuffix.EffectiveTLDPlusOne(host)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for d := host; ; {
+		if d != host || d == top {
+			e := "*." + d + ":" + strconv.Itoa(int(port))
+			if _, err := ParseEntry(e); err == nil {
+				out = append(out, e)
+			}
+		}
+		if d == top {
+			break
+		}
+		_, d, _ = strings.Cut(d, ".")
+	}
+	if len(out) > MaxWildcards {
+		out = out[len(out)-MaxWildcards:]
+	}
+	return out
+}
+
 // splitEntry splits an entry into host and port: "h", "h:p", "[v6]",
 // "[v6]:p", or a bare IPv6 address "v6".
 func splitEntry(s string) (host, port string, hasPort bool, err error) {

@@ -1,6 +1,8 @@
 package egress
 
 import (
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -204,6 +206,49 @@ func TestParseAuthority(t *testing.T) {
 		}
 		if tg.err != nil || tg.String() != tc.want {
 			t.Errorf("parseAuthority(%q) = %s (%v), want %s", tc.in, tg, tg.err, tc.want)
+		}
+	}
+}
+
+// Wildcards offers the domains a name lies in, up to its registrable
+// domain and never a public suffix, narrowest first, each with the port;
+// none for an address or localhost. Each parses and covers the name.
+func TestWildcards(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		host string
+		port uint16
+		want []string
+	}{
+		{"a.b.npmjs.org", 443, []string{"*.b.npmjs.org:443", "*.npmjs.org:443"}},
+		{"registry.npmjs.org", 443, []string{"*.npmjs.org:443"}},
+		{"npmjs.org", 8080, []string{"*.npmjs.org:8080"}},
+		{"www.bbc.co.uk", 443, []string{"*.bbc.co.uk:443"}},
+		{"me.github.io", 443, []string{"*.me.github.io:443"}},
+		{"x.bucket.s3.amazonaws.com", 443, []string{"*.bucket.s3.amazonaws.com:443"}},
+		{"a.b.c.d.e.example.com", 443, []string{"*.d.e.example.com:443", "*.e.example.com:443", "*.example.com:443"}},
+		{"Registry.NPMJS.org", 443, []string{"*.npmjs.org:443"}},
+		{"127.0.0.1", 80, nil},
+		{"::1", 80, nil},
+		{"192.0.2.7", 443, nil},
+		{"localhost", 80, nil},
+		{"intranet", 443, nil},
+		{"com", 443, nil},
+		{"co.uk", 443, nil},
+	} {
+		got := Wildcards(tc.host, tc.port)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("Wildcards(%q, %d) = %q, want %q", tc.host, tc.port, got, tc.want)
+		}
+		for _, e := range got {
+			one, err := ParseAllowlist([]string{e}, nil)
+			if err != nil {
+				t.Errorf("Wildcards(%q): %s: %v", tc.host, e, err)
+				continue
+			}
+			if m, _ := one.match(parseAuthority(strings.ToLower(tc.host)+":"+strconv.Itoa(int(tc.port)), 0)); m == nil {
+				t.Errorf("%s does not cover %s:%d", e, tc.host, tc.port)
+			}
 		}
 	}
 }

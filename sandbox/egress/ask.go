@@ -10,6 +10,13 @@ package egress
 // known only once it is resolved, after the answer. The denylist and an
 // invalid destination are refused before asking too.
 //
+// One exception is asked about: an IP literal on the host's loopback
+// (127.0.0.0/8, ::1, or localhost) with no other problem — a service on
+// this machine, outside the sandbox. It is asked with HostLoopback set,
+// and reached only when the verdict says the person confirmed it is a
+// local service (Verdict.LocalService). A name that resolves to loopback
+// stays refused, whatever the answer.
+//
 // Connections to a destination already asked about wait for the same
 // answer, and the answer holds for the rest of the Proxy's life (one
 // execution): a refused destination is not asked about again.
@@ -26,6 +33,10 @@ type Destination struct {
 	Port uint16
 	// Literal says Host is an IP address.
 	Literal bool
+	// HostLoopback says Host is the host's own loopback (an IP literal or
+	// localhost): an answer reaches a service on this machine, outside
+	// the sandbox.
+	HostLoopback bool
 }
 
 // String is host:port, an IPv6 address in brackets.
@@ -37,7 +48,11 @@ func (d Destination) String() string {
 // (approval_denied, approval_timeout, managed_bound...), and Reason, one
 // line saying why.
 type Verdict struct {
-	Allow        bool
+	Allow bool
+	// LocalService says the person confirmed that a HostLoopback
+	// destination is a service on this machine: without it an Allow does
+	// not reach the host's loopback.
+	LocalService bool
 	Rule, Reason string
 }
 
@@ -49,23 +64,28 @@ type asked struct {
 
 // consult asks about t when it is to be asked about: Ask is set, t is
 // valid, on no denylist, and no allowlist entry covers it. It returns
-// whether t was approved, or the refusal; neither when t is not to be
-// asked about (decide judges it as without Ask). held is called before
-// the wait starts.
-func (p *Proxy) consult(t *target, held func()) (approved bool, r *refusal) {
+// whether t was approved (and, for the host's loopback, confirmed a local
+// service), or the refusal; neither when t is not to be asked about
+// (decide judges it as without Ask). held is called before the wait
+// starts.
+func (p *Proxy) consult(t *target, held func()) (approved, local bool, r *refusal) {
 	if p.opts.Ask == nil || t.err != nil || p.denylisted(t) != nil {
-		return false, nil
+		return false, false, nil
 	}
 	if e, _ := p.allow.match(t); e != nil {
-		return false, nil
+		return false, false, nil
 	}
+	hostLoop := false
 	if t.ip.IsValid() || t.host == "localhost" {
 		ip := t.ip
 		if !ip.IsValid() {
 			ip = loopback
 		}
 		if r := p.check(t.host, ip); r != nil {
-			return false, r // never asked about
+			if r.Rule != ruleLoopback {
+				return false, false, r // never asked about
+			}
+			hostLoop = true // asked, with the warning
 		}
 	}
 	key := t.String()
@@ -80,22 +100,25 @@ func (p *Proxy) consult(t *target, held func()) (approved bool, r *refusal) {
 		held()
 	}
 	if !ok {
-		a.v = p.opts.Ask(p.ctx, Destination{Host: t.host, Port: t.port, Literal: t.ip.IsValid()})
+		a.v = p.opts.Ask(p.ctx, Destination{Host: t.host, Port: t.port, Literal: t.ip.IsValid(), HostLoopback: hostLoop})
 		close(a.done)
 	}
 	select {
 	case <-a.done:
 	case <-p.ctx.Done():
-		return false, refuse("approval_cancelled", "the command ended while %s waited for a person's answer", key)
+		return false, false, refuse("approval_cancelled", "the command ended while %s waited for a person's answer", key)
 	}
 	if !a.v.Allow {
 		rule := a.v.Rule
 		if rule == "" {
 			rule = "approval_denied"
 		}
-		return false, refuse(rule, "%s", a.v.Reason)
+		return false, false, refuse(rule, "%s", a.v.Reason)
 	}
-	return true, nil
+	if hostLoop && !a.v.LocalService {
+		return false, false, refuse(ruleLoopback, "%s is on this machine's loopback, and the answer did not confirm it is a service on this machine", key)
+	}
+	return true, hostLoop, nil
 }
 
 // denylisted returns the refusal of a destination on the denylist, or nil.

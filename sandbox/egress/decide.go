@@ -19,7 +19,8 @@ package egress
 //
 // A destination a person approved (ask.go) skips rule 3 only: a name is
 // resolved and checked by rule 4, and a literal is checked as a resolved
-// address is.
+// address is, except that a literal on the host's loopback the person
+// confirmed as a service on this machine is dialed.
 
 import (
 	"context"
@@ -36,6 +37,10 @@ type refusal struct {
 	Rule   string
 	Reason string
 }
+
+// ruleLoopback refuses the host's loopback: a name that resolves there,
+// or a literal nobody confirmed as a service on this machine.
+const ruleLoopback = "loopback"
 
 func refuse(rule, format string, args ...any) *refusal {
 	return &refusal{Rule: rule, Reason: fmt.Sprintf(format, args...)}
@@ -56,8 +61,9 @@ var (
 
 // decide returns the addresses t may be dialed at, a refusal, or an
 // errResolve. approved says a person let t through though no entry
-// covers it.
-func (p *Proxy) decide(ctx context.Context, t *target, approved bool) ([]netip.AddrPort, *refusal, error) {
+// covers it; local that they confirmed t, an IP literal or localhost on
+// the host's loopback, is a service on this machine.
+func (p *Proxy) decide(ctx context.Context, t *target, approved, local bool) ([]netip.AddrPort, *refusal, error) {
 	if t.err != nil {
 		return nil, refuse("invalid_destination", "%v", t.err), nil
 	}
@@ -70,7 +76,7 @@ func (p *Proxy) decide(ctx context.Context, t *target, approved bool) ([]netip.A
 			if !ip.IsValid() {
 				ip = loopback
 			}
-			if r := p.check(t.host, ip); r != nil {
+			if r := p.check(t.host, ip); r != nil && !(local && r.Rule == ruleLoopback) {
 				return nil, r, nil
 			}
 			return []netip.AddrPort{netip.AddrPortFrom(ip, t.port)}, nil, nil
@@ -183,7 +189,7 @@ func (p *Proxy) check(name string, a netip.Addr) *refusal {
 		if slices.Contains(p.opts.TestLoopbackNames, name) {
 			return nil
 		}
-		rule, what = "loopback", "a loopback address"
+		rule, what = ruleLoopback, "a loopback address"
 	case x.IsUnspecified() || x.Is4() && thisNet.Contains(x):
 		rule, what = "unspecified", "an unspecified address"
 	case x.IsLinkLocalUnicast():

@@ -148,7 +148,7 @@ func TestDecide(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			addrs, r, err := tc.p.decide(context.Background(), parseAuthority(tc.authority, 0), false)
+			addrs, r, err := tc.p.decide(context.Background(), parseAuthority(tc.authority, 0), false, false)
 			if tc.rule != "" {
 				if r == nil || r.Rule != tc.rule {
 					t.Fatalf("decide(%s) = %v, %+v, %v; want refusal %s", tc.authority, addrs, r, err, tc.rule)
@@ -175,7 +175,7 @@ func TestDecide(t *testing.T) {
 func TestDecideUnresolvable(t *testing.T) {
 	t.Parallel()
 	p := newTestProxy(t, []string{"*"}, nil)
-	_, r, err := p.decide(context.Background(), parseAuthority("nowhere.test:443", 0), false)
+	_, r, err := p.decide(context.Background(), parseAuthority("nowhere.test:443", 0), false, false)
 	if r != nil || !errors.As(err, new(errResolve)) {
 		t.Errorf("decide(nowhere.test) = %+v, %v; want a resolution error", r, err)
 	}

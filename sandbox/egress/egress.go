@@ -393,7 +393,7 @@ func (p *Proxy) serveConn(c net.Conn, release func()) {
 // allowed but could not be reached. While t waits for an answer (ask.go),
 // c's handshake deadline is lifted: the wait has its own bound.
 func (p *Proxy) open(c net.Conn, t *target) (net.Conn, *refusal, error) {
-	approved, r := p.consult(t, func() {
+	approved, local, r := p.consult(t, func() {
 		if c != nil {
 			c.SetDeadline(time.Time{})
 		}
@@ -404,7 +404,7 @@ func (p *Proxy) open(c net.Conn, t *target) (net.Conn, *refusal, error) {
 	}
 	ctx, cancel := context.WithTimeout(p.ctx, p.opts.ResolveTimeout+p.opts.DialTimeout)
 	defer cancel()
-	addrs, r, err := p.decide(ctx, t, approved)
+	addrs, r, err := p.decide(ctx, t, approved, local)
 	if r != nil {
 		p.countDenied(t, r)
 		return nil, r, nil
