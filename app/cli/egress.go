@@ -7,6 +7,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -25,7 +26,8 @@ var egressCmd = &command{name: "egress",
 }
 
 const egressUsage = `usage:
-  gatehouse egress allow --preset NAME   allow the hosts of a package ecosystem
+  gatehouse egress allow --preset NAME [--agent AGENT]
+                                         allow the hosts of a package ecosystem
   gatehouse egress presets               list the presets and their hosts
   gatehouse egress list                  the destinations approvals (or allow) saved
   gatehouse egress rm HOST:PORT          remove one of them
@@ -33,7 +35,9 @@ const egressUsage = `usage:
 allow adds the preset's exact host:port entries to policy.egress_allowlist
 in the saved rules file (the state directory's rules.yaml, where an
 approval's "always" saves a destination): every agent's commands reach
-them, within a managed allowlist. A running service reloads. Presets: `
+them, within a managed allowlist. With --agent, only that agent's commands
+do (policy.egress_allowlist_by_agent there), as an approval's preset answer
+saves them. A running service reloads. Presets: `
 
 func egressPresets(_ context.Context, env *Env, args []string) error {
 	if len(args) > 0 {
@@ -47,47 +51,40 @@ func egressPresets(_ context.Context, env *Env, args []string) error {
 
 func egressAllow(fl *flag.FlagSet) runFunc {
 	preset := fl.String("preset", "", "")
+	agent := fl.String("agent", "", "")
 	return func(ctx context.Context, env *Env, args []string) error {
 		if len(args) > 0 {
 			return usagef("egress allow: unexpected argument %q; name a preset with --preset", args[0])
 		}
-		p, ok := policy.EgressPresetNamed(*preset)
-		if !ok {
+		if _, ok := policy.EgressPresetNamed(*preset); !ok {
 			return usagef("egress allow: --preset %q: want one of %s", *preset, strings.Join(policy.EgressPresetNames(), ", "))
 		}
 		l, opts, err := loadConfig(env, "")
 		if err != nil {
 			return err
 		}
-		// An entry outside the managed allowlist would not load: refused
-		// here, naming the managed file.
-		if m := l.Config.ManagedEgress; m != nil {
-			for _, e := range p.Entries {
-				if !m.Allows("", e) {
-					_, field, _ := m.Bound("")
-					return fmt.Errorf("egress allow --preset %s: %s is not allowed by the managed %s (%s); nothing was saved", p.Name, e, field, m.File)
-				}
-			}
-		}
 		saved, err := policy.ReadSaved(opts.SavedRulesFile)
 		if err != nil {
 			return fmt.Errorf("egress allow: %w", err)
 		}
-		var added []string
-		for _, e := range p.Entries {
-			if !slices.Contains(saved.EgressAllow, e) {
-				saved.EgressAllow = append(saved.EgressAllow, e)
-				added = append(added, e)
-			}
+		// An entry outside the managed allowlist would not load: refused
+		// here, naming the managed file.
+		p, added, err := policy.AllowEgressPreset(&saved, l.Config.ManagedEgress, *preset, *agent)
+		if err != nil {
+			return fmt.Errorf("egress allow --preset %s: %w", *preset, err)
+		}
+		field := "policy.egress_allowlist"
+		if *agent != "" {
+			field = "policy.egress_allowlist_by_agent." + *agent
 		}
 		if len(added) == 0 {
-			fmt.Fprintf(env.Stdout, "%s is allowed already (%s)\n", p.What, opts.SavedRulesFile)
+			fmt.Fprintf(env.Stdout, "%s is allowed already (%s of %s)\n", p.What, field, opts.SavedRulesFile)
 			return nil
 		}
 		if err := policy.WriteSaved(opts.SavedRulesFile, saved); err != nil {
 			return fmt.Errorf("egress allow: %w", err)
 		}
-		fmt.Fprintf(env.Stdout, "allowed %s: %s, in policy.egress_allowlist of %s\n", p.What, strings.Join(added, ", "), opts.SavedRulesFile)
+		fmt.Fprintf(env.Stdout, "allowed %s: %s, in %s of %s\n", p.What, strings.Join(added, ", "), field, opts.SavedRulesFile)
 		// A running service puts them in force now.
 		if c, err := serviceClient(env); err == nil {
 			if r, err := c.Reload(ctx); err == nil && !r.OK {
@@ -110,12 +107,17 @@ func egressList(_ context.Context, env *Env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("egress list: %w", err)
 	}
-	if len(saved.EgressAllow)+len(saved.EgressDeny) == 0 {
+	if len(saved.EgressAllow)+len(saved.EgressDeny)+savedForAgents(saved) == 0 {
 		fmt.Fprintf(env.Stdout, "no destinations saved (%s)\n", opts.SavedRulesFile)
 		return nil
 	}
 	for _, e := range saved.EgressAllow {
 		fmt.Fprintf(env.Stdout, "allow  %s\n", e)
+	}
+	for _, a := range slices.Sorted(maps.Keys(saved.EgressAllowByAgent)) {
+		for _, e := range saved.EgressAllowByAgent[a] {
+			fmt.Fprintf(env.Stdout, "allow  %s  (for %s)\n", e, a)
+		}
 	}
 	for _, e := range saved.EgressDeny {
 		fmt.Fprintf(env.Stdout, "deny   %s\n", e)
@@ -135,11 +137,14 @@ func egressRm(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("egress rm: %w", err)
 	}
-	n := len(saved.EgressAllow) + len(saved.EgressDeny)
+	n := len(saved.EgressAllow) + len(saved.EgressDeny) + savedForAgents(saved)
 	drop := func(e string) bool { return e == args[0] }
 	saved.EgressAllow = slices.DeleteFunc(saved.EgressAllow, drop)
 	saved.EgressDeny = slices.DeleteFunc(saved.EgressDeny, drop)
-	if len(saved.EgressAllow)+len(saved.EgressDeny) == n {
+	for a, l := range saved.EgressAllowByAgent {
+		saved.EgressAllowByAgent[a] = slices.DeleteFunc(l, drop)
+	}
+	if len(saved.EgressAllow)+len(saved.EgressDeny)+savedForAgents(saved) == n {
 		return withHint(fmt.Errorf("egress rm %s: no saved destination is that (%s)", args[0], opts.SavedRulesFile),
 			"gatehouse egress list shows them; entries of your config file are edited there")
 	}
@@ -153,4 +158,13 @@ func egressRm(ctx context.Context, env *Env, args []string) error {
 		}
 	}
 	return nil
+}
+
+// savedForAgents counts the destinations saved for one agent.
+func savedForAgents(s policy.Saved) int {
+	n := 0
+	for _, l := range s.EgressAllowByAgent {
+		n += len(l)
+	}
+	return n
 }

@@ -204,6 +204,10 @@ type Policy struct {
 	// holds them, within the managed bound. It is not a field of the
 	// user's file.
 	EgressSaved []string `yaml:"-" json:"-"`
+	// EgressSavedByAgent are the entries saved for one agent (the saved
+	// rules file's policy.egress_allowlist_by_agent: a preset answer):
+	// that agent's list holds them, within the managed bound.
+	EgressSavedByAgent EgressByAgent `yaml:"-" json:"-"`
 	// CredentialGrants names the agents each credential may reach; a
 	// mapped credential it does not list reaches every agent
 	// (credentials.go).

@@ -193,41 +193,61 @@ func (m *ManagedEgress) Allows(agent, entry string) bool {
 	return !ok || egressCovered(entry, list, m.Ports, m.Ports)
 }
 
-// EgressSavedFor returns the saved allowlist entries ("always" answers)
-// agent's commands get: those the managed bound allows for it.
+// EgressSavedFor returns the saved allowlist entries ("always" answers,
+// and those saved for agent alone) agent's commands get: those the
+// managed bound allows for it.
 func (c *Config) EgressSavedFor(agent string) []string {
 	var out []string
-	for _, e := range c.Policy.EgressSaved {
-		if c.ManagedEgress.Allows(agent, e) {
+	for _, e := range append(slices.Clone(c.Policy.EgressSaved), c.Policy.EgressSavedByAgent[agent]...) {
+		if c.ManagedEgress.Allows(agent, e) && !slices.Contains(out, e) {
 			out = append(out, e)
 		}
 	}
 	return out
 }
 
-// takeSavedEgress takes the saved rules file's policy.egress_allowlist out
-// of its layer — entries added to every agent's list, not a list that
-// replaces the one in force — and returns them. Each must parse and, when
-// the managed file sets an allowlist, be covered by it.
-func takeSavedEgress(saved, managed *layer) ([]string, []error) {
-	const p = "policy.egress_allowlist"
-	if saved == nil || !saved.has(p) {
-		return nil, nil
+// takeSavedEgress takes the saved rules file's policy.egress_allowlist
+// and policy.egress_allowlist_by_agent out of its layer — entries added
+// to every agent's list (or to one agent's), not lists that replace the
+// ones in force — and returns them. Each must parse and, when the managed
+// file bounds the agent's approvals, be covered by that bound.
+func takeSavedEgress(saved, managed *layer) ([]string, EgressByAgent, []error) {
+	const p, pa = "policy.egress_allowlist", "policy.egress_allowlist_by_agent"
+	if saved == nil {
+		return nil, nil, nil
 	}
-	list := saved.vals.Policy.EgressAllowlist
 	var errs []error
 	bound := managedEgress(managed)
-	for i, s := range list {
-		at, field := saved.itemSource(p, i), fmt.Sprintf("%s[%d]", p, i)
+	check := func(agent, s string, at Source, field string) {
 		if _, err := egress.ParseEntry(s); err != nil {
 			errs = append(errs, errAt(at, field, "%q %v", s, err))
-			continue
+			return
 		}
-		if l, f, ok := bound.Bound(""); ok && !bound.Allows("", s) {
+		if l, f, ok := bound.Bound(agent); ok && !bound.Allows(agent, s) {
 			errs = append(errs, errAt(at, field, "%q is not allowed by the managed %s %s (%s); remove it", s, f, quoteList(l), bound.File))
 		}
 	}
-	delete(saved.set, p)
-	saved.vals.Policy.EgressAllowlist = nil
-	return slices.Clone(list), errs
+	var list []string
+	if saved.has(p) {
+		list = slices.Clone(saved.vals.Policy.EgressAllowlist)
+		for i, s := range list {
+			check("", s, saved.itemSource(p, i), fmt.Sprintf("%s[%d]", p, i))
+		}
+		delete(saved.set, p)
+		saved.vals.Policy.EgressAllowlist = nil
+	}
+	var byAgent EgressByAgent
+	if saved.has(pa) {
+		byAgent = EgressByAgent{}
+		for _, agent := range sortedKeys(saved.vals.Policy.EgressAllowlistByAgent) {
+			l := saved.vals.Policy.EgressAllowlistByAgent[agent]
+			for i, s := range l {
+				check(agent, s, saved.source(pa), fmt.Sprintf("%s.%s[%d]", pa, agent, i))
+			}
+			byAgent[agent] = slices.Clone(l)
+		}
+		delete(saved.set, pa)
+		saved.vals.Policy.EgressAllowlistByAgent = nil
+	}
+	return list, byAgent, errs
 }

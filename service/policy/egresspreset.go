@@ -6,6 +6,7 @@ package policy
 // them can say so. Each entry is host:443, as an "always" answer saves it.
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 )
@@ -55,4 +56,50 @@ func EgressPresetNames() []string {
 		out[i] = p.Name
 	}
 	return out
+}
+
+// AllowEgressPreset adds the entries of the preset called name to s (what
+// the saved rules file holds) that it lacks: for agent alone
+// (policy.egress_allowlist_by_agent there), or for every agent when agent
+// is "" (policy.egress_allowlist). It returns the preset and the entries
+// added, none when s had them all. When m (the managed bound, nil for
+// none) does not allow every entry for that agent, nothing is added and
+// the error names the managed file. `gatehouse egress allow --preset` and
+// an egress request's preset answer both save a preset through it.
+func AllowEgressPreset(s *Saved, m *ManagedEgress, name, agent string) (EgressPreset, []string, error) {
+	p, ok := EgressPresetNamed(name)
+	if !ok {
+		return p, nil, fmt.Errorf("no egress preset is called %q; want one of %s", name, strings.Join(EgressPresetNames(), ", "))
+	}
+	if agent != "" && !agentRE().MatchString(agent) {
+		return p, nil, fmt.Errorf("%q is not an agent name, like claude-code, cli or an MCP client's name", agent)
+	}
+	for _, e := range p.Entries {
+		if !m.Allows(agent, e) {
+			_, field, _ := m.Bound(agent)
+			return p, nil, fmt.Errorf("%s is not allowed by the managed %s (%s); nothing was saved", e, field, m.File)
+		}
+	}
+	list := s.EgressAllow
+	if agent != "" {
+		list = s.EgressAllowByAgent[agent]
+	}
+	var added []string
+	for _, e := range p.Entries {
+		if !slices.Contains(list, e) {
+			list = append(list, e)
+			added = append(added, e)
+		}
+	}
+	switch {
+	case len(added) == 0:
+	case agent == "":
+		s.EgressAllow = list
+	default:
+		if s.EgressAllowByAgent == nil {
+			s.EgressAllowByAgent = EgressByAgent{}
+		}
+		s.EgressAllowByAgent[agent] = list
+	}
+	return p, added, nil
 }

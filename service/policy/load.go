@@ -152,7 +152,7 @@ func build(managed, saved, user *layer, home string, errs []error) (*Loaded, err
 		managed.vals.Policy.Rules.markManaged()
 		l.apply(managed, nil)
 	}
-	savedEgress, savedErrs := takeSavedEgress(saved, managed)
+	savedEgress, savedByAgent, savedErrs := takeSavedEgress(saved, managed)
 	errs = append(errs, savedErrs...)
 	if saved != nil {
 		l.Files = append(l.Files, saved.file)
@@ -205,6 +205,7 @@ func build(managed, saved, user *layer, home string, errs []error) (*Loaded, err
 	l.Config.Managed = managedPaths(managed)
 	l.Config.ManagedEgress = managedEgress(managed)
 	l.Config.Policy.EgressSaved = savedEgress
+	l.Config.Policy.EgressSavedByAgent = savedByAgent
 	return l, nil
 }
 

@@ -11,7 +11,9 @@ package policy
 // The same file keeps the egress destinations an approval's "always"
 // allowed (policy.egress_allowlist: added to every agent's list, within
 // the managed bound) and "deny always" refused (policy.egress_denylist,
-// added to the user's).
+// added to the user's), and those a preset allowed for one agent
+// (policy.egress_allowlist_by_agent: added to that agent's list, within
+// the managed bound).
 
 import (
 	"bytes"
@@ -40,12 +42,12 @@ const SavedRulesName = "rules.yaml"
 const savedHeader = `# Rules Gatehouse saved when a person answered an approval "always" or
 # "deny always". List them with 'gatehouse rules list', remove one with
 # 'gatehouse rules rm NAME'. This file may hold policy.rules, and the
-# destinations approvals allowed (policy.egress_allowlist) or denied
-# (policy.egress_denylist) always.
+# destinations approvals allowed (policy.egress_allowlist, or for one agent
+# policy.egress_allowlist_by_agent) or denied (policy.egress_denylist) always.
 `
 
 // savedFields are the fields the saved rules file may set.
-var savedFields = []string{"policy.rules", "policy.egress_allowlist", "policy.egress_denylist"}
+var savedFields = []string{"policy.rules", "policy.egress_allowlist", "policy.egress_allowlist_by_agent", "policy.egress_denylist"}
 
 // readSaved reads the saved rules file as a layer that may set
 // savedFields only.
@@ -57,7 +59,7 @@ func readSaved(file, home string, errs *[]error) (*layer, error) {
 	for p, line := range l.set {
 		if !slices.Contains(savedFields, p) {
 			*errs = append(*errs, &FieldError{File: file, Line: line, Field: p,
-				Err: errors.New("the saved rules file holds policy.rules, policy.egress_allowlist and policy.egress_denylist only; move this setting to your config file")})
+				Err: errors.New("the saved rules file holds policy.rules, policy.egress_allowlist, policy.egress_allowlist_by_agent and policy.egress_denylist only; move this setting to your config file")})
 		}
 	}
 	return l, nil
@@ -66,9 +68,10 @@ func readSaved(file, home string, errs *[]error) (*layer, error) {
 // savedDoc is the saved rules file's shape.
 type savedDoc struct {
 	Policy struct {
-		Rules          []Rule   `yaml:"rules"`
-		EgressAllow    []string `yaml:"egress_allowlist,omitempty,flow"`
-		EgressDenylist []string `yaml:"egress_denylist,omitempty,flow"`
+		Rules          []Rule              `yaml:"rules"`
+		EgressAllow    []string            `yaml:"egress_allowlist,omitempty,flow"`
+		EgressByAgent  map[string][]string `yaml:"egress_allowlist_by_agent,omitempty"`
+		EgressDenylist []string            `yaml:"egress_denylist,omitempty,flow"`
 	} `yaml:"policy"`
 }
 
@@ -78,6 +81,9 @@ type Saved struct {
 	// EgressAllow and EgressDeny are the destinations approvals allowed
 	// and denied always, as allowlist entries (host:port).
 	EgressAllow, EgressDeny []string
+	// EgressAllowByAgent are the destinations allowed for one agent only
+	// (a preset answer, egress allow --preset --agent).
+	EgressAllowByAgent EgressByAgent
 }
 
 // ReadSaved returns what the saved rules file at path holds, nothing when
@@ -98,6 +104,7 @@ func ReadSaved(path string) (Saved, error) {
 	l, _ := parseLayer(path, data, "")
 	out.EgressAllow = l.vals.Policy.EgressAllowlist
 	out.EgressDeny = l.vals.Policy.EgressDenylist
+	out.EgressAllowByAgent = l.vals.Policy.EgressAllowlistByAgent
 	return out, nil
 }
 
@@ -110,6 +117,14 @@ func WriteSaved(path string, s Saved) error {
 		doc.Policy.Rules = Rules{}
 	}
 	doc.Policy.EgressAllow, doc.Policy.EgressDenylist = s.EgressAllow, s.EgressDeny
+	for agent, list := range s.EgressAllowByAgent {
+		if len(list) > 0 {
+			if doc.Policy.EgressByAgent == nil {
+				doc.Policy.EgressByAgent = map[string][]string{}
+			}
+			doc.Policy.EgressByAgent[agent] = list
+		}
+	}
 	return writeSavedDoc(path, doc)
 }
 

@@ -186,7 +186,7 @@ func TestSavedRulesLoad(t *testing.T) {
 	// Anything but policy.rules is refused, naming the file and line.
 	os.WriteFile(saved, []byte("policy:\n  default_action: allow\n"), 0o600)
 	_, err = Load(LoadOptions{Home: testHome, SavedRulesFile: saved})
-	if err == nil || !strings.Contains(err.Error(), SavedRulesName+":2: policy.default_action: the saved rules file holds policy.rules, policy.egress_allowlist and policy.egress_denylist only") {
+	if err == nil || !strings.Contains(err.Error(), SavedRulesName+":2: policy.default_action: the saved rules file holds policy.rules, policy.egress_allowlist, policy.egress_allowlist_by_agent and policy.egress_denylist only") {
 		t.Errorf("got %v", err)
 	}
 	// Missing: nothing saved.
