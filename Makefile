@@ -82,8 +82,10 @@ test-user:
 	@GATEHOUSE_TEST_WARM=1 .ci/test-as-user.sh $(TEST_USER) $(PIPELINE_PKGS)
 
 # test-readme: the README's install lines, run as written by a fresh
-# unprivileged account (.ci/readme-install-test.sh), on this tree's build;
-# as root only (it makes the account's home and runs the sudo lines).
+# unprivileged account (.ci/readme-install-test.sh), on this tree's build,
+# up to a governed command and a routed call of the real claude against a
+# fake API; as root only (it makes the account's home and runs the sudo
+# lines).
 test-readme: build
 	@if [ "$$(id -u)" -eq 0 ]; then GATEHOUSE_README_PREBUILT=1 .ci/readme-install-test.sh $(TEST_USER); \
 	else echo "test-readme: skipped (run make test as root to run the README's install lines as a fresh account)"; fi
