@@ -39,9 +39,11 @@ func answerLabel(a api.Approval, ans string) string {
 	case a.Kind == api.ApprovalEgress && ans == api.AnswerSession:
 		return "Allow for this session"
 	case a.Kind == api.ApprovalEgress && ans == api.AnswerAlways:
-		return "Always allow " + termesc.Line(a.SaveEntry)
+		return "Always allow"
 	case a.Kind == api.ApprovalEgress && ans == api.AnswerDenyAlways:
-		return "Always deny " + termesc.Line(a.SaveEntry)
+		return "Always deny"
+	case ans == api.AnswerPreset:
+		return "Allow " + presetWhat(a.Preset) + " hosts for " + termesc.Line(a.Agent)
 	case ans == api.AnswerTrust:
 		return "Trust " + termesc.Line(a.Workspace) + " for " + termesc.Line(a.Agent)
 	case ans == api.AnswerTrustAll:
@@ -53,7 +55,32 @@ func answerLabel(a api.Approval, ans string) string {
 	return ans
 }
 
-type answerButton struct{ Value, Label string }
+// presetWhat names the preset's hosts, as the preset table words it
+// (policy.EgressPresets): "the npm registry".
+func presetWhat(name string) string {
+	if p, ok := policy.EgressPresetNamed(name); ok {
+		return p.What
+	}
+	return "the " + termesc.Line(name) + " preset's"
+}
+
+// An answerButton is one answer. Pick, for always and deny always on an
+// egress request, is the entry it saves: the one picked, which the page's
+// script keeps in step with the choice.
+type answerButton struct {
+	Value, Label, Pick string
+	// Allows says the answer lets the connection through: on a request
+	// to the host's loopback it needs the local-service box ticked.
+	Allows bool
+}
+
+// A pick is one entry always and deny always may save: the exact
+// destination (the default) or one of the *.domain entries the service
+// offers (api.Approval.Entries), no other.
+type pick struct {
+	Entry   string
+	Checked bool
+}
 
 type approvalView struct {
 	A       api.Approval
@@ -62,6 +89,39 @@ type approvalView struct {
 	// RuleRows is how many rows show it whole.
 	Always   bool
 	RuleRows int
+	// Picks are the entries always and deny always may save, when the
+	// service offers more than the exact one.
+	Picks []pick
+	// Preset names the hosts the preset answer allows, and for whom.
+	Preset string
+}
+
+// allowing are the answers that let a held connection through.
+var allowing = []string{api.AnswerOnce, api.AnswerSession, api.AnswerAlways, api.AnswerPreset}
+
+// viewApproval is a request as the page shows it: its answers, what each
+// saves, and the picks offered, only as the service gave them.
+func viewApproval(a api.Approval) approvalView {
+	av := approvalView{A: a}
+	for _, ans := range a.Answers {
+		b := answerButton{Value: ans, Label: answerLabel(a, ans), Allows: slices.Contains(allowing, ans)}
+		if a.Kind == api.ApprovalEgress && (ans == api.AnswerAlways || ans == api.AnswerDenyAlways) {
+			b.Pick = a.SaveEntry
+		}
+		av.Buttons = append(av.Buttons, b)
+		av.Always = av.Always || (ans == api.AnswerSession || ans == api.AnswerAlways || ans == api.AnswerDenyAlways) && a.SaveRule != ""
+	}
+	av.RuleRows = strings.Count(a.SaveRule, "\n") + 2
+	if a.Kind == api.ApprovalEgress && len(a.Entries) > 0 && (slices.Contains(a.Answers, api.AnswerAlways) || slices.Contains(a.Answers, api.AnswerDenyAlways)) {
+		av.Picks = append(av.Picks, pick{a.SaveEntry, true})
+		for _, e := range a.Entries {
+			av.Picks = append(av.Picks, pick{Entry: e})
+		}
+	}
+	if p, ok := policy.EgressPresetNamed(a.Preset); ok && slices.Contains(a.Answers, api.AnswerPreset) {
+		av.Preset = strings.Join(p.Entries, ", ") + " for " + termesc.Line(a.Agent)
+	}
+	return av
 }
 
 type approvalsView struct {
@@ -78,13 +138,7 @@ type historyRow struct {
 func (s *Server) approvals(w http.ResponseWriter, r *http.Request, ss *session) {
 	var v approvalsView
 	for _, a := range s.opts.Service.Approvals() {
-		av := approvalView{A: a}
-		for _, ans := range a.Answers {
-			av.Buttons = append(av.Buttons, answerButton{ans, answerLabel(a, ans)})
-			av.Always = av.Always || (ans == api.AnswerSession || ans == api.AnswerAlways || ans == api.AnswerDenyAlways) && a.SaveRule != ""
-		}
-		av.RuleRows = strings.Count(a.SaveRule, "\n") + 2
-		v.Pending = append(v.Pending, av)
+		v.Pending = append(v.Pending, viewApproval(a))
 	}
 	if s.opts.Trail != nil {
 		es, err := s.opts.Trail.List(r.Context(), audit.Filter{Answered: true, Calls: true, Limit: pageSize})
@@ -100,23 +154,35 @@ func (s *Server) approvals(w http.ResponseWriter, r *http.Request, ss *session) 
 
 // answer applies the person's answer. The rule is sent only with always
 // and deny_always, and only when it was edited: unchanged, the request's
-// own rule is saved.
+// own rule is saved. So is the entry picked: only when it is not the
+// exact destination, which the service saves without one. The
+// local-service tick goes with the answers that let a connection
+// through; the service judges both.
 func (s *Server) answer(w http.ResponseWriter, r *http.Request, ss *session) {
 	req := api.AnswerRequest{ID: r.PostFormValue("id"), Answer: r.PostFormValue("answer"), By: api.ByDashboard}
+	pending := s.opts.Service.Approvals()
+	var a api.Approval
+	if i := slices.IndexFunc(pending, func(a api.Approval) bool { return a.ID == req.ID }); i >= 0 {
+		a = pending[i]
+	}
 	if req.Answer == api.AnswerAlways || req.Answer == api.AnswerDenyAlways {
 		rule := strings.ReplaceAll(r.PostFormValue("rule"), "\r\n", "\n")
-		pending := s.opts.Service.Approvals()
-		i := slices.IndexFunc(pending, func(a api.Approval) bool { return a.ID == req.ID })
-		if i >= 0 && strings.TrimSpace(rule) != strings.TrimSpace(pending[i].SaveRule) {
+		if a.ID != "" && strings.TrimSpace(rule) != strings.TrimSpace(a.SaveRule) {
 			req.Rule = rule
 		}
+		if e := r.PostFormValue("entry"); e != "" && e != a.SaveEntry {
+			req.Entry = e
+		}
 	}
+	req.LocalService = r.PostFormValue("local_service") != "" && slices.Contains(allowing, req.Answer)
 	resp := s.opts.Service.Answer(req)
 	switch {
 	case resp.Error != "":
 		s.setFlash(ss, "Not answered: "+resp.Error)
 	case resp.SavedRule != "":
 		s.setFlash(ss, "Answered "+req.Answer+"; saved the rule:\n"+resp.SavedRule)
+	case resp.SavedEntry != "":
+		s.setFlash(ss, "Answered "+req.Answer+"; saved "+resp.SavedEntry+" in "+resp.SavedFile+".")
 	default:
 		s.setFlash(ss, "Answered "+req.Answer+".")
 	}

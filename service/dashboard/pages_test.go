@@ -225,10 +225,85 @@ func TestApprovalsEgress(t *testing.T) {
 	c := f.client()
 	f.login(c)
 	_, body := f.getBody(c, f.base+"/approvals", nil)
-	for _, want := range []string{"<dt>destination</dt><dd>registry.npmjs.org:443; Always adds it to policy.egress_allowlist",
-		">Allow for this command<", ">Allow for this session<", ">Always allow registry.npmjs.org:443<", ">Always deny registry.npmjs.org:443<"} {
+	for _, want := range []string{"<dt>destination</dt><dd>registry.npmjs.org:443</dd>",
+		`Always adds <code class="pick">registry.npmjs.org:443</code> to policy.egress_allowlist`,
+		">Allow for this command<", ">Allow for this session<", `>Always allow <span class="pick">registry.npmjs.org:443</span><`,
+		`>Always deny <span class="pick">registry.npmjs.org:443</span><`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the approvals page lacks %q", want)
 		}
+	}
+	// No picks, no local-service box, no preset where the service offers none.
+	for _, not := range []string{`name="entry"`, `name="local_service"`, "answer-preset"} {
+		if strings.Contains(body, not) {
+			t.Errorf("the approvals page offers %q", not)
+		}
+	}
+}
+
+// An egress request's picks are the exact destination (chosen) and the
+// entries the service offers, no other; the preset answer names its hosts
+// and agent; a host-loopback request has the local-service box, which is
+// sent with an answer that lets the connection through and no other; the
+// entry is sent only when it is not the exact destination.
+func TestApprovalsEgressPicks(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 0)
+	f.svc.pending = []api.Approval{
+		{ID: "e1", Kind: api.ApprovalEgress, Agent: "claude-code", Command: "npm install", Cwd: "/w/app",
+			Host: "registry.npmjs.org", Port: 443, SaveEntry: "registry.npmjs.org:443", Rule: "egress_unknown", Preset: "npm",
+			Entries:  []string{"*.registry.npmjs.org:443", "*.npmjs.org:443", "*.npmjs.org"},
+			Question: "claude-code wants to reach registry.npmjs.org:443 (during `npm install`, in /w/app)",
+			Answers:  []string{"once", "session", "always", "preset", "deny", "deny_always"}},
+		{ID: "l1", Kind: api.ApprovalEgress, Agent: "claude-code", Command: "curl http://127.0.0.1:8765/", Cwd: "/w/app",
+			Host: "127.0.0.1", Port: 8765, Literal: true, HostLoopback: true, SaveEntry: "127.0.0.1:8765", Rule: "egress_unknown",
+			Question: "claude-code wants to reach 127.0.0.1:8765, a service on this machine", Answers: []string{"once", "session", "always", "deny", "deny_always"}},
+	}
+	c := f.client()
+	f.login(c)
+	_, body := f.getBody(c, f.base+"/approvals", nil)
+	e1, l1, _ := strings.Cut(body, `id="approval-l1"`)
+	picks := regexp.MustCompile(`<input type="radio" name="entry" value="([^"]*)"( checked)?>`).FindAllStringSubmatch(e1, -1)
+	var got []string
+	for _, m := range picks {
+		got = append(got, m[1]+m[2])
+	}
+	if want := []string{"registry.npmjs.org:443 checked", "*.registry.npmjs.org:443", "*.npmjs.org:443", "*.npmjs.org"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("the picks are %q, want %q", got, want)
+	}
+	for _, want := range []string{">Allow the npm registry hosts for claude-code<", "the preset answer adds registry.npmjs.org:443 for claude-code"} {
+		if !strings.Contains(e1, want) {
+			t.Errorf("the npm request lacks %q", want)
+		}
+	}
+	if strings.Contains(e1, `name="local_service"`) || strings.Contains(l1, `name="entry"`) {
+		t.Error("a box or a pick is offered where the service offers none")
+	}
+	for _, want := range []string{`<input type="checkbox" name="local_service" value="1" required> This is a service on my machine`,
+		"<strong>127.0.0.1:8765 is on this machine's own loopback</strong>", `class="answer-deny" formnovalidate>`, `class="answer-once">`} {
+		if !strings.Contains(l1, want) {
+			t.Errorf("the loopback request lacks %q", want)
+		}
+	}
+	token := csrfField.FindStringSubmatch(body)[1]
+	for _, form := range []url.Values{
+		{"id": {"e1"}, "answer": {"always"}, "entry": {"registry.npmjs.org:443"}},
+		{"id": {"e1"}, "answer": {"deny_always"}, "entry": {"*.npmjs.org"}},
+		{"id": {"e1"}, "answer": {"preset"}, "entry": {"*.npmjs.org"}},
+		{"id": {"l1"}, "answer": {"once"}, "local_service": {"1"}},
+		{"id": {"l1"}, "answer": {"deny"}, "local_service": {"1"}},
+	} {
+		form.Set("csrf", token)
+		f.post(c, "/approvals/answer", f.base, form)
+	}
+	want := []api.AnswerRequest{
+		{ID: "e1", Answer: "always", By: "dashboard"},
+		{ID: "e1", Answer: "deny_always", Entry: "*.npmjs.org", By: "dashboard"},
+		{ID: "e1", Answer: "preset", By: "dashboard"},
+		{ID: "l1", Answer: "once", LocalService: true, By: "dashboard"},
+		{ID: "l1", Answer: "deny", By: "dashboard"},
+	}
+	if got := f.svc.answered(); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("answers\n%+v\nwant\n%+v", got, want)
 	}
 }

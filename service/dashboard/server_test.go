@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -50,7 +51,13 @@ func (f *fakeService) Answer(req api.AnswerRequest) api.AnswerResponse {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.answers = append(f.answers, req)
-	return api.AnswerResponse{OK: true}
+	resp := api.AnswerResponse{OK: true}
+	for _, a := range f.pending {
+		if a.ID == req.ID && a.Kind == api.ApprovalEgress && (req.Answer == api.AnswerAlways || req.Answer == api.AnswerDenyAlways) {
+			resp.SavedEntry, resp.SavedFile = cmp.Or(req.Entry, a.SaveEntry), "/state/rules.yaml"
+		}
+	}
+	return resp
 }
 
 func (f *fakeService) Subscribe(ctx context.Context) ([]api.StreamNotice, <-chan api.StreamNotice) {

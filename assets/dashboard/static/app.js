@@ -102,6 +102,19 @@
     return submitting || el && (el.tagName === "TEXTAREA" || el.tagName === "INPUT");
   }
 
+  // An egress request's entry picked for Always and Deny always: every
+  // place that names what they save names the pick.
+  document.addEventListener("change", function (ev) {
+    const el = ev.target;
+    if (el.name !== "entry" || !el.checked) {
+      return;
+    }
+    const section = el.closest("section.approval");
+    for (const p of section ? section.querySelectorAll(".pick") : []) {
+      p.textContent = el.value;
+    }
+  });
+
   function connect() {
     const es = new EventSource("/stream");
     es.onopen = function () {
