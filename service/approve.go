@@ -122,6 +122,35 @@ func (s *Service) saveEgress(entry string, allow bool) (string, error) {
 	return path, nil
 }
 
+// savePreset saves the entries of the egress preset called name for agent
+// (an egress request's preset answer) in the saved rules file, through
+// the one function `gatehouse egress allow --preset NAME --agent AGENT`
+// uses (policy.AllowEgressPreset, within the managed bound), and reloads
+// the configuration with them. It returns the file and the preset's
+// entries.
+func (s *Service) savePreset(name, agent string) (string, []string, error) {
+	path := s.opts.SavedRulesFile
+	if path == "" {
+		return "", nil, errors.New("this service has no saved rules file")
+	}
+	s.saveMu.Lock()
+	defer s.saveMu.Unlock()
+	saved, err := policy.ReadSaved(path)
+	if err != nil {
+		return "", nil, err
+	}
+	p, added, err := policy.AllowEgressPreset(&saved, s.Config().Config.ManagedEgress, name, agent)
+	if err != nil {
+		return "", nil, err
+	}
+	if len(added) > 0 {
+		if err := s.rewriteSaved(path, func() error { return policy.WriteSaved(path, saved) }); err != nil {
+			return "", nil, err
+		}
+	}
+	return path, p.Entries, nil
+}
+
 // WaitingLine is the line a held call's caller prints: it waits, for
 // what, and how to answer (waitline.Line, the same on every face).
 func WaitingLine(a api.Approval) string { return waitline.Line(a, time.Now()) }

@@ -177,6 +177,7 @@ func New(opts Options) (*Service, error) {
 	s.approvals = approvals.New(approvals.Options{
 		SaveRule:   s.saveRule,
 		SaveEgress: s.saveEgress,
+		SavePreset: s.savePreset,
 		Trust:      trustDir,
 		Publish:    s.hub.publish,
 		Opened: func(a api.Approval) {

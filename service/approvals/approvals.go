@@ -62,12 +62,20 @@ type Hold struct {
 	// TrustAgent, for a workspace request, is the agent the trust answer
 	// trusts the directory for; "" offers trust for every agent only.
 	TrustAgent string
+	// PresetAgent, for an egress request naming a preset
+	// (Request.Preset), is the agent the preset answer saves the preset's
+	// entries for; "" offers no preset answer.
+	PresetAgent string
 }
 
 // An Outcome is how a hold ended.
 type Outcome struct {
 	Approved bool
-	Record   api.ApprovalRecord
+	// LocalService says the approving answer (or the session grant)
+	// carried the person's tick on "this is a service on my machine": only
+	// then does an approved host-loopback destination get reached.
+	LocalService bool
+	Record       api.ApprovalRecord
 }
 
 // Options configure a Broker. Every field may be nil.
@@ -79,6 +87,10 @@ type Options struct {
 	// always (allow) or deny_always (!allow) answer gives, puts it in
 	// force, and returns the file it is in; an error refuses the answer.
 	SaveEgress func(entry string, allow bool) (file string, err error)
+	// SavePreset saves the entries of the egress preset called name for
+	// agent (policy.AllowEgressPreset), puts them in force, and returns
+	// the file and the preset's entries; an error refuses the answer.
+	SavePreset func(name, agent string) (file string, entries []string, err error)
 	// Trust trusts dir as a workspace root for agent ("" for every agent)
 	// and returns the path trusted; an error refuses the answer.
 	Trust func(dir, agent, by string) (string, error)
@@ -114,6 +126,7 @@ type pending struct {
 // agent session's commands reach dest, host:port.
 type grant struct {
 	kind, dest           string
+	local                bool // the answer confirmed a service on this machine
 	agent, session, rule string
 	match                *policy.Rule // nil: the exact command
 	command              string
@@ -130,14 +143,19 @@ func New(opts Options) *Broker {
 // session grant answers it at once.
 func (b *Broker) Hold(ctx context.Context, h *Hold) Outcome {
 	start := time.Now()
-	if rec, ok := b.granted(h, start); ok {
-		return Outcome{Approved: true, Record: rec}
+	if out, ok := b.granted(h, start); ok {
+		return out
 	}
 	a := h.Request
 	a.ID = newID()
 	a.Created = start.UTC()
 	a.Expires = start.Add(h.Timeout).UTC()
 	a.Answers = offered(h)
+	if a.Kind == api.ApprovalEgress && !a.Literal {
+		// The *.domain picks always may save instead of the exact
+		// destination: computed once, here, for every face.
+		a.Entries = egress.Wildcards(a.Host, uint16(a.Port))
+	}
 	p := &pending{a: a, h: h, answered: make(chan Outcome, 1)}
 	b.mu.Lock()
 	if len(b.pending) >= MaxPending {
@@ -200,10 +218,16 @@ func offered(h *Hold) []string {
 			out = append(out, api.AnswerSession)
 		}
 		if h.Request.SaveEntry != "" {
-			out = append(out, api.AnswerAlways, api.AnswerDeny, api.AnswerDenyAlways)
-			return out
+			out = append(out, api.AnswerAlways)
 		}
-		return append(out, api.AnswerDeny)
+		if h.Request.Preset != "" && h.PresetAgent != "" && !h.Request.HostLoopback {
+			out = append(out, api.AnswerPreset)
+		}
+		out = append(out, api.AnswerDeny)
+		if h.Request.SaveEntry != "" {
+			out = append(out, api.AnswerDenyAlways)
+		}
+		return out
 	}
 	if h.Request.Kind == api.ApprovalWorkspace {
 		out := []string{api.AnswerOnce}
@@ -227,10 +251,10 @@ func offered(h *Hold) []string {
 }
 
 // granted answers h from a session grant, when one covers it.
-func (b *Broker) granted(h *Hold, now time.Time) (api.ApprovalRecord, bool) {
+func (b *Broker) granted(h *Hold, now time.Time) (Outcome, bool) {
 	r := h.Request
 	if r.Kind != api.ApprovalCommand && r.Kind != api.ApprovalEgress || r.SessionID == "" {
-		return api.ApprovalRecord{}, false
+		return Outcome{}, false
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -239,17 +263,18 @@ func (b *Broker) granted(h *Hold, now time.Time) (api.ApprovalRecord, bool) {
 		if g.kind != r.Kind || g.agent != r.Agent || g.session != r.SessionID || g.rule != r.Rule {
 			continue
 		}
+		rec := api.ApprovalRecord{Kind: r.Kind, Answer: api.AnswerSession, By: BySession, Rule: r.Rule}
 		if r.Kind == api.ApprovalEgress {
-			if g.dest == egressDest(r) {
-				return api.ApprovalRecord{Kind: r.Kind, Answer: api.AnswerSession, By: BySession, Rule: r.Rule}, true
+			if g.dest == egressDest(r) && g.local == r.HostLoopback {
+				return Outcome{Approved: true, LocalService: g.local, Record: rec}, true
 			}
 			continue
 		}
 		if (g.match != nil && h.Matches != nil && h.Matches(g.match)) || (g.match == nil && g.command == r.Command) {
-			return api.ApprovalRecord{Kind: r.Kind, Answer: api.AnswerSession, By: BySession, Rule: r.Rule}, true
+			return Outcome{Approved: true, Record: rec}, true
 		}
 	}
-	return api.ApprovalRecord{}, false
+	return Outcome{}, false
 }
 
 // EndSession drops the session grants of agent's session.
@@ -305,6 +330,12 @@ func (b *Broker) Answer(req api.AnswerRequest) (api.AnswerResponse, error) {
 		err := wildcardFor(req.Entry, p.a)
 		b.mu.Unlock()
 		return api.AnswerResponse{}, err
+	case req.LocalService && !p.a.HostLoopback:
+		b.mu.Unlock()
+		return api.AnswerResponse{}, fmt.Errorf("request %s is not about a service on this machine: the local-service tick (--local-service) goes only with a request about the host's loopback", req.ID)
+	case p.a.HostLoopback && !req.LocalService && lets(req.Answer):
+		b.mu.Unlock()
+		return api.AnswerResponse{}, fmt.Errorf("request %s is about %s, a service on this machine (the host's loopback, outside the sandbox): approving it needs the box \"this is a service on my machine\" ticked (gatehouse approve %s --local-service)", req.ID, p.a.SaveEntry, req.ID)
 	case req.Rule != "" && p.a.Kind == api.ApprovalEgress:
 		b.mu.Unlock()
 		return api.AnswerResponse{}, fmt.Errorf("request %s is about a destination: its always saves %s, and takes no rule", req.ID, p.a.SaveEntry)
@@ -339,6 +370,18 @@ func (b *Broker) apply(p *pending, req api.AnswerRequest) (Outcome, api.AnswerRe
 	case api.AnswerOnce:
 		// For a workspace request too: this call, and nothing trusted.
 		out.Approved = true
+	case api.AnswerPreset:
+		if b.opts.SavePreset == nil {
+			return out, resp, errors.New("presets cannot be saved here")
+		}
+		file, entries, err := b.opts.SavePreset(a.Preset, p.h.PresetAgent)
+		if err != nil {
+			return out, resp, fmt.Errorf("saving preset %s for %s: %w", a.Preset, p.h.PresetAgent, err)
+		}
+		saved := strings.Join(entries, ", ")
+		out.Approved = true
+		out.Record.SavedEntry, out.Record.SavedFile = saved, file
+		resp.SavedEntry, resp.SavedFile = saved, file
 	case api.AnswerTrust, api.AnswerTrustAll:
 		if b.opts.Trust == nil {
 			return out, resp, errors.New("workspaces cannot be trusted here")
@@ -355,7 +398,7 @@ func (b *Broker) apply(p *pending, req api.AnswerRequest) (Outcome, api.AnswerRe
 		out.Record.Workspace = dir
 	case api.AnswerSession:
 		out.Approved = true
-		g := grant{kind: a.Kind, agent: a.Agent, session: a.SessionID, rule: a.Rule, command: a.Command, expires: time.Now().Add(SessionTTL)}
+		g := grant{kind: a.Kind, agent: a.Agent, session: a.SessionID, rule: a.Rule, command: a.Command, expires: time.Now().Add(SessionTTL), local: req.LocalService}
 		if a.Kind == api.ApprovalEgress {
 			g.dest = egressDest(a)
 		}
@@ -404,8 +447,18 @@ func (b *Broker) apply(p *pending, req api.AnswerRequest) (Outcome, api.AnswerRe
 		out.Record.SavedRule = r.Name
 		resp.SavedRule = policy.RuleYAML(r)
 	}
+	out.LocalService = out.Approved && req.LocalService
 	resp.OK = true
 	return out, resp, nil
+}
+
+// lets reports whether answer lets the held call through.
+func lets(answer string) bool {
+	switch answer {
+	case api.AnswerDeny, api.AnswerDenyAlways:
+		return false
+	}
+	return true
 }
 
 // ruleOf returns the rule an always answer saves: the request's, or the

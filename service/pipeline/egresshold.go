@@ -12,6 +12,14 @@ package pipeline
 // watches) such a destination is refused as under deny. A managed allowlist bounds what an answer may grant: a
 // destination outside it is refused at once, and nobody is asked. Each
 // answer is on the execution's event (egress.approved).
+//
+// A destination on the host's own loopback (an IP literal or localhost:
+// the proxy flags it, Destination.HostLoopback) is a service on this
+// machine, outside the sandbox: its question warns, and the broker lets
+// it through only with the person's local-service tick, which the verdict
+// carries to the proxy (approvals.Outcome.LocalService). A destination
+// one of a preset's hosts offers the preset answer, for the agent that
+// asked.
 
 import (
 	"context"
@@ -88,6 +96,9 @@ func (e *Executor) egressAsk(ctx context.Context, req *api.ExecRequest, dir, fie
 		if d.Literal {
 			question += "; it is an IP address, and an answer allows that address only"
 		}
+		if d.HostLoopback {
+			question += "; warning: it is this machine's own loopback, so approving lets the command reach a service running on this machine, outside the sandbox (tick \"this is a service on my machine\" to approve)"
+		}
 		preset, isPreset := policy.EgressPresetOf(dest)
 		h := &approvals.Hold{
 			Request: api.Approval{
@@ -97,11 +108,13 @@ func (e *Executor) egressAsk(ctx context.Context, req *api.ExecRequest, dir, fie
 				Reason:   fmt.Sprintf("%s is not on %s", dest, field),
 				Question: question,
 				Host:     d.Host, Port: int(d.Port), Literal: d.Literal, SaveEntry: dest,
+				HostLoopback: d.HostLoopback,
 			},
 			Timeout: time.Duration(e.cfg.Policy.EgressApprovalTimeoutSeconds) * time.Second,
 		}
 		if isPreset {
 			h.Request.Preset = preset.Name
+			h.PresetAgent = req.Agent // "": no preset answer
 		}
 		// The hold ends when the execution's proxy does, or its caller
 		// goes away.
@@ -113,7 +126,7 @@ func (e *Executor) egressAsk(ctx context.Context, req *api.ExecRequest, dir, fie
 		rec := out.Record
 		answers.add(api.EgressApproval{Host: d.Host, Port: int(d.Port), Answer: rec.Answer, By: rec.By, ID: rec.ID})
 		if out.Approved {
-			return egress.Verdict{Allow: true}
+			return egress.Verdict{Allow: true, LocalService: out.LocalService}
 		}
 		switch rec.Answer {
 		case approvals.AnswerTimeout:
