@@ -66,3 +66,24 @@ type RelayRequest struct {
 	Ticket string `json:"ticket"`
 	PID    int    `json:"pid"`
 }
+
+// PathTicketCheck asks whether a ticket is live for an agent's session,
+// without redeeming it (TicketCheckRequest): Claude Code's
+// PermissionRequest hook lets a relay out of Claude Code's sandbox only
+// then.
+const PathTicketCheck = "/v1/tickets/check"
+
+// TicketCheckRequest names a ticket and the agent session that holds it.
+type TicketCheckRequest struct {
+	Ticket    string `json:"ticket"`
+	Agent     string `json:"agent"`
+	SessionID string `json:"session_id"`
+}
+
+// TicketCheckResponse says whether the ticket is live: issued by this
+// service to a hook of that agent and session, pending, neither redeemed
+// nor expired. Reason says why not.
+type TicketCheckResponse struct {
+	Live   bool   `json:"live"`
+	Reason string `json:"reason,omitempty"`
+}

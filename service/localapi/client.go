@@ -97,6 +97,13 @@ func (c *Client) Redeem(ctx context.Context, ticket string, stdout, stderr io.Wr
 	return c.stream(ctx, api.PathRedeem, api.RedeemRequest{Ticket: ticket}, stdout, stderr)
 }
 
+// CheckTicket asks whether a ticket is live for an agent session; it
+// redeems nothing.
+func (c *Client) CheckTicket(ctx context.Context, req api.TicketCheckRequest) (*api.TicketCheckResponse, error) {
+	var resp api.TicketCheckResponse
+	return &resp, c.call(ctx, http.MethodPost, api.PathTicketCheck, req, &resp)
+}
+
 func (c *Client) stream(ctx context.Context, path string, in any, stdout, stderr io.Writer) (*api.End, error) {
 	resp, err := c.do(ctx, http.MethodPost, path, in)
 	if err != nil {

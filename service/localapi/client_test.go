@@ -26,6 +26,14 @@ func TestClientOverSocket(t *testing.T) {
 	if end, err := c.Redeem(ctx, "t1", io.Discard, io.Discard); err != nil || end == nil || len(f.redeemed) != 1 || f.redeemed[0] != "t1" {
 		t.Errorf("redeem: %+v %v", end, err)
 	}
+	for _, tc := range []struct {
+		ticket, session string
+		live            bool
+	}{{"live", "s1", true}, {"live", "s2", false}, {"other", "s1", false}} {
+		if r, err := c.CheckTicket(ctx, api.TicketCheckRequest{Ticket: tc.ticket, Agent: "claude-code", SessionID: tc.session}); err != nil || r.Live != tc.live {
+			t.Errorf("check %s for %s: %+v %v, want live %v", tc.ticket, tc.session, r, err, tc.live)
+		}
+	}
 	if _, err := c.Answer(ctx, api.AnswerRequest{ID: "nope"}); err == nil || err.Error() != "no such request" {
 		t.Errorf("refused answer: %v", err)
 	}

@@ -29,6 +29,9 @@ type Admission interface {
 	Execute(ctx context.Context, req api.ExecRequest, out sandbox.Streams) *api.End
 	// Redeem runs the execution a ticket stands for.
 	Redeem(ctx context.Context, ticket string, out sandbox.Streams) *api.End
+	// CheckTicket says whether a ticket is live for an agent session,
+	// without redeeming it.
+	CheckTicket(req api.TicketCheckRequest) api.TicketCheckResponse
 	Status(ctx context.Context) *api.Status
 	Events(limit int) []api.Event
 	Reload() api.ReloadResponse
@@ -146,6 +149,13 @@ func Handler(a Admission, logger *slog.Logger) http.Handler {
 			return
 		}
 		stream(w, func(out sandbox.Streams) *api.End { return a.Redeem(r.Context(), req.Ticket, out) })
+	})
+	mux.HandleFunc("POST "+api.PathTicketCheck, func(w http.ResponseWriter, r *http.Request) {
+		var req api.TicketCheckRequest
+		if !decode(w, r, envelope, &req) {
+			return
+		}
+		reply(w, a.CheckTicket(req))
 	})
 	mux.HandleFunc("GET "+api.PathStatus, func(w http.ResponseWriter, r *http.Request) {
 		if _, ok := body(w, r, envelope); !ok {

@@ -36,6 +36,10 @@ func (f *fake) Redeem(ctx context.Context, ticket string, out sandbox.Streams) *
 	return &api.End{}
 }
 
+func (f *fake) CheckTicket(req api.TicketCheckRequest) api.TicketCheckResponse {
+	return api.TicketCheckResponse{Live: req.Ticket == "live" && req.SessionID == "s1"}
+}
+
 func (f *fake) Status(ctx context.Context) *api.Status { return &api.Status{} }
 func (f *fake) Events(limit int) []api.Event           { return nil }
 func (f *fake) Reload() api.ReloadResponse             { return api.ReloadResponse{OK: true} }

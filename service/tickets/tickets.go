@@ -173,6 +173,32 @@ func (s *Store[T]) Redeem(t string) (T, error) {
 	return v, nil
 }
 
+// Peek returns the value of ticket t while it is pending, without
+// redeeming it. The error is Redeem's: ErrMalformed, ErrUnknown, ErrUsed,
+// ErrExpired or ErrClosed. The value is the one Redeem will return: its
+// holder must not change it.
+func (s *Store[T]) Peek(t string) (T, error) {
+	var zero T
+	if !Valid(t) {
+		return zero, ErrMalformed
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.entries[Name(t)]
+	if e == nil || subtle.ConstantTimeCompare([]byte(e.ticket), []byte(t)) != 1 {
+		return zero, ErrUnknown
+	}
+	switch {
+	case e.state == used:
+		return zero, ErrUsed
+	case e.state == expired:
+		return zero, ErrExpired
+	case s.closed:
+		return zero, ErrClosed
+	}
+	return e.value, nil
+}
+
 // Pending returns the number of tickets waiting for their relay.
 func (s *Store[T]) Pending() int {
 	s.mu.Lock()

@@ -140,3 +140,42 @@ func TestIssueLimit(t *testing.T) {
 		t.Errorf("after a redeem: %v", err)
 	}
 }
+
+// Peek reads a pending ticket without redeeming it, and says what Redeem
+// would of any other: malformed, unknown, used, expired.
+func TestPeek(t *testing.T) {
+	t.Parallel()
+	expired := make(chan struct{})
+	s := NewStore(func(string, int) { close(expired) })
+	tk, _, _, _ := s.Issue(9, time.Minute, 0, nil)
+	for range 2 {
+		if v, err := s.Peek(tk); v != 9 || err != nil {
+			t.Fatalf("peek of a pending ticket: %v %v", v, err)
+		}
+	}
+	if s.Pending() != 1 {
+		t.Errorf("pending %d after peeks, want 1", s.Pending())
+	}
+	if _, err := s.Peek(tk[:len(tk)-1]); !errors.Is(err, ErrMalformed) {
+		t.Errorf("truncated: %v", err)
+	}
+	if _, err := s.Peek(New()); !errors.Is(err, ErrUnknown) {
+		t.Errorf("forged: %v", err)
+	}
+	if v, err := s.Redeem(tk); v != 9 || err != nil {
+		t.Fatalf("redeem after peeks: %v %v", v, err)
+	}
+	if _, err := s.Peek(tk); !errors.Is(err, ErrUsed) {
+		t.Errorf("peek of a used ticket: %v", err)
+	}
+	short, _, _, _ := s.Issue(3, time.Millisecond, 0, nil)
+	<-expired
+	if _, err := s.Peek(short); !errors.Is(err, ErrExpired) {
+		t.Errorf("peek of an expired ticket: %v", err)
+	}
+	live, _, _, _ := s.Issue(4, time.Minute, 0, nil)
+	s.Close()
+	if _, err := s.Peek(live); err == nil {
+		t.Error("peek after close found a live ticket")
+	}
+}
