@@ -9,7 +9,7 @@ import (
 )
 
 var hookCmd = &command{name: "hook",
-	summary: "Claude Code's PreToolUse and PostToolUse hook: 'gatehouse hook claude' (installed by 'gatehouse install')",
+	summary: "Claude Code's PreToolUse, PostToolUse and PermissionRequest hook: 'gatehouse hook claude' (installed by 'gatehouse install')",
 	usage:   hookUsage,
 	subs:    []*command{{name: "hook claude", usage: hookUsage, flags: hookClaude}},
 	badSub:  func(string) error { return usagef("hook: want 'gatehouse hook claude'") },
@@ -32,7 +32,13 @@ tool's output cleaned by the service (credential values and DLP patterns
 redacted, as from a command's output) and answers with the cleaned output
 when anything was redacted (updatedToolOutput), nothing otherwise. An output
 the service cannot clean is withheld. A routed command's output was cleaned
-as it ran and is passed at once.`
+as it ran and is passed at once.
+
+As the PermissionRequest hook (Bash) it answers Claude Code's question to the
+person, most often whether a command may run outside Claude Code's sandbox:
+allow for exactly the relay the PreToolUse hook wrote (this program, a ticket
+the service issued for this session and still pending), deny for a relay of
+any other ticket, and nothing for anything else, which the person decides.`
 
 func hookClaude(fl *flag.FlagSet) runFunc {
 	routing := fl.String("routing", "", "")

@@ -34,8 +34,8 @@ process started at login by ~/.config/autostart/gatehouse-service.desktop;
 it says which way it went), starts the tray at login ('gatehouse tray': an
 XDG autostart entry, ~/.config/autostart/gatehouse-tray.desktop, or on macOS
 the LaunchAgent ~/Library/LaunchAgents/dev.gatehouse.tray.plist), then merges
-Gatehouse's PreToolUse, PostToolUse and SessionEnd hooks into Claude Code's
-user settings ($CLAUDE_CONFIG_DIR/settings.json, by default
+Gatehouse's PreToolUse, PostToolUse, PermissionRequest and SessionEnd hooks
+into Claude Code's user settings ($CLAUDE_CONFIG_DIR/settings.json, by default
 ~/.claude/settings.json).
 Everything already in the file is kept, a backup is written before any change,
 and running it again changes nothing. --no-service installs no service (run
@@ -46,7 +46,7 @@ mcp__gatehouse__shell__execute.`
 
 const uninstallUsage = `usage: gatehouse uninstall [--keep-service]
 
-Removes Gatehouse's hook from Claude Code's user settings (after a backup),
+Removes Gatehouse's hooks from Claude Code's user settings (after a backup),
 its MCP server from ~/.claude.json, and the tray's start at login, and stops and removes the user service, unless
 --keep-service.`
 

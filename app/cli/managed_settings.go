@@ -31,10 +31,13 @@ var managedSettingsCmd = &command{name: "managed-settings",
 const managedUsage = `usage: gatehouse managed-settings [--routing governed_shell|framework] [--hook FILE] [--install [--path FILE] [--drop-in auto|yes|no]]
 
 Prints the managed-settings.json that makes Claude Code use Gatehouse: its own
-sandbox on, with no unsandboxed escape and no start without it, Gatehouse's
-hook (this binary's absolute path) for Bash and the file tools, and for the
-output of the tools that read (cleaned of credentials before the model sees
-it), managed hooks only, and permissions.deny rules keeping Claude Code's file
+sandbox on, with no start without it and no bypass-permissions mode,
+Gatehouse's hook (this binary's absolute path) for Bash and the file tools,
+for the output of the tools that read (cleaned of credentials before the model
+sees it), and for Claude Code's permission requests for Bash (it lets a routed
+command's relay, and nothing else, run outside Claude Code's sandbox:
+unsandboxed commands are allowed, and every other one still asks the person),
+managed hooks only, and permissions.deny rules keeping Claude Code's file
 tools out of the deny-read set, Gatehouse's own directories and the
 credential directories (paths under the home directory are written ~/…, so
 one file serves every user). --routing

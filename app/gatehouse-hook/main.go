@@ -1,6 +1,8 @@
 // Command gatehouse-hook is the small client Claude Code runs on every
 // tool call: 'gatehouse-hook hook claude [--routing R]' is the PreToolUse
-// hook and 'gatehouse-hook relay TICKET' the relay of a routed command,
+// hook (and the PostToolUse, PermissionRequest and SessionEnd one, by the
+// event its input names) and 'gatehouse-hook relay TICKET' the relay of a
+// routed command,
 // answering exactly as 'gatehouse hook claude' and 'gatehouse relay' do
 // (the same packages: hook/decide and hook/relay).
 //

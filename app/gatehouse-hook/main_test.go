@@ -26,6 +26,10 @@ func TestNoService(t *testing.T) {
 		return code, out.String(), errb.String()
 	}
 	bash := `{"session_id":"s1","cwd":"` + home + `","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"true"}}`
+	// A relay asking to leave Claude Code's sandbox, no service to vouch
+	// for its ticket: no answer, the person decides.
+	perm := `{"session_id":"s1","cwd":"` + home + `","hook_event_name":"PermissionRequest","tool_name":"Bash",` +
+		`"tool_input":{"command":"'/usr/bin/gatehouse-hook' relay ght1.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA","dangerouslyDisableSandbox":true}}`
 	for _, tc := range []struct {
 		stdin      string
 		args       []string
@@ -34,6 +38,7 @@ func TestNoService(t *testing.T) {
 	}{
 		{bash, []string{"hook", "claude"}, 0, `"permissionDecision":"deny"`, ""},
 		{bash, []string{"hook", "claude", "--routing", "framework"}, 0, "not reachable", ""},
+		{perm, []string{"hook", "claude"}, 0, "", ""},
 		{`{"session_id":"s1","cwd":"/","tool_name":"WebFetch","tool_input":{}}`, []string{"hook", "claude"}, 0, "", ""},
 		{"", []string{"hook", "claude", "--routing", "nope"}, 2, "", "want governed_shell or framework"},
 		{"", []string{"relay"}, 2, "", "usage: gatehouse relay TICKET"},

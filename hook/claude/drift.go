@@ -58,8 +58,8 @@ type DriftOptions struct {
 type Finding struct {
 	// Code is hook_missing, hook_broken, hook_duplicate, output_hook_missing,
 	// managed_hooks_only_off,
-	// claude_sandbox_off, claude_sandbox_escape, user_shadows_managed or
-	// settings_unreadable.
+	// claude_sandbox_off, claude_sandbox_escape, relay_sandboxed,
+	// user_shadows_managed or settings_unreadable.
 	Code   string `json:"code"`
 	File   string `json:"file,omitempty"`
 	Detail string `json:"detail"`
@@ -89,7 +89,15 @@ func (f Finding) ForEveryUser() bool {
 
 // Drift returns how the settings in o drifted from Gatehouse's policy; none
 // when Claude Code runs Gatehouse's hook for Bash, with only managed hooks,
-// inside its own sandbox with no way out.
+// inside its own sandbox, with a way out for the relay alone.
+//
+// sandbox.allowUnsandboxedCommands means two things. With Gatehouse's
+// PermissionRequest hook in force for Bash it must be true (as it is
+// unset): the hook lets a live relay out of Claude Code's sandbox and
+// nothing else, and false keeps the relay inside, paying for Claude
+// Code's sandbox on every routed call (relay_sandboxed). Without that
+// hook it must be false: true would let the model ask to run any command
+// outside the sandbox (claude_sandbox_escape).
 func Drift(o DriftOptions) []Finding {
 	var out []Finding
 	add := func(code, file, remedy, format string, a ...any) {
@@ -190,7 +198,15 @@ func Drift(o DriftOptions) []Finding {
 			add("claude_sandbox_off", where, remedyManaged, "Claude Code's own sandbox is off: sandbox.enabled is %s in %s", jsonText(v), where)
 		}
 	}
-	if v, where := sandbox("allowUnsandboxedCommands"); v != false {
+	relayOut := !allOff && (permissionHook(managed) || !onlyManaged && permissionHook(user))
+	if v, where := sandbox("allowUnsandboxedCommands"); relayOut && v == false {
+		remedy := remedyManaged
+		if where == o.User.Path {
+			remedy = "remove sandbox.allowUnsandboxedCommands from " + o.User.Path
+		}
+		add("relay_sandboxed", where, remedy,
+			"sandbox.allowUnsandboxedCommands is false in %s: Gatehouse's PermissionRequest hook cannot let a routed command's relay out of Claude Code's sandbox, so every routed call pays for that sandbox's start as well as Gatehouse's", where)
+	} else if !relayOut && v != false {
 		if where == "" {
 			add("claude_sandbox_escape", "", remedyManaged, "Claude Code may run a command outside its sandbox: sandbox.allowUnsandboxedCommands is set in neither %s nor %s, and it defaults to true", managedWhere, o.User.Path)
 		} else {
@@ -203,7 +219,7 @@ func Drift(o DriftOptions) []Finding {
 		for _, s := range []struct {
 			key  string
 			want any
-		}{{"enabled", true}, {"allowUnsandboxedCommands", false}, {"failIfUnavailable", true}} {
+		}{{"enabled", true}, {"allowUnsandboxedCommands", relayOut}, {"failIfUnavailable", true}} {
 			if _, pinned := lookup(managed, "sandbox", s.key); pinned {
 				continue
 			}
@@ -328,6 +344,16 @@ func findHook(m map[string]any) (command string, bash bool) {
 func outputHook(m map[string]any) (found bool) {
 	commandHooks(m, "PostToolUse", func(cmd, matcher string) {
 		found = found || IsHookCommand(cmd) && matchesTool(matcher, "Read")
+	})
+	return found
+}
+
+// permissionHook reports whether m runs Gatehouse's hook on Claude Code's
+// permission requests for Bash (a PermissionRequest group matched to
+// Bash).
+func permissionHook(m map[string]any) (found bool) {
+	commandHooks(m, EventPermissionRequest, func(cmd, matcher string) {
+		found = found || IsHookCommand(cmd) && matchesTool(matcher, ToolBash)
 	})
 	return found
 }

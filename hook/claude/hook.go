@@ -1,9 +1,10 @@
 // Package claude speaks Claude Code's side of Gatehouse: it decodes the
 // PreToolUse hook's input, encodes the hook's decision (deny, allow, or
 // allow with the command rewritten to Gatehouse's relay), decodes the
-// PostToolUse hook's input and encodes its cleaned tool output, merges the
-// hooks into a user's settings.json and renders the managed-settings.json
-// IT pushes.
+// PostToolUse hook's input and encodes its cleaned tool output, answers
+// the PermissionRequest that lets a live relay out of Claude Code's
+// sandbox, merges the hooks into a user's settings.json and renders the
+// managed-settings.json IT pushes.
 package claude
 
 import (
@@ -63,11 +64,13 @@ type Input struct {
 	ToolResponse json.RawMessage `json:"tool_response,omitempty"`
 }
 
-// The hook events besides PreToolUse: a session that ends, and a tool that
-// returned.
+// The hook events besides PreToolUse: a session that ends, a tool that
+// returned, and a permission Claude Code would ask the person for (the
+// relay's, to run outside its sandbox).
 const (
-	EventSessionEnd  = "SessionEnd"
-	EventPostToolUse = "PostToolUse"
+	EventSessionEnd        = "SessionEnd"
+	EventPostToolUse       = "PostToolUse"
+	EventPermissionRequest = "PermissionRequest"
 )
 
 // Decode reads and checks the hook input: a PreToolUse call, a tool's
@@ -88,8 +91,10 @@ func Decode(r io.Reader) (*Input, error) {
 	if in.HookEventName == EventSessionEnd {
 		return &in, nil
 	}
-	if in.HookEventName != "" && in.HookEventName != "PreToolUse" && in.HookEventName != EventPostToolUse {
-		return nil, fmt.Errorf("hook_event_name is %q; this hook handles PreToolUse, PostToolUse and SessionEnd", in.HookEventName)
+	switch in.HookEventName {
+	case "", "PreToolUse", EventPostToolUse, EventPermissionRequest:
+	default:
+		return nil, fmt.Errorf("hook_event_name is %q; this hook handles PreToolUse, PostToolUse, PermissionRequest and SessionEnd", in.HookEventName)
 	}
 	if in.ToolName == "" {
 		return nil, errors.New("the hook input has no tool_name")
@@ -193,7 +198,8 @@ type Output struct {
 }
 
 // HookOutput is PreToolUse's hookSpecificOutput (a permission decision,
-// and the input rewritten), or PostToolUse's (the tool's output replaced).
+// and the input rewritten), PostToolUse's (the tool's output replaced) or
+// PermissionRequest's (Decision).
 type HookOutput struct {
 	HookEventName            string                     `json:"hookEventName"`
 	PermissionDecision       string                     `json:"permissionDecision,omitempty"`
@@ -203,6 +209,29 @@ type HookOutput struct {
 	// it (Claude Code 2.1.121 and later); it has the shape of the
 	// tool_response it replaces.
 	UpdatedToolOutput json.RawMessage `json:"updatedToolOutput,omitempty"`
+	// Decision answers a PermissionRequest in the person's place.
+	Decision *PermissionDecision `json:"decision,omitempty"`
+}
+
+// PermissionDecision is a PermissionRequest hook's answer: Behavior
+// "allow" or "deny", with Message (deny only) telling the model why. An
+// allow here never carries updatedInput: the command allowed is exactly
+// the one Claude Code asked about.
+type PermissionDecision struct {
+	Behavior string `json:"behavior"`
+	Message  string `json:"message,omitempty"`
+}
+
+// PermissionAllow answers a PermissionRequest with allow: Claude Code runs
+// the call as asked, without asking the person.
+func PermissionAllow() *Output {
+	return &Output{HookOutput{HookEventName: EventPermissionRequest, Decision: &PermissionDecision{Behavior: "allow"}}}
+}
+
+// PermissionDeny answers a PermissionRequest with deny; Claude Code shows
+// message to the model.
+func PermissionDeny(message string) *Output {
+	return &Output{HookOutput{HookEventName: EventPermissionRequest, Decision: &PermissionDecision{Behavior: "deny", Message: message}}}
 }
 
 // ReplaceOutput returns a PostToolUse answer that gives the model out
@@ -262,17 +291,20 @@ const disableSandbox = "dangerouslyDisableSandbox"
 
 // Route returns an answer that lets the call run with its command replaced
 // by relay (RelayCommand): every other field of the tool input is kept,
-// except dangerouslyDisableSandbox, which is dropped (the relay runs
-// inside Claude Code's sandbox; the command inside Gatehouse's).
+// except dangerouslyDisableSandbox, which is set to true. The command runs
+// inside Gatehouse's sandbox; the relay asks to run outside Claude Code's,
+// which Claude Code grants only through a person or Gatehouse's
+// PermissionRequest hook (which allows exactly a live relay: decide's
+// Permission). Without either, the relay runs inside Claude Code's
+// sandbox or not at all.
 func Route(in *Input, relay, reason string) *Output {
-	up := make(map[string]json.RawMessage, len(in.ToolInput))
+	up := make(map[string]json.RawMessage, len(in.ToolInput)+1)
 	for k, v := range in.ToolInput {
-		if k != disableSandbox {
-			up[k] = v
-		}
+		up[k] = v
 	}
 	cmd, _ := json.Marshal(relay)
 	up["command"] = cmd
+	up[disableSandbox] = json.RawMessage("true")
 	return &Output{HookOutput{HookEventName: "PreToolUse", PermissionDecision: "allow", PermissionDecisionReason: reason, UpdatedInput: up}}
 }
 
@@ -291,8 +323,24 @@ var relayCommandRE = sync.OnceValue(func() *regexp.Regexp {
 // the hook rewrites a routed command (whose output Gatehouse has cleaned
 // already), run by a gatehouse binary.
 func IsRelayCommand(cmd string) bool {
+	_, _, ok := ParseRelayCommand(cmd)
+	return ok
+}
+
+// ParseRelayCommand returns the program and the ticket of cmd when it is
+// exactly what RelayCommand writes, run by a gatehouse binary (a program
+// whose name starts "gatehouse"); ok is false otherwise. The ticket has
+// only the characters of a ticket, but is not checked further.
+func ParseRelayCommand(cmd string) (exe, ticket string, ok bool) {
 	m := relayCommandRE().FindStringSubmatch(cmd)
-	return m != nil && strings.HasPrefix(filepath.Base(strings.ReplaceAll(m[1], `'\''`, "'")), "gatehouse")
+	if m == nil {
+		return "", "", false
+	}
+	exe = strings.ReplaceAll(m[1], `'\''`, "'")
+	if !strings.HasPrefix(filepath.Base(exe), "gatehouse") {
+		return "", "", false
+	}
+	return exe, cmd[strings.LastIndexByte(cmd, ' ')+1:], true
 }
 
 // ShellQuote quotes s for bash and sh.

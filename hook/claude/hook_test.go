@@ -33,11 +33,14 @@ func TestDecodeAndRoute(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := out.HookSpecificOutput
+	// The relay asks to run outside Claude Code's sandbox; the command
+	// runs in Gatehouse's.
 	want := map[string]any{
-		"command":           "'/opt/g h/gatehouse' relay ght1.T",
-		"description":       "List files",
-		"timeout":           float64(5000),
-		"run_in_background": false,
+		"command":                   "'/opt/g h/gatehouse' relay ght1.T",
+		"description":               "List files",
+		"timeout":                   float64(5000),
+		"run_in_background":         false,
+		"dangerouslyDisableSandbox": true,
 	}
 	if o.HookEventName != "PreToolUse" || o.PermissionDecision != "allow" {
 		t.Errorf("%+v", o)
@@ -47,7 +50,7 @@ func TestDecodeAndRoute(t *testing.T) {
 			t.Errorf("updatedInput.%s = %v, want %v", k, o.UpdatedInput[k], v)
 		}
 	}
-	if _, ok := o.UpdatedInput["dangerouslyDisableSandbox"]; ok || len(o.UpdatedInput) != len(want) {
+	if len(o.UpdatedInput) != len(want) {
 		t.Errorf("updatedInput = %v", o.UpdatedInput)
 	}
 }
@@ -300,6 +303,54 @@ func TestIsRelayCommand(t *testing.T) {
 	} {
 		if got := IsRelayCommand(cmd); got != want {
 			t.Errorf("IsRelayCommand(%q) = %v, want %v", cmd, got, want)
+		}
+	}
+}
+
+// A PermissionRequest answer has the shape Claude Code reads (checked with
+// Claude Code 2.1.332): an allow carries nothing but the behaviour, so the
+// command allowed is the one asked about.
+func TestPermissionAnswers(t *testing.T) {
+	t.Parallel()
+	in, err := Decode(strings.NewReader(`{"hook_event_name":"PermissionRequest","session_id":"s","cwd":"/w","permission_mode":"default",` +
+		`"tool_name":"Bash","tool_input":{"command":"'/x/gatehouse-hook' relay ght1.T","dangerouslyDisableSandbox":true}}`))
+	if err != nil || in.HookEventName != EventPermissionRequest {
+		t.Fatalf("decode: %+v %v", in, err)
+	}
+	for _, tc := range []struct {
+		out  *Output
+		want string
+	}{
+		{PermissionAllow(), `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}`},
+		{PermissionDeny("no <way>"), `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"no <way>"}}}`},
+	} {
+		var buf bytes.Buffer
+		if err := tc.out.Encode(&buf); err != nil || strings.TrimSpace(buf.String()) != tc.want {
+			t.Errorf("got %s (%v), want %s", buf.String(), err, tc.want)
+		}
+	}
+}
+
+// ParseRelayCommand takes back exactly what RelayCommand writes, for a
+// gatehouse program, and nothing that only looks like it.
+func TestParseRelayCommand(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		cmd, exe, ticket string
+	}{
+		{RelayCommand("/usr/bin/gatehouse-hook", "ght1.AbC-_9"), "/usr/bin/gatehouse-hook", "ght1.AbC-_9"},
+		{RelayCommand("/o'dd dir/gatehouse", "ght1.T"), "/o'dd dir/gatehouse", "ght1.T"},
+		{RelayCommand("/usr/bin/evil", "ght1.T"), "", ""},
+		{"/usr/bin/gatehouse-hook relay ght1.T", "", ""},
+		{RelayCommand("/usr/bin/gatehouse-hook", "ght1.T") + "; id", "", ""},
+		{RelayCommand("/usr/bin/gatehouse-hook", "ght1.T") + "\nid", "", ""},
+		{RelayCommand("/usr/bin/gatehouse-hook", "ght1.T $(id)"), "", ""},
+		{"'/usr/bin/gatehouse-hook' relay ght1.T 'x'", "", ""},
+		{"'/a'\\'' relay ght1.T", "", ""},
+	} {
+		exe, ticket, ok := ParseRelayCommand(tc.cmd)
+		if exe != tc.exe || ticket != tc.ticket || ok != (tc.exe != "") {
+			t.Errorf("ParseRelayCommand(%q) = %q %q %v, want %q %q", tc.cmd, exe, ticket, ok, tc.exe, tc.ticket)
 		}
 	}
 }

@@ -15,9 +15,12 @@ package claude
 //   - a PostToolUse group (the tools that return what they read, and MCP
 //     tools: OutputMatcher) runs the same command, so that their output
 //     reaches the model cleaned of credentials;
+//   - a PermissionRequest group (Bash) runs the same command, so that a
+//     routed command's relay runs outside Claude Code's sandbox when, and
+//     only when, its ticket is live (hook/decide's permission);
 //   - uninstalling removes exactly those groups (or that hook, when a user
-//     put other hooks in its group), then hooks.PreToolUse,
-//     hooks.SessionEnd and hooks when they are left empty.
+//     put other hooks in its group), then each event's list and hooks
+//     when they are left empty.
 
 import (
 	"bytes"
@@ -124,6 +127,23 @@ func PostToolUseGroup(command string) json.RawMessage {
 	return b
 }
 
+// PermissionRequestTimeoutSeconds bounds the PermissionRequest hook: the
+// service looks a ticket up, and nothing waits for a person.
+const PermissionRequestTimeoutSeconds = 30
+
+// PermissionRequestGroup returns the PermissionRequest matcher group that
+// runs command for Bash: it answers Claude Code's "run outside of the
+// sandbox?" for a live relay, in the person's place. A hook that fails
+// or answers nothing leaves the question to the person (in claude -p, a
+// denial): no onFailure is set, and none is needed, since failing never
+// lets anything out.
+func PermissionRequestGroup(command string) json.RawMessage {
+	b, _ := json.Marshal(matcherGroup{Matcher: ToolBash, Hooks: []hookEntry{{
+		Type: "command", Command: command, Timeout: PermissionRequestTimeoutSeconds,
+	}}})
+	return b
+}
+
 // hookEvents are the events Gatehouse's hook is installed for, with the
 // group each gets.
 var hookEvents = []struct {
@@ -132,6 +152,7 @@ var hookEvents = []struct {
 }{
 	{"PreToolUse", HookGroup},
 	{"PostToolUse", PostToolUseGroup},
+	{EventPermissionRequest, PermissionRequestGroup},
 	{"SessionEnd", SessionEndGroup},
 }
 
@@ -533,14 +554,19 @@ func GlobDenyRules(globs []string) []string {
 }
 
 // RenderManaged returns the managed-settings.json IT pushes: Claude Code's
-// own sandbox on and impossible to leave (no unsandboxed escape hatch, no
-// start without it), Gatehouse's hooks (PreToolUse, PostToolUse,
+// own sandbox on, with no start without it and no bypass-permissions mode,
+// Gatehouse's hooks (PreToolUse, PostToolUse, PermissionRequest,
 // SessionEnd), no hooks but managed ones, and permission rules keeping the
 // file tools out of o.DenyPaths and o.DenyGlobs (a second wall behind the
-// hook's own refusal). It allows no unix socket: the relay
-// needs none.
+// hook's own refusal). It allows no unix socket: the relay needs none.
+//
+// Unsandboxed commands are allowed (allowUnsandboxedCommands), so that a
+// routed command's relay can run outside Claude Code's sandbox — the
+// command itself runs in Gatehouse's. Claude Code asks before it runs any
+// command outside its sandbox; Gatehouse's PermissionRequest hook answers
+// yes for a live relay only, and leaves everything else to the person.
 func RenderManaged(o ManagedOptions) []byte {
-	group := HookGroup(HookCommand(o.Exe, o.Routing))
+	cmd := HookCommand(o.Exe, o.Routing)
 	v := struct {
 		Sandbox struct {
 			Enabled                  bool `json:"enabled"`
@@ -548,23 +574,27 @@ func RenderManaged(o ManagedOptions) []byte {
 			FailIfUnavailable        bool `json:"failIfUnavailable"`
 		} `json:"sandbox"`
 		Permissions struct {
-			Deny []string `json:"deny"`
+			Deny                         []string `json:"deny"`
+			DisableBypassPermissionsMode string   `json:"disableBypassPermissionsMode"`
 		} `json:"permissions"`
 		Hooks struct {
-			PreToolUse  []json.RawMessage `json:"PreToolUse"`
-			PostToolUse []json.RawMessage `json:"PostToolUse"`
-			SessionEnd  []json.RawMessage `json:"SessionEnd"`
+			PreToolUse        []json.RawMessage `json:"PreToolUse"`
+			PostToolUse       []json.RawMessage `json:"PostToolUse"`
+			PermissionRequest []json.RawMessage `json:"PermissionRequest"`
+			SessionEnd        []json.RawMessage `json:"SessionEnd"`
 		} `json:"hooks"`
 		AllowManagedHooksOnly bool `json:"allowManagedHooksOnly"`
 	}{}
-	v.Sandbox.Enabled, v.Sandbox.FailIfUnavailable = true, true
+	v.Sandbox.Enabled, v.Sandbox.AllowUnsandboxedCommands, v.Sandbox.FailIfUnavailable = true, true, true
 	v.Permissions.Deny = append(DenyRules(o.Home, o.DenyPaths, o.Readable), GlobDenyRules(o.DenyGlobs)...)
 	if v.Permissions.Deny == nil {
 		v.Permissions.Deny = []string{}
 	}
-	v.Hooks.PreToolUse = []json.RawMessage{group}
-	v.Hooks.PostToolUse = []json.RawMessage{PostToolUseGroup(HookCommand(o.Exe, o.Routing))}
-	v.Hooks.SessionEnd = []json.RawMessage{SessionEndGroup(HookCommand(o.Exe, o.Routing))}
+	v.Permissions.DisableBypassPermissionsMode = "disable"
+	v.Hooks.PreToolUse = []json.RawMessage{HookGroup(cmd)}
+	v.Hooks.PostToolUse = []json.RawMessage{PostToolUseGroup(cmd)}
+	v.Hooks.PermissionRequest = []json.RawMessage{PermissionRequestGroup(cmd)}
+	v.Hooks.SessionEnd = []json.RawMessage{SessionEndGroup(cmd)}
 	v.AllowManagedHooksOnly = true
 	b, _ := json.MarshalIndent(v, "", "  ")
 	return append(b, '\n')

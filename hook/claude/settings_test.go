@@ -109,8 +109,8 @@ func TestMergeReplacesOldPath(t *testing.T) {
 	if err != nil || !changed {
 		t.Fatal(changed, err)
 	}
-	// Once for PreToolUse, PostToolUse and SessionEnd.
-	if strings.Contains(string(merged), "/opt/old") || strings.Count(string(merged), "hook claude") != 3 {
+	// Once for PreToolUse, PostToolUse, PermissionRequest and SessionEnd.
+	if strings.Contains(string(merged), "/opt/old") || strings.Count(string(merged), "hook claude") != 4 {
 		t.Errorf("old entry kept:\n%s", merged)
 	}
 }
@@ -169,21 +169,28 @@ func TestRenderManaged(t *testing.T) {
 	var m struct {
 		Sandbox     map[string]any `json:"sandbox"`
 		Permissions struct {
-			Deny []string `json:"deny"`
+			Deny                         []string `json:"deny"`
+			DisableBypassPermissionsMode string   `json:"disableBypassPermissionsMode"`
 		} `json:"permissions"`
 		Hooks struct {
-			PreToolUse  []matcherGroup `json:"PreToolUse"`
-			PostToolUse []matcherGroup `json:"PostToolUse"`
-			SessionEnd  []matcherGroup `json:"SessionEnd"`
+			PreToolUse        []matcherGroup `json:"PreToolUse"`
+			PostToolUse       []matcherGroup `json:"PostToolUse"`
+			PermissionRequest []matcherGroup `json:"PermissionRequest"`
+			SessionEnd        []matcherGroup `json:"SessionEnd"`
 		} `json:"hooks"`
 		AllowManagedHooksOnly bool `json:"allowManagedHooksOnly"`
 	}
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]any{"enabled": true, "allowUnsandboxedCommands": false, "failIfUnavailable": true}
+	// Unsandboxed commands are allowed for the relay: the PermissionRequest
+	// hook below lets out a live relay and nothing else.
+	want := map[string]any{"enabled": true, "allowUnsandboxedCommands": true, "failIfUnavailable": true}
 	if !reflect.DeepEqual(m.Sandbox, want) {
 		t.Errorf("sandbox = %v, want %v (and nothing else: no unix-socket allowance)", m.Sandbox, want)
+	}
+	if m.Permissions.DisableBypassPermissionsMode != "disable" {
+		t.Errorf("permissions.disableBypassPermissionsMode = %q, want disable", m.Permissions.DisableBypassPermissionsMode)
 	}
 	if !m.AllowManagedHooksOnly || len(m.Hooks.PreToolUse) != 1 {
 		t.Fatalf("%s", b)
@@ -198,6 +205,10 @@ func TestRenderManaged(t *testing.T) {
 	if pt := m.Hooks.PostToolUse; len(pt) != 1 || pt[0].Matcher != OutputMatcher || len(pt[0].Hooks) != 1 ||
 		pt[0].Hooks[0].Command != h.Hooks[0].Command || pt[0].Hooks[0].OnFailure != "block" {
 		t.Errorf("PostToolUse: %+v", pt)
+	}
+	if pr := m.Hooks.PermissionRequest; len(pr) != 1 || pr[0].Matcher != "Bash" || len(pr[0].Hooks) != 1 ||
+		pr[0].Hooks[0].Command != h.Hooks[0].Command {
+		t.Errorf("PermissionRequest: %+v", pr)
 	}
 	if strings.Contains(string(b), "allowUnixSockets") {
 		t.Error("unix sockets allowed")

@@ -1,6 +1,7 @@
 // Package decide is the hook's side of a Claude Code tool call: the
 // PreToolUse input read, the service asked over its socket, the answer
-// (deny, allow, or a routed command) made. It is a thin client: it opens
+// (deny, allow, or a routed command) made; and the PermissionRequest that
+// lets exactly a live relay out of Claude Code's sandbox (permission.go). It is a thin client: it opens
 // no configuration, audit store or keychain (the service holds them), and
 // links only the hook's input and output (hook/claude), the wire types
 // and the socket's client, so that the small gatehouse-hook program and
@@ -85,6 +86,9 @@ func Claude(ctx context.Context, env Env, routing string) *claude.Output {
 	if in.HookEventName == claude.EventPostToolUse {
 		return toolOutput(ctx, env, in)
 	}
+	if in.HookEventName == claude.EventPermissionRequest {
+		return permission(ctx, env, in)
+	}
 	if in.ToolName != claude.ToolBash && !claude.IsFileTool(in.ToolName) {
 		return nil
 	}
@@ -141,10 +145,7 @@ func Claude(ctx context.Context, env Env, routing string) *claude.Output {
 	if resp.Ticket == "" {
 		return claude.Allow(in, "Gatehouse allowed this command"+warning(resp))
 	}
-	exe, err := os.Executable()
-	if err == nil {
-		exe, err = filepath.EvalSymlinks(exe)
-	}
+	exe, err := selfPath()
 	if err != nil {
 		return claude.Deny(fmt.Sprintf("Gatehouse did not run this command: cannot find its own binary (%v).", err))
 	}

@@ -339,7 +339,9 @@ func (w *world) sandboxSettings(withHooks bool) string {
 	var m map[string]any
 	must(w.t, json.Unmarshal(out, &m))
 	sb := m["sandbox"].(map[string]any)
-	if sb["enabled"] != true || sb["allowUnsandboxedCommands"] != false || sb["failIfUnavailable"] != true {
+	// Unsandboxed commands are allowed for the relay, which the
+	// PermissionRequest hook alone lets out (unsandboxed_test.go).
+	if sb["enabled"] != true || sb["allowUnsandboxedCommands"] != true || sb["failIfUnavailable"] != true {
 		w.t.Fatalf("managed settings do not enforce Claude Code's sandbox: %s", out)
 	}
 	if !withHooks {
@@ -363,6 +365,16 @@ func (w *world) runClaude(cwd, settings string, input map[string]any) (toolResul
 
 // converse runs claude -p against api from cwd and returns its output.
 func (w *world) converse(cwd, settings string, api *fakeAPI, extra ...string) string {
+	w.t.Helper()
+	out, err := w.converseErr(cwd, settings, api, extra...)
+	if err != nil {
+		w.t.Fatalf("claude: %v\n%s\nservice log:\n%s", err, out, w.serveLog.String())
+	}
+	return out
+}
+
+// converseErr is converse, with claude's failure returned.
+func (w *world) converseErr(cwd, settings string, api *fakeAPI, extra ...string) (string, error) {
 	w.t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	must(w.t, err)
@@ -392,10 +404,8 @@ func (w *world) converse(cwd, settings string, api *fakeAPI, extra ...string) st
 		mw := io.MultiWriter(&out, w.claudeOut)
 		cmd.Stdout, cmd.Stderr = mw, mw
 	}
-	if err := cmd.Run(); err != nil {
-		w.t.Fatalf("claude: %v\n%s\nservice log:\n%s", err, out.String(), w.serveLog.String())
-	}
-	return out.String()
+	err = cmd.Run()
+	return out.String(), err
 }
 
 // events returns the service's recent events, oldest first.
