@@ -227,7 +227,7 @@ func (a *app) refetch(ctx context.Context, approvals, workspaces bool) {
 func (a *app) do(ctx context.Context, act Action) {
 	switch act.Kind {
 	case ActAnswer:
-		a.answer(ctx, act.ID, act.Answer)
+		a.answer(ctx, act)
 	case ActShowEvent:
 		s := a.snapshot()
 		if ev, ok := s.Event(act.ID); ok {
@@ -248,10 +248,13 @@ func (a *app) do(ctx context.Context, act Action) {
 	}
 }
 
-func (a *app) answer(ctx context.Context, id, answer string) {
+// answer sends the answer a click made: the entry picked and the
+// local-service tick as the item carries them.
+func (a *app) answer(ctx context.Context, act Action) {
+	id := act.ID
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	_, err := a.opts.Client.Answer(ctx, api.AnswerRequest{ID: id, Answer: answer, By: api.ByTray})
+	_, err := a.opts.Client.Answer(ctx, api.AnswerRequest{ID: id, Answer: act.Answer, Entry: act.Entry, LocalService: act.LocalService, By: api.ByTray})
 	if err != nil {
 		a.notify("Gatehouse: the answer was not taken", err.Error())
 		// The request may have been answered elsewhere or expired.

@@ -419,6 +419,55 @@ func TestTrayOverDBus(t *testing.T) {
 	}
 	tr.waitFor("the approval answered", func(root node) bool { return slices.Contains(root.labels(), "Approvals (0)") })
 
+	// An egress request whose destination lies in domains the service
+	// offers: Always allow… holds the picks, and a click on one sends it;
+	// a host-loopback request's allowing answer says it is a service on
+	// my machine, and sends the tick.
+	svc.push(api.StreamNotice{Type: api.NoticeApprovalOpened, Approval: &api.Approval{
+		ID: "eg1", Kind: api.ApprovalEgress, Agent: "claude-code", Cwd: "/home/u/src", Command: "npm install", Host: "registry.npmjs.org", Port: 443,
+		SaveEntry: "registry.npmjs.org:443", Entries: []string{"*.registry.npmjs.org:443", "*.npmjs.org:443", "*.npmjs.org"}, Preset: "npm",
+		Question: "claude-code wants to reach registry.npmjs.org:443", Answers: []string{api.AnswerOnce, api.AnswerAlways, api.AnswerPreset, api.AnswerDeny, api.AnswerDenyAlways},
+	}})
+	svc.push(api.StreamNotice{Type: api.NoticeApprovalOpened, Approval: &api.Approval{
+		ID: "lo1", Kind: api.ApprovalEgress, Agent: "claude-code", Cwd: "/home/u/src", Command: "curl http://127.0.0.1:8765/", Host: "127.0.0.1", Port: 8765,
+		SaveEntry: "127.0.0.1:8765", Literal: true, HostLoopback: true,
+		Question: "claude-code wants to reach 127.0.0.1:8765, a service on this machine", Answers: []string{api.AnswerOnce, api.AnswerDeny},
+	}})
+	root = tr.waitFor("the egress requests", func(root node) bool {
+		approvals, _ := root.child("Approvals (2)")
+		eg, _ := approvals.child("Reach registry.npmjs.org:443")
+		always, _ := eg.child("Always allow…")
+		lo, _ := approvals.child("Reach 127.0.0.1:8765")
+		return len(always.shown()) == 4 && slices.Contains(lo.labels(), "Deny")
+	})
+	approvals, _ = root.child("Approvals (2)")
+	eg, _ := approvals.child("Reach registry.npmjs.org:443")
+	if got, want := eg.labels(), []string{"claude-code wants to reach registry.npmjs.org:443", "claude-code in /home/u/src", "Command:", "    npm install",
+		"Allow for this command", "Always allow…", "Allow the npm registry hosts for claude-code", "Deny", "Always deny…"}; !slices.Equal(got, want) {
+		t.Errorf("the egress request's submenu:\n%q\nwant\n%q", got, want)
+	}
+	always, _ := eg.child("Always allow…")
+	if got, want := always.labels(), []string{"registry.npmjs.org:443 (exactly this destination)", "*.registry.npmjs.org:443", "*.npmjs.org:443", "*.npmjs.org"}; !slices.Equal(got, want) {
+		t.Errorf("Always allow… holds %q, want %q", got, want)
+	}
+	lo, _ := approvals.child("Reach 127.0.0.1:8765")
+	allow, ok := lo.child("Allow for this command (a service on my machine)")
+	if !ok {
+		t.Fatalf("the loopback request's submenu: %q", lo.labels())
+	}
+	pick, _ := always.child("*.npmjs.org")
+	tr.click(pick.ID)
+	tr.click(allow.ID)
+	for deadline := time.Now().Add(30 * time.Second); len(svc.answered()) < 3 && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	got := svc.answered()[1:]
+	slices.SortFunc(got, func(a, b api.AnswerRequest) int { return strings.Compare(a.ID, b.ID) })
+	if want := []api.AnswerRequest{{ID: "eg1", Answer: api.AnswerAlways, Entry: "*.npmjs.org", By: api.ByTray}, {ID: "lo1", Answer: api.AnswerOnce, LocalService: true, By: api.ByTray}}; !slices.Equal(got, want) {
+		t.Fatalf("the service was answered %+v, want %+v", got, want)
+	}
+	tr.waitFor("the egress requests answered", func(root node) bool { return slices.Contains(root.labels(), "Approvals (0)") })
+
 	// An execution starts, then ends.
 	ev := api.Event{ID: "e2", Time: time.Now(), Agent: "claude", Surface: api.SurfaceAgentHook, ActionType: api.ActionShellExecute,
 		Decision: "allow", ResolvedCmds: []string{"/usr/bin/make"}, SandboxMode: "bubblewrap"}

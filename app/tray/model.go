@@ -40,10 +40,16 @@ const (
 	// Always saves, whole: one that needs more offers neither here.
 	maxRuleLines = 10
 	// approvalLines is the most items one approval's submenu holds: the
-	// question, who asks and where, the command's header and lines, the
+	// question, who asks and where, the two lines of a host-loopback
+	// destination's warning, the command's header and lines, the
 	// directory's, or a line saying it is too long; the rule's header and
-	// lines, or a line saying it is too long; the five answers and Show.
-	approvalLines = 2 + 1 + maxCommandLines + 1 + maxRuleLines + 6
+	// lines, or a line saying it is too long; the six answers a request
+	// may offer and Show.
+	approvalLines = 2 + 2 + 1 + maxCommandLines + 1 + maxRuleLines + 7
+	// maxEntryPicks entries of the *.domain ones an egress request offers
+	// are listed under Always allow… and Always deny…, the widest ones;
+	// a line says how many more the dashboard offers.
+	maxEntryPicks = 10
 )
 
 // Label widths, in characters.
@@ -283,11 +289,17 @@ const (
 	ActQuit
 )
 
-// An Action is what a click on an item does.
+// An Action is what a click on an item does. For an answer, Entry is
+// the egress entry picked (always, deny always; "" for the exact
+// destination), and LocalService the tick on "this is a service on my
+// machine" that an allowing answer to a host-loopback destination
+// carries: the click on an item that says so is the tick.
 type Action struct {
-	Kind   ActionKind
-	ID     string
-	Answer string
+	Kind         ActionKind
+	ID           string
+	Answer       string
+	Entry        string
+	LocalService bool
 }
 
 // An Item is one menu entry. Top-level items carry a Key and are always
@@ -365,183 +377,6 @@ func sandboxLine(sb api.SandboxStatus) string {
 		line += ": " + Shorten(sb.Error, lineWidth)
 	}
 	return line
-}
-
-func approvalsItem(s State, down bool) Item {
-	it := Item{Key: KeyApprovals, Label: fmt.Sprintf("Approvals (%d)", len(s.Approvals)), Hidden: down, Disabled: len(s.Approvals) == 0}
-	for i, a := range s.Approvals {
-		if i == MaxApprovals {
-			it.Children = append(it.Children, Item{Disabled: true,
-				Label: fmt.Sprintf("%s more: gatehouse approvals lists them", plural(len(s.Approvals)-MaxApprovals, "approval"))})
-			break
-		}
-		it.Children = append(it.Children, approvalItem(a))
-	}
-	return it
-}
-
-// answerLabels are the answers the tray offers, with their labels; a
-// workspace request's are answerLabel's.
-var answerLabels = map[string]string{
-	api.AnswerOnce:       "Approve once",
-	api.AnswerSession:    "Approve for session",
-	api.AnswerAlways:     "Always…",
-	api.AnswerDeny:       "Deny",
-	api.AnswerDenyAlways: "Deny always…",
-	api.AnswerTrust:      "Trust this directory for %s",
-	api.AnswerTrustAll:   "Trust this directory for every agent",
-}
-
-// answerLabel is the label of the answer ans to a, or "" when the tray
-// does not know it.
-func answerLabel(a api.Approval, ans string) string {
-	switch {
-	case a.Kind == api.ApprovalWorkspace && ans == api.AnswerOnce:
-		return "Approve once (this call only, nothing trusted)"
-	case a.Kind == api.ApprovalEgress && ans == api.AnswerOnce:
-		return "Allow for this command"
-	case a.Kind == api.ApprovalEgress && ans == api.AnswerSession:
-		return "Allow for this session"
-	case a.Kind == api.ApprovalEgress && ans == api.AnswerAlways:
-		return "Always allow " + Shorten(a.SaveEntry, commandWidth)
-	case a.Kind == api.ApprovalEgress && ans == api.AnswerDenyAlways:
-		return "Always deny " + Shorten(a.SaveEntry, commandWidth)
-	case ans == api.AnswerTrust:
-		return fmt.Sprintf(answerLabels[ans], Shorten(a.Agent, 24))
-	}
-	return answerLabels[ans]
-}
-
-// ruleAnswers are the answers whose effect is the request's rule: a
-// session grant covers what it matches, always and deny always save it.
-var ruleAnswers = []string{api.AnswerSession, api.AnswerAlways, api.AnswerDenyAlways}
-
-// approvalItem is one request's submenu: what is asked, by whom and
-// where, the command whole (and a workspace request's directory), then
-// the answers it offers, in its order. Before the first answer whose
-// effect is the rule (Approve for session, Always…, Deny always…), the
-// rule is shown whole, exactly as it will be granted or saved.
-//
-// An answer that lets something run is offered only when the submenu
-// shows all of it: a command (or directory) longer than maxCommandLines
-// lines offers Deny and Show alone, and a rule longer than maxRuleLines
-// lines drops the answers that use it. Show opens the dashboard, where
-// the request is shown whole.
-func approvalItem(a api.Approval) Item {
-	label := a.Command
-	switch a.Kind {
-	case api.ApprovalWorkspace:
-		label = "Work in " + a.Workspace
-	case api.ApprovalEgress:
-		label = "Reach " + a.SaveEntry
-	}
-	it := Item{Label: Shorten(label, commandWidth), Tooltip: Escape(a.Reason)}
-	question := a.Question
-	if question == "" {
-		question = a.Reason
-	}
-	it.Children = append(it.Children,
-		Item{Label: Shorten(question, lineWidth), Disabled: true},
-		Item{Label: Shorten(fmt.Sprintf("%s in %s", a.Agent, a.Cwd), lineWidth), Disabled: true},
-	)
-	whole := true
-	if a.Kind == api.ApprovalWorkspace {
-		lines, ok := wrapLines("Directory:", a.Workspace, 2)
-		it.Children = append(it.Children, lines...)
-		whole = whole && ok
-	}
-	budget := maxCommandLines
-	if a.Kind == api.ApprovalWorkspace {
-		budget -= 2
-	}
-	lines, ok := wrapLines("Command:", a.Command, budget)
-	it.Children = append(it.Children, lines...)
-	whole = whole && ok
-
-	rule, ruleWhole := []Item(nil), false
-	if a.SaveRule != "" {
-		rule, ruleWhole = ruleLines(a)
-	}
-	ruleShown := false
-	for _, ans := range a.Answers {
-		label := answerLabel(a, ans)
-		if label == "" || !whole && ans != api.AnswerDeny {
-			continue
-		}
-		usesRule := slices.Contains(ruleAnswers, ans) && a.SaveRule != ""
-		if usesRule && !ruleShown {
-			ruleShown = true
-			it.Children = append(it.Children, rule...)
-		}
-		if usesRule && !ruleWhole {
-			continue
-		}
-		item := Item{Label: label, Action: Action{Kind: ActAnswer, ID: a.ID, Answer: ans}}
-		if usesRule {
-			item.Tooltip = "rule: " + Escape(strings.TrimSpace(a.SaveRule))
-		}
-		it.Children = append(it.Children, item)
-	}
-	if !whole || ruleShown && !ruleWhole {
-		it.Children = append(it.Children, Item{Label: "Show in the dashboard…", Tooltip: "the whole request, and every answer; or run gatehouse approvals " + a.ID,
-			Action: Action{Kind: ActOpenDashboard}})
-	}
-	return it
-}
-
-// wrapLines shows text (escaped) under header in lines of lineWidth,
-// whole: at most n lines. When it needs more, it reports false and shows
-// one line saying so instead.
-func wrapLines(header, text string, n int) ([]Item, bool) {
-	r := []rune(termesc.Line(text))
-	width := lineWidth - 4
-	if (len(r)+width-1)/width > n {
-		return []Item{{Label: fmt.Sprintf("%s %d characters, too long to show here: answer it in the dashboard or with gatehouse approvals", header, len(r)), Disabled: true}}, false
-	}
-	out := []Item{{Label: header, Disabled: true}}
-	for len(r) > 0 {
-		k := min(width, len(r))
-		out = append(out, Item{Label: "    " + string(r[:k]), Disabled: true})
-		r = r[k:]
-	}
-	return out, true
-}
-
-// ruleLines are the header and the lines of the rule a's session grant
-// covers and its always or deny_always saves, whole, and true; or one line
-// saying it is too long to show, and false.
-func ruleLines(a api.Approval) ([]Item, bool) {
-	var names []string
-	for _, ans := range ruleAnswers {
-		if slices.Contains(a.Answers, ans) {
-			names = append(names, strings.TrimSuffix(answerLabels[ans], "…"))
-		}
-	}
-	verb := " saves"
-	switch {
-	case slices.Contains(a.Answers, api.AnswerSession) && len(names) > 1:
-		verb = " use"
-	case slices.Contains(a.Answers, api.AnswerSession):
-		verb = " grants"
-	case len(names) > 1:
-		verb = " save"
-	}
-	header := strings.Join(names, ", ")
-	if i := strings.LastIndex(header, ", "); i >= 0 {
-		header = header[:i] + " and " + header[i+2:]
-	}
-	header += verb + " this rule:"
-	var out []Item
-	whole := true
-	for _, l := range strings.Split(strings.TrimRight(a.SaveRule, "\n"), "\n") {
-		lines, ok := wrapLines("", l, maxRuleLines)
-		whole = whole && ok
-		out = append(out, lines[1:]...)
-	}
-	if !whole || len(out) > maxRuleLines {
-		return []Item{{Label: fmt.Sprintf("%s %d lines, too long to show here", strings.TrimSuffix(header, ":"), len(out)), Disabled: true}}, false
-	}
-	return append([]Item{{Label: header, Disabled: true}}, out...), true
 }
 
 func recentItem(s State, now time.Time) Item {

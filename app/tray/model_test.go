@@ -272,8 +272,8 @@ func TestMenuCaps(t *testing.T) {
 		t.Errorf("last approval item %q, want %q", got, want)
 	}
 	for _, c := range ap.Children[:MaxApprovals] {
-		if len(c.Children) > approvalLines {
-			t.Errorf("an approval's submenu has %d items, more than %d", len(c.Children), approvalLines)
+		if _, ok := place(approvalShape(), c.Children); !ok {
+			t.Errorf("an approval's submenu of %d items does not fit the places allocated", len(c.Children))
 		}
 	}
 	if got := labels(ap.Children[0].Children); !slices.Contains(got, "Approve for session, Always and Deny always use this rule 20 lines, too long to show here") ||
@@ -619,5 +619,162 @@ func TestMenuEgressApproval(t *testing.T) {
 	}
 	if want := []string{"Allow for this command", "Allow for this session", "Always allow registry.npmjs.org:443", "Deny", "Always deny registry.npmjs.org:443"}; !slices.Equal(got, want) {
 		t.Errorf("answers %q, want %q", got, want)
+	}
+}
+
+// egressApproval is a request to reach registry.npmjs.org:443 with the
+// answers given.
+func egressApproval(id string, answers ...string) api.Approval {
+	a := approval(id, "npm install", answers...)
+	a.Kind, a.Host, a.Port, a.SaveEntry, a.SaveRule = api.ApprovalEgress, "registry.npmjs.org", 443, "registry.npmjs.org:443", ""
+	a.Question = "claude wants to reach registry.npmjs.org:443 (during `npm install`, in ~/src/app)"
+	return a
+}
+
+// answerItems are the items of sub that answer, or hold answers.
+func answerItems(sub Item) []Item {
+	var out []Item
+	for _, c := range sub.Children {
+		if c.Action.Kind == ActAnswer || len(c.Children) > 0 {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Always allow… and Always deny… are submenus when the service offers
+// *.domain entries: the exact destination first, then the entries as
+// given, each sending itself (the exact one none); the preset answer
+// names the preset's hosts and the agent.
+func TestMenuEgressPicks(t *testing.T) {
+	t.Parallel()
+	s := running()
+	a := egressApproval("e1", api.AnswerOnce, api.AnswerSession, api.AnswerAlways, api.AnswerPreset, api.AnswerDeny, api.AnswerDenyAlways)
+	a.Agent, a.Preset, a.Entries = "claude-code", "npm", []string{"*.registry.npmjs.org:443", "*.npmjs.org:443", "*.npmjs.org"}
+	s.Approvals = []api.Approval{a}
+	it := find(t, Menu(s, now), KeyApprovals).Children[0]
+	got := labels(answerItems(it))
+	if want := []string{"Allow for this command", "Allow for this session", "Always allow…", "Allow the npm registry hosts for claude-code", "Deny", "Always deny…"}; !slices.Equal(got, want) {
+		t.Fatalf("answers %q, want %q", got, want)
+	}
+	items := answerItems(it)
+	if act := items[3].Action; act != (Action{Kind: ActAnswer, ID: "e1", Answer: api.AnswerPreset}) {
+		t.Errorf("the preset item does %+v", act)
+	}
+	for i, answer := range map[int]string{2: api.AnswerAlways, 5: api.AnswerDenyAlways} {
+		sub := items[i]
+		if sub.Action.Kind != ActNone {
+			t.Errorf("%s: the submenu itself answers %+v", sub.Label, sub.Action)
+		}
+		if got, want := labels(sub.Children), []string{"registry.npmjs.org:443 (exactly this destination)", "*.registry.npmjs.org:443", "*.npmjs.org:443", "*.npmjs.org"}; !slices.Equal(got, want) {
+			t.Errorf("%s picks %q, want %q", sub.Label, got, want)
+		}
+		for j, entry := range []string{"", "*.registry.npmjs.org:443", "*.npmjs.org:443", "*.npmjs.org"} {
+			if act := sub.Children[j].Action; act != (Action{Kind: ActAnswer, ID: "e1", Answer: answer, Entry: entry}) {
+				t.Errorf("%s %q does %+v", sub.Label, sub.Children[j].Label, act)
+			}
+		}
+		list := map[string]string{api.AnswerAlways: "policy.egress_allowlist", api.AnswerDenyAlways: "policy.egress_denylist"}[answer]
+		if tip := sub.Children[3].Tooltip; tip != "saves *.npmjs.org in "+list+" of the saved rules file" {
+			t.Errorf("%s: tooltip %q", sub.Label, tip)
+		}
+	}
+	// Without entries, Always allow names the exact destination and
+	// answers itself.
+	s.Approvals[0].Entries = nil
+	items = answerItems(find(t, Menu(s, now), KeyApprovals).Children[0])
+	if items[2].Label != "Always allow registry.npmjs.org:443" || len(items[2].Children) != 0 || items[2].Action.Answer != api.AnswerAlways {
+		t.Errorf("without entries: %+v", items[2])
+	}
+	// More entries than the submenu lists: the widest, and a line.
+	for i := range maxEntryPicks + 3 {
+		s.Approvals[0].Entries = append(s.Approvals[0].Entries, fmt.Sprintf("*.d%d.example.com", i))
+	}
+	picks := answerItems(find(t, Menu(s, now), KeyApprovals).Children[0])[2].Children
+	if len(picks) != pickItems || picks[1].Label != "3 narrower entries: in the dashboard, or gatehouse approve --entry" || picks[pickItems-1].Action.Entry != fmt.Sprintf("*.d%d.example.com", maxEntryPicks+2) {
+		t.Errorf("more entries than listed: %q", labels(picks))
+	}
+}
+
+// A host-loopback destination: the submenu warns, every answer that lets
+// it through says it is a service on my machine and carries the tick;
+// the denials carry none.
+func TestMenuEgressHostLoopback(t *testing.T) {
+	t.Parallel()
+	s := running()
+	a := egressApproval("l1", api.AnswerOnce, api.AnswerSession, api.AnswerAlways, api.AnswerDeny, api.AnswerDenyAlways)
+	a.Host, a.Port, a.SaveEntry, a.Literal, a.HostLoopback = "127.0.0.1", 8765, "127.0.0.1:8765", true, true
+	s.Approvals = []api.Approval{a}
+	it := find(t, Menu(s, now), KeyApprovals).Children[0]
+	if got := labels(it.Children); !slices.Contains(got, "⚠ 127.0.0.1:8765 is a service on this machine, outside the sandbox") ||
+		!slices.Contains(got, "Clicking an item marked (a service on my machine) says you know it") {
+		t.Errorf("no warning: %q", got)
+	}
+	var got []string
+	for _, c := range answerItems(it) {
+		got = append(got, fmt.Sprintf("%s: %s %v", c.Label, c.Action.Answer, c.Action.LocalService))
+	}
+	want := []string{
+		"Allow for this command (a service on my machine): once true",
+		"Allow for this session (a service on my machine): session true",
+		"Always allow 127.0.0.1:8765 (a service on my machine): always true",
+		"Deny: deny false",
+		"Always deny 127.0.0.1:8765: deny_always false",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("answers\n%q\nwant\n%q", got, want)
+	}
+	// Not on the host's loopback: no warning, no tick.
+	s.Approvals[0].HostLoopback = false
+	for _, c := range find(t, Menu(s, now), KeyApprovals).Children[0].Children {
+		if c.Action.LocalService || strings.Contains(c.Label, "service on") {
+			t.Errorf("%q ticks the box (%+v)", c.Label, c.Action)
+		}
+	}
+}
+
+// Every submenu the model makes fits the places the binding allocates,
+// whatever the order of the answers: pick submenus in the places that
+// hold one, every other item in a plain one.
+func TestApprovalShapeHoldsEvery(t *testing.T) {
+	t.Parallel()
+	all := []string{api.AnswerOnce, api.AnswerSession, api.AnswerAlways, api.AnswerPreset, api.AnswerDeny, api.AnswerDenyAlways}
+	var cases []api.Approval
+	for i := range all {
+		order := append(slices.Clone(all[i:]), all[:i]...)
+		for _, rev := range []bool{false, true} {
+			if rev {
+				slices.Reverse(order)
+			}
+			a := egressApproval(fmt.Sprint("e", i, rev), slices.Clone(order)...)
+			a.Command = strings.Repeat("x", 4*(lineWidth-4))
+			a.Preset, a.HostLoopback = "npm", true
+			for j := range maxEntryPicks + 4 {
+				a.Entries = append(a.Entries, fmt.Sprintf("*.d%d.npmjs.org", j))
+			}
+			cases = append(cases, a)
+		}
+	}
+	long := approval("c", strings.Repeat("y", 4*(lineWidth-4)), api.AnswerOnce, api.AnswerSession, api.AnswerAlways, api.AnswerDeny, api.AnswerDenyAlways)
+	long.SaveRule = strings.Repeat("- match: x\n", maxRuleLines-1)
+	cases = append(cases, long)
+	s := running()
+	for _, a := range cases {
+		s.Approvals = []api.Approval{a}
+		it := find(t, Menu(s, now), KeyApprovals).Children[0]
+		if _, ok := place(approvalShape(), it.Children); !ok {
+			t.Errorf("%s (answers %v): %d items do not fit:\n%q", a.ID, a.Answers, len(it.Children), labels(it.Children))
+		}
+		for _, c := range it.Children {
+			if len(c.Children) > pickItems {
+				t.Errorf("%s: %q holds %d items, more than %d", a.ID, c.Label, len(c.Children), pickItems)
+			}
+		}
+	}
+	// What does not fit is left out, never put in another item's place.
+	shape := []bool{false, true, false}
+	at, ok := place(shape, []Item{{Label: "a"}, {Label: "b"}, {Label: "c", Children: []Item{{}}}, {Label: "d"}})
+	if ok || !slices.Equal(at, []int{0, 2, -1, -1}) {
+		t.Errorf("place: %v %v", at, ok)
 	}
 }

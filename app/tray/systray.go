@@ -85,8 +85,12 @@ func newBinding(ctx context.Context, a *app, dark bool) *binding {
 				if i == MaxApprovals {
 					break // the line saying how many more wait
 				}
-				for range approvalLines {
-					c.children = append(c.children, b.add(ctx, c.mi.AddSubMenuItem("", "")))
+				for _, sub := range approvalShape() {
+					gc := b.add(ctx, c.mi.AddSubMenuItem("", ""))
+					if sub {
+						gc.children = b.addChildren(ctx, gc, pickItems)
+					}
+					c.children = append(c.children, gc)
 				}
 				b.freed = append(b.freed, c)
 			}
@@ -195,13 +199,34 @@ func (b *binding) setApprovals(parent *slot, s State, items []Item) {
 		}
 		used[sl] = true
 		b.set(sl, it)
-		b.setChildren(sl.children, it.Children)
+		b.setPlaced(sl.children, it.Children)
 	}
 	for _, sl := range parent.children {
 		if !used[sl] {
 			b.set(sl, Item{Hidden: true})
 			b.setChildren(sl.children, nil)
 		}
+	}
+}
+
+// setPlaced shows an approval's items in the slots of its submenu, each
+// in its place (approvalShape), and hides the slots left.
+func (b *binding) setPlaced(slots []*slot, items []Item) {
+	shown := make([]*Item, len(slots))
+	at, _ := place(approvalShape(), items)
+	for i, j := range at {
+		if j >= 0 {
+			shown[j] = &items[i]
+		}
+	}
+	for j, sl := range slots {
+		if shown[j] == nil {
+			b.set(sl, Item{Hidden: true})
+			b.setChildren(sl.children, nil)
+			continue
+		}
+		b.set(sl, *shown[j])
+		b.setChildren(sl.children, shown[j].Children)
 	}
 }
 
