@@ -35,7 +35,7 @@ wants to reach), the answers offered, and the rule or egress entry an
 
 var approveCmd = &command{name: "approve",
 	summary: "approve a held call: once, for its session, or always; or trust its directory",
-	usage: `usage: gatehouse approve ID [--session | --always [--rule RULE | --entry ENTRY] | --trust | --trust-all]
+	usage: `usage: gatehouse approve ID [--session | --always [--rule RULE | --entry ENTRY] | --trust | --trust-all | --preset] [--local-service]
 
 Approves the pending request ID (gatehouse approvals). Without a flag it
 runs this call once; for a workspace request, this call alone runs in the
@@ -51,7 +51,13 @@ destination no allowlist entry covers), once lets this command reach it,
 --session the same agent session's commands, and --always saves the exact
 host:port in the saved rules file (policy.egress_allowlist there), or with
 --entry '*.DOMAIN' the domain the host is or lies in (at least two labels;
-:PORT may follow, the destination's). It must be run on a terminal: an
+:PORT may follow, the destination's; gatehouse approvals lists the picks).
+--preset, offered when the destination is one of a preset's hosts, allows
+all of that preset's hosts for the agent that asked (as gatehouse egress
+allow --preset NAME --agent AGENT). A destination on this machine's own
+loopback (127.0.0.1:PORT, localhost:PORT) is a service on this machine,
+outside the sandbox: approving it needs --local-service, your tick on
+"this is a service on my machine". It must be run on a terminal: an
 agent cannot answer its own request.`,
 	interspersed: true,
 	flags:        func(fl *flag.FlagSet) runFunc { return runAnswer(fl, true) },
@@ -111,6 +117,10 @@ func printApproval(env *Env, a api.Approval) {
 	if a.Kind == api.ApprovalEgress {
 		fmt.Fprintf(w, "  reach:   %s\n", termesc.Line(a.Question))
 	}
+	if a.HostLoopback {
+		fmt.Fprintf(w, "  warning: %s is a service on this machine (its own loopback), outside the sandbox; approve it only if you mean the command to reach it, with --local-service (gatehouse approve %s --local-service)\n",
+			termesc.Line(a.SaveEntry), a.ID)
+	}
 	fmt.Fprintf(w, "  command: %s\n", termesc.Line(a.Command))
 	fmt.Fprintf(w, "  in:      %s\n", termesc.Line(a.Cwd))
 	if a.SessionID != "" {
@@ -133,8 +143,15 @@ func printApproval(env *Env, a api.Approval) {
 	if a.SaveEntry != "" {
 		fmt.Fprintf(w, "  always saves: %s in policy.egress_allowlist of the saved rules file (deny --always: policy.egress_denylist)\n", termesc.Line(a.SaveEntry))
 	}
+	if len(a.Entries) > 0 {
+		fmt.Fprintf(w, "  or save: %s (gatehouse approve %s --always --entry ENTRY)\n", termesc.Line(strings.Join(a.Entries, ", ")), a.ID)
+	}
 	if p, ok := policy.EgressPresetNamed(a.Preset); ok {
-		fmt.Fprintf(w, "  preset:  one of %s's hosts; gatehouse egress allow --preset %s allows them all\n", p.What, p.Name)
+		if slices.Contains(a.Answers, api.AnswerPreset) {
+			fmt.Fprintf(w, "  preset:  one of %s's hosts; gatehouse approve %s --preset allows them all (%s) for %s\n", p.What, a.ID, strings.Join(p.Entries, ", "), termesc.Line(a.Agent))
+		} else {
+			fmt.Fprintf(w, "  preset:  one of %s's hosts; gatehouse egress allow --preset %s allows them all\n", p.What, p.Name)
+		}
 	}
 	if a.SaveRule != "" {
 		header := "always saves"
@@ -158,12 +175,14 @@ func onTerminal(env *Env) bool {
 func runAnswer(fl *flag.FlagSet, approve bool) runFunc {
 	session, always, rule := new(bool), fl.Bool("always", false, ""), new(string)
 	entry := fl.String("entry", "", "")
-	trust, trustAll := new(bool), new(bool)
+	trust, trustAll, preset, local := new(bool), new(bool), new(bool), new(bool)
 	if approve {
 		session = fl.Bool("session", false, "")
 		rule = fl.String("rule", "", "")
 		trust = fl.Bool("trust", false, "")
 		trustAll = fl.Bool("trust-all", false, "")
+		preset = fl.Bool("preset", false, "")
+		local = fl.Bool("local-service", false, "")
 	}
 	name := "deny"
 	if approve {
@@ -173,8 +192,8 @@ func runAnswer(fl *flag.FlagSet, approve bool) runFunc {
 		switch {
 		case len(args) != 1:
 			return usagef("%s: want one approval id (see gatehouse approvals)", name)
-		case countTrue(*session, *always, *trust, *trustAll) > 1:
-			return usagef("%s: --session, --always, --trust and --trust-all are different answers; give one", name)
+		case countTrue(*session, *always, *trust, *trustAll, *preset) > 1:
+			return usagef("%s: --session, --always, --trust, --trust-all and --preset are different answers; give one", name)
 		case *rule != "" && !*always:
 			return usagef("%s: --rule goes with --always", name)
 		case *entry != "" && !*always:
@@ -194,6 +213,8 @@ func runAnswer(fl *flag.FlagSet, approve bool) runFunc {
 			answer = api.AnswerTrust
 		case approve && *trustAll:
 			answer = api.AnswerTrustAll
+		case approve && *preset:
+			answer = api.AnswerPreset
 		case approve:
 			answer = api.AnswerOnce
 		case *always:
@@ -203,7 +224,7 @@ func runAnswer(fl *flag.FlagSet, approve bool) runFunc {
 		if err != nil {
 			return err
 		}
-		resp, err := c.Answer(ctx, api.AnswerRequest{ID: args[0], Answer: answer, Rule: *rule, Entry: *entry, By: api.ByCLI})
+		resp, err := c.Answer(ctx, api.AnswerRequest{ID: args[0], Answer: answer, Rule: *rule, Entry: *entry, LocalService: *local, By: api.ByCLI})
 		if err != nil {
 			return fmt.Errorf("%s %s: %w", name, args[0], err)
 		}
@@ -217,8 +238,11 @@ func runAnswer(fl *flag.FlagSet, approve bool) runFunc {
 		}
 		if resp.SavedEntry != "" {
 			field := "policy.egress_allowlist"
-			if !approve {
+			switch {
+			case !approve:
 				field = "policy.egress_denylist"
+			case *preset:
+				field = "the asking agent's policy.egress_allowlist_by_agent"
 			}
 			fmt.Fprintf(env.Stdout, "saved %s in %s of %s\n", termesc.Line(resp.SavedEntry), field, termesc.Line(resp.SavedFile))
 		}

@@ -2,8 +2,13 @@ package cli
 
 import (
 	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +25,9 @@ import (
 //	                  has not seen yet, and set VAR to its id
 //	savedrule VAR     set VAR to the name of the one rule in the saved
 //	                  rules file
+//	httpserver VAR    serve http on the host's loopback (127.0.0.1) until
+//	                  the script ends, answering "hello from a service on
+//	                  this machine: PATH"; set VAR to its port
 func approvalScriptCmds() map[string]func(*testscript.TestScript, bool, []string) {
 	return map[string]func(*testscript.TestScript, bool, []string){
 		"waitapproval": func(ts *testscript.TestScript, neg bool, args []string) {
@@ -43,6 +51,16 @@ func approvalScriptCmds() map[string]func(*testscript.TestScript, bool, []string
 				}
 			}
 			ts.Fatalf("no new approval request within 20 s")
+		},
+		"httpserver": func(ts *testscript.TestScript, neg bool, args []string) {
+			if neg || len(args) != 1 {
+				ts.Fatalf("usage: httpserver VAR")
+			}
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				fmt.Fprintf(w, "hello from a service on this machine: %s\n", r.URL.Path)
+			}))
+			ts.Defer(srv.Close)
+			ts.Setenv(args[0], strconv.Itoa(srv.Listener.Addr().(*net.TCPAddr).Port))
 		},
 		"savedrule": func(ts *testscript.TestScript, neg bool, args []string) {
 			if neg || len(args) != 1 {

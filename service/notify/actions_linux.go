@@ -188,11 +188,13 @@ func (p *ActionPrompter) invoke(nid uint32, key string) error {
 
 // approvalActions are the freedesktop actions (key, label pairs) a
 // notification of a offers: Approve once only where the notification
-// shows the whole command and once is offered; Show where show is set;
-// Deny where deny is offered.
+// shows the whole command and once is offered, and never for a service
+// on this machine (HostLoopback: approving it needs the person's
+// local-service tick, which a notification has no box for); Show where
+// show is set; Deny where deny is offered.
 func approvalActions(a api.Approval, whole, show bool) []string {
 	var out []string
-	if whole && slices.Contains(a.Answers, api.AnswerOnce) {
+	if whole && !a.HostLoopback && slices.Contains(a.Answers, api.AnswerOnce) {
 		out = append(out, ActionApproveOnce, "Approve once")
 	}
 	if slices.Contains(a.Answers, api.AnswerDeny) {

@@ -44,8 +44,13 @@ func ApprovalText(a api.Approval) (title, body string, whole bool) {
 			return fmt.Sprintf("Approval needed: %s wants to reach a destination not on the allowlist", termesc.Line(a.Agent)),
 				fmt.Sprintf("%s. "+elsewhere+".", termesc.Line(a.Question), a.ID), false
 		}
-		return fmt.Sprintf("Approval needed: %s wants to reach %s", termesc.Line(a.Agent), string(dest)),
-			fmt.Sprintf("%s. Answer from the Gatehouse tray or run: gatehouse approve %s", termesc.Line(a.Question), a.ID), true
+		title := fmt.Sprintf("Approval needed: %s wants to reach %s", termesc.Line(a.Agent), string(dest))
+		if a.HostLoopback {
+			// Approving needs the local-service tick: the CLI's flag, or
+			// the box in the tray or the dashboard.
+			return title, fmt.Sprintf("%s. Answer from the Gatehouse tray or run: gatehouse approve %s --local-service", termesc.Line(a.Question), a.ID), true
+		}
+		return title, fmt.Sprintf("%s. Answer from the Gatehouse tray or run: gatehouse approve %s", termesc.Line(a.Question), a.ID), true
 	}
 	cmd := []rune(termesc.Line(a.Command))
 	short, whole := string(cmd), len(cmd) <= CommandWidth
