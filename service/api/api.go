@@ -228,6 +228,10 @@ type EgressApproval struct {
 	By     string `json:"by,omitempty"`
 	// ID is the approval request's.
 	ID string `json:"id,omitempty"`
+	// SavedEntry is what an always, deny_always or preset answer saved
+	// (the entries, comma-separated), and SavedFile where.
+	SavedEntry string `json:"saved_entry,omitempty"`
+	SavedFile  string `json:"saved_file,omitempty"`
 }
 
 // PlaceholderUse counts where one masked credential's placeholder went.

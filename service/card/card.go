@@ -192,6 +192,9 @@ func Build(in Input) Card {
 		if a.ID != "" {
 			v += " (approval " + a.ID + ")"
 		}
+		if a.SavedEntry != "" {
+			v += ", saved " + a.SavedEntry + " in " + a.SavedFile
+		}
 		add("egress_approved", "egress approval", v)
 	}
 	if len(ev.WriteBlocked) > 0 {

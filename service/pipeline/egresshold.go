@@ -124,7 +124,7 @@ func (e *Executor) egressAsk(ctx context.Context, req *api.ExecRequest, dir, fie
 		defer stop()
 		out := e.opts.Approver.Hold(hctx, h)
 		rec := out.Record
-		answers.add(api.EgressApproval{Host: d.Host, Port: int(d.Port), Answer: rec.Answer, By: rec.By, ID: rec.ID})
+		answers.add(api.EgressApproval{Host: d.Host, Port: int(d.Port), Answer: rec.Answer, By: rec.By, ID: rec.ID, SavedEntry: rec.SavedEntry, SavedFile: rec.SavedFile})
 		if out.Approved {
 			return egress.Verdict{Allow: true, LocalService: out.LocalService}
 		}

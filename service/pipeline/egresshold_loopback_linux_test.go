@@ -88,7 +88,8 @@ func TestEgressAskHostLoopback(t *testing.T) {
 // A request about one of a preset's hosts offers the preset answer for
 // the agent that asked; answered, the preset is saved for that agent and
 // the connection goes on (here to nothing listening: the proxy's 502, not
-// its 403), and the event records the answer preset.
+// its 403), and the event records the answer preset, with what was saved
+// and where.
 func TestEgressAskPresetAnswer(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
@@ -121,7 +122,8 @@ func TestEgressAskPresetAnswer(t *testing.T) {
 	if strings.Join(saved, ",") != "npm for claude-code" {
 		t.Errorf("saved %v", saved)
 	}
-	if got := o.Event.Egress.Approved; len(got) != 1 || got[0].Answer != api.AnswerPreset || got[0].By != api.ByDashboard {
+	if got := o.Event.Egress.Approved; len(got) != 1 || got[0].Answer != api.AnswerPreset || got[0].By != api.ByDashboard ||
+		got[0].SavedEntry != "registry.npmjs.org:443" || got[0].SavedFile != "/state/rules.yaml" {
 		t.Errorf("egress.approved %+v", got)
 	}
 	if o.Event.Egress.Allowed != 1 || o.Event.Egress.Denied != 0 {
