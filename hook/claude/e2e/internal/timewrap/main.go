@@ -12,8 +12,14 @@
 //	timewrap relay CMD ARGS...
 //
 // runs the relay CMD ARGS and then writes "timewrap-relay START END" to
-// stderr, which reaches the model in the tool_result. Both exit with the
-// child's status.
+// stderr, which reaches the model in the tool_result.
+//
+//	timewrap permission CMD ARGS...
+//
+// runs the PermissionRequest hook CMD ARGS on timewrap's stdin with a relay
+// command "timewrap hook" prefixed given back its own form, so that the
+// hook recognises the relay it wrote, and passes its answer on. All three
+// exit with the child's status.
 package main
 
 import (
@@ -21,6 +27,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -29,7 +36,7 @@ import (
 
 func main() {
 	if len(os.Args) < 3 {
-		fail("usage: timewrap hook LOG CMD ARGS... | timewrap relay CMD ARGS...")
+		fail("usage: timewrap hook LOG CMD ARGS... | timewrap relay CMD ARGS... | timewrap permission CMD ARGS...")
 	}
 	switch os.Args[1] {
 	case "hook":
@@ -39,6 +46,8 @@ func main() {
 		hook(os.Args[2], os.Args[3:])
 	case "relay":
 		relay(os.Args[2:])
+	case "permission":
+		permission(os.Args[2:])
 	default:
 		fail("unknown mode %q", os.Args[1])
 	}
@@ -85,11 +94,7 @@ func hook(log string, argv []string) {
 		if hso, ok := ans["hookSpecificOutput"].(map[string]any); ok {
 			if in, ok := hso["updatedInput"].(map[string]any); ok {
 				if c, ok := in["command"].(string); ok {
-					self, err := os.Executable()
-					if err != nil {
-						fail("%v", err)
-					}
-					in["command"] = "'" + strings.ReplaceAll(self, "'", `'\''`) + "' relay " + c
+					in["command"] = relayPrefix() + c
 					var enc bytes.Buffer
 					e := json.NewEncoder(&enc)
 					e.SetEscapeHTML(false)
@@ -107,4 +112,39 @@ func relay(argv []string) {
 	code, start, end := run(argv, os.Stdout, nil)
 	fmt.Fprintf(os.Stderr, "timewrap-relay %d %d\n", start.UnixNano(), end.UnixNano())
 	os.Exit(code)
+}
+
+// relayPrefix is what "timewrap hook" puts before a relay command.
+func relayPrefix() string {
+	self, err := os.Executable()
+	if err != nil {
+		fail("%v", err)
+	}
+	return "'" + strings.ReplaceAll(self, "'", `'\''`) + "' relay "
+}
+
+func permission(argv []string) {
+	in, err := io.ReadAll(os.Stdin)
+	if err != nil {
+		fail("%v", err)
+	}
+	var m map[string]any
+	if json.Unmarshal(in, &m) == nil {
+		if ti, ok := m["tool_input"].(map[string]any); ok {
+			if c, ok := ti["command"].(string); ok && strings.HasPrefix(c, relayPrefix()) {
+				ti["command"] = strings.TrimPrefix(c, relayPrefix())
+				in, _ = json.Marshal(m)
+			}
+		}
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(in), os.Stdout, os.Stderr
+	err = cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		os.Exit(ee.ExitCode())
+	case err != nil:
+		fail("%v", err)
+	}
 }
