@@ -17,6 +17,7 @@ package broker
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
@@ -83,6 +84,10 @@ type Config struct {
 	// (policy.credential_mode: mask), and a credential of mode auto whose
 	// value's shape leaves it injected.
 	RequireMask bool
+	// SSHKeys are the names among Files that hold an SSH private key
+	// (kind ssh_key): written ending in a newline, which OpenSSH needs
+	// and a value read from standard input has lost.
+	SSHKeys []string
 }
 
 // Granted reports whether the credential id may reach agent.
@@ -138,6 +143,9 @@ type Grant struct {
 	// RequireMask refuses, at the lease, a credential of mode auto whose
 	// value's shape leaves it injected.
 	RequireMask bool
+	// SSHKeys are the names among Files that hold an SSH private key,
+	// sorted.
+	SSHKeys []string
 }
 
 // Vars returns the variables that carry a credential, sorted: the mapped
@@ -215,6 +223,9 @@ func (c *Config) Plan(req Request) (*Grant, error) {
 		}
 		need(id, "")
 		p.Files[name] = id
+		if slices.Contains(c.SSHKeys, name) {
+			p.SSHKeys = append(p.SSHKeys, name)
+		}
 	}
 	sort.Strings(ids)
 	p.IDs = ids
@@ -300,6 +311,9 @@ type Lease struct {
 	// Auto are the decisions made for the credentials of mode auto,
 	// sorted by id.
 	Auto []AutoDecision
+	// SSHKeys are the files holding an SSH private key, as the command
+	// sees their paths, sorted.
+	SSHKeys []string
 }
 
 // An AutoDecision is how one credential of mode auto reached the command,
@@ -382,7 +396,15 @@ func (b *Broker) Lease(p *Grant, opts LeaseOptions) (*Lease, error) {
 		env[name] = Expand(tmpl, func(id string) string { return values[id] })
 	}
 	if len(p.Files) > 0 {
-		dir, err := b.materialise(p.Files, values, opts.ExecID)
+		// A key file ends with a newline: OpenSSH reads no key without.
+		contents := map[string]string{}
+		for name, id := range p.Files {
+			contents[name] = values[id]
+			if slices.Contains(p.SSHKeys, name) && !strings.HasSuffix(contents[name], "\n") {
+				contents[name] += "\n"
+			}
+		}
+		dir, err := b.materialise(contents, opts.ExecID)
 		if err != nil {
 			return nil, err
 		}
@@ -390,6 +412,9 @@ func (b *Broker) Lease(p *Grant, opts LeaseOptions) (*Lease, error) {
 		env[DirEnv] = dir
 		if opts.DirInSandbox != "" {
 			env[DirEnv] = opts.DirInSandbox
+		}
+		for _, name := range p.SSHKeys {
+			l.SSHKeys = append(l.SSHKeys, filepath.Join(env[DirEnv], name))
 		}
 	}
 	for _, k := range sortedKeys(env) {
@@ -430,12 +455,12 @@ func (l *Lease) Release() error {
 
 // materialise writes each file 0400 into a new directory of its own
 // (files.go).
-func (b *Broker) materialise(files, values map[string]string, execID string) (string, error) {
+func (b *Broker) materialise(contents map[string]string, execID string) (string, error) {
 	parent := b.Dir
 	if parent == "" {
 		parent = DefaultDir("")
 	}
-	return materialiseFiles(parent, files, values, execID)
+	return materialiseFiles(parent, contents, execID)
 }
 
 func safeName(s string) string {

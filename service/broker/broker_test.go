@@ -453,3 +453,39 @@ func TestPlanRequireMask(t *testing.T) {
 		t.Errorf("unmasked reference: %v", err)
 	}
 }
+
+// An ssh_key file ends with a newline, which OpenSSH needs and a value
+// read from standard input has lost; other files are written as stored.
+func TestLeaseSSHKey(t *testing.T) {
+	t.Parallel()
+	m := keyring.NewMemory()
+	const key = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjE=\n-----END OPENSSH PRIVATE KEY-----"
+	for id, v := range map[string]string{"deploy_ssh": key, "other": "other-value-no-newline"} {
+		if err := Set(m, id, v, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := &Config{Files: map[string]string{"id_deploy": "deploy_ssh", "plain": "other"}, SSHKeys: []string{"id_deploy"}}
+	p, err := c.Plan(Request{Agent: "cli"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(p.SSHKeys, []string{"id_deploy"}) {
+		t.Errorf("grant's ssh keys %v", p.SSHKeys)
+	}
+	b := &Broker{Store: m, Dir: filepath.Join(t.TempDir(), "cred")}
+	l, err := b.Lease(p, LeaseOptions{ExecID: "e1", DirInSandbox: "/run/gatehouse/cred"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	if want := []string{"/run/gatehouse/cred/id_deploy"}; !reflect.DeepEqual(l.SSHKeys, want) {
+		t.Errorf("lease's ssh keys %v, want %v", l.SSHKeys, want)
+	}
+	for name, want := range map[string]string{"id_deploy": key + "\n", "plain": "other-value-no-newline"} {
+		got, err := os.ReadFile(filepath.Join(l.Dir, name))
+		if err != nil || string(got) != want {
+			t.Errorf("%s: %q, %v; want %q", name, got, err, want)
+		}
+	}
+}

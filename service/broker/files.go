@@ -20,11 +20,11 @@ import (
 	"github.com/gatehouse-dev/gatehouse/internal/nofollow"
 )
 
-// materialiseFiles writes each file 0400 into a new directory in parent
-// and returns the directory's path. The directory is named after this
+// materialiseFiles writes each file 0400 (name → contents) into a new
+// directory in parent and returns the directory's path. The directory is named after this
 // process and the execution so that one left behind by a killed process
 // can be recognised and removed.
-func materialiseFiles(parent string, files, values map[string]string, execID string) (string, error) {
+func materialiseFiles(parent string, contents map[string]string, execID string) (string, error) {
 	p, err := privateDir(parent)
 	if err != nil {
 		return "", err
@@ -41,8 +41,8 @@ func materialiseFiles(parent string, files, values map[string]string, execID str
 		return "", fmt.Errorf("making the credential directory: %w", err)
 	}
 	defer d.Close()
-	for _, file := range sortedKeys(files) {
-		if err := d.WriteFile(file, []byte(values[files[file]]), 0o400); err != nil {
+	for _, file := range sortedKeys(contents) {
+		if err := d.WriteFile(file, []byte(contents[file]), 0o400); err != nil {
 			p.RemoveAll(name)
 			return "", fmt.Errorf("writing credential file %s: %w", file, errors.Unwrap(err))
 		}

@@ -7,7 +7,9 @@ package policy
 //	GITHUB_TOKEN: {credential: github_token, hosts: [api.github.com, github.com], mode: mask}
 //
 // The mapping form binds the credential to hosts, written like egress
-// allowlist entries (an optional :port). With hosts the mode defaults to
+// allowlist entries (an optional :port), or says what kind of secret a
+// file holds (kind: ssh_key: a private key the sandbox's ssh and git use,
+// docs/credentials.md "SSH keys"). With hosts the mode defaults to
 // mask: the command gets a placeholder and the egress proxy puts the real
 // value on the wire for those hosts only. mode: inject hands the command
 // the value itself.
@@ -60,6 +62,13 @@ const (
 	ModeAuto = "auto"
 )
 
+// KindSSHKey is the kind of an exec.credentials.files entry that holds an
+// SSH private key: the file is written ending in a newline (OpenSSH
+// refuses a key without one), and the sandbox's ssh configuration names
+// it as an IdentityFile (docs/credentials.md, "SSH keys"). It is
+// injected: ssh reads it inside the command.
+const KindSSHKey = "ssh_key"
+
 // credentialModes are the accepted values of policy.credential_mode:
 // any lets each mapping choose; mask refuses injected mappings.
 var credentialModes = scale.Of(scale.Step{"any"}, scale.Step{ModeMask})
@@ -78,8 +87,10 @@ type CredentialMapping struct {
 	// allowlist entries; mapping form only.
 	Hosts []string
 	// Mode is mask, inject or auto as written; "" means mask with hosts,
-	// auto without.
+	// auto without (inject for an ssh_key).
 	Mode string
+	// Kind is "" or KindSSHKey (exec.credentials.files only).
+	Kind string
 }
 
 // Inject returns the plain form of a mapping, "${credential:ID}", whose
@@ -115,6 +126,8 @@ func (m CredentialMapping) EffectiveMode() string {
 		return ModeAuto
 	case m.Mode != "":
 		return m.Mode
+	case m.Kind == KindSSHKey:
+		return ModeInject
 	case len(m.Hosts) > 0:
 		return ModeMask
 	}
@@ -124,15 +137,24 @@ func (m CredentialMapping) EffectiveMode() string {
 // String writes m as YAML: the reference as written, or a flow mapping
 // with its mode made explicit.
 func (m CredentialMapping) String() string {
-	if m.Ref != "" || m.Credential == "" && len(m.Hosts) == 0 && m.Mode == "" {
+	if m.plain() {
 		return yamlString(m.Ref)
 	}
 	parts := []string{"credential: " + yamlString(m.Credential)}
 	if len(m.Hosts) > 0 {
 		parts = append(parts, "hosts: "+formatValue(m.Hosts))
 	}
+	if m.Kind != "" {
+		parts = append(parts, "kind: "+yamlString(m.Kind))
+	}
 	parts = append(parts, "mode: "+m.EffectiveMode())
 	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// plain reports whether m is the plain form ("${credential:ID}", or
+// nothing at all).
+func (m CredentialMapping) plain() bool {
+	return m.Ref != "" || m.Credential == "" && len(m.Hosts) == 0 && m.Mode == "" && m.Kind == ""
 }
 
 // MarshalJSON writes the plain form as a string and the mapping form as
@@ -144,8 +166,9 @@ func (m CredentialMapping) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
 		Credential string   `json:"credential"`
 		Hosts      []string `json:"hosts,omitempty"`
+		Kind       string   `json:"kind,omitempty"`
 		Mode       string   `json:"mode"`
-	}{m.Credential, m.Hosts, m.EffectiveMode()})
+	}{m.Credential, m.Hosts, m.Kind, m.EffectiveMode()})
 }
 
 // MarshalYAML writes the plain form as a string and the mapping form as
@@ -157,14 +180,15 @@ func (m CredentialMapping) MarshalYAML() (any, error) {
 	return struct {
 		Credential string   `yaml:"credential"`
 		Hosts      []string `yaml:"hosts,omitempty"`
+		Kind       string   `yaml:"kind,omitempty"`
 		Mode       string   `yaml:"mode"`
-	}{m.Credential, m.Hosts, m.EffectiveMode()}, nil
+	}{m.Credential, m.Hosts, m.Kind, m.EffectiveMode()}, nil
 }
 
 // problems returns what is wrong with m on its own, each message
 // starting with what it is about.
 func (m CredentialMapping) problems() []string {
-	if m.Ref != "" || m.Credential == "" && len(m.Hosts) == 0 && m.Mode == "" {
+	if m.plain() {
 		if _, ok := broker.ParseRef(m.Ref); ok {
 			return nil
 		}
@@ -196,16 +220,28 @@ func (m CredentialMapping) problems() []string {
 	case m.Mode == ModeAuto && len(m.Hosts) > 0:
 		out = append(out, "mode: auto chooses the hosts by the value's shape; with hosts listed, write mode: mask (or leave mode out)")
 	}
+	switch {
+	case m.Kind != "" && m.Kind != KindSSHKey:
+		out = append(out, fmt.Sprintf("kind: %q is not a kind of credential file; want ssh_key", m.Kind))
+	case m.Kind == KindSSHKey && len(m.Hosts) > 0:
+		out = append(out, "hosts: an ssh_key is used by ssh inside the command and never sent as a request header, so it cannot be masked; remove hosts (the egress allowlist says where ssh may connect)")
+	case m.Kind == KindSSHKey && m.Mode != "" && m.Mode != ModeInject:
+		out = append(out, fmt.Sprintf("mode: an ssh_key is injected (ssh reads the file), not %s; remove mode", m.Mode))
+	}
 	return out
 }
 
 // credMapProblems checks the entries of a credential map; keyProblem
-// says what is wrong with a key, or "".
-func credMapProblems(m map[string]CredentialMapping, keyProblem func(string) string) []mapProblem {
+// says what is wrong with a key, or "". Only files (exec.credentials.files)
+// may have a kind.
+func credMapProblems(m map[string]CredentialMapping, keyProblem func(string) string, files bool) []mapProblem {
 	var out []mapProblem
 	for _, k := range sortedKeys(m) {
 		if msg := keyProblem(k); msg != "" {
 			out = append(out, mapProblem{k, msg})
+		}
+		if m[k].Kind != "" && !files {
+			out = append(out, mapProblem{k, fmt.Sprintf("kind: %s is for exec.credentials.files entries (ssh reads a key from a file); map it there", yamlString(m[k].Kind))})
 		}
 		for _, msg := range m[k].problems() {
 			out = append(out, mapProblem{k, msg})
@@ -234,12 +270,12 @@ func fileKeyProblem(k string) string {
 	return ""
 }
 
-func (m CredentialEnv) problems() []mapProblem   { return credMapProblems(m, envKeyProblem) }
-func (m CredentialFiles) problems() []mapProblem { return credMapProblems(m, fileKeyProblem) }
+func (m CredentialEnv) problems() []mapProblem   { return credMapProblems(m, envKeyProblem, false) }
+func (m CredentialFiles) problems() []mapProblem { return credMapProblems(m, fileKeyProblem, true) }
 
 // DecodeNode decodes a mapping of variable names to credentials.
 func (m *CredentialEnv) DecodeNode(n *yaml.Node, errf func(line int, format string, args ...any)) error {
-	out, err := decodeCredMap(n, errf, `a mapping like {GITHUB_TOKEN: {credential: github_token, hosts: [api.github.com]}}`, envKeyProblem)
+	out, err := decodeCredMap(n, errf, `a mapping like {GITHUB_TOKEN: {credential: github_token, hosts: [api.github.com]}}`, envKeyProblem, false)
 	if err == nil {
 		*m = out
 	}
@@ -248,7 +284,7 @@ func (m *CredentialEnv) DecodeNode(n *yaml.Node, errf func(line int, format stri
 
 // DecodeNode decodes a mapping of file names to credentials.
 func (m *CredentialFiles) DecodeNode(n *yaml.Node, errf func(line int, format string, args ...any)) error {
-	out, err := decodeCredMap(n, errf, `a mapping like {gcloud.json: "${credential:gcp_sa}"}`, fileKeyProblem)
+	out, err := decodeCredMap(n, errf, `a mapping like {gcloud.json: "${credential:gcp_sa}"}`, fileKeyProblem, true)
 	if err == nil {
 		*m = out
 	}
@@ -272,8 +308,8 @@ func flowCredMap(m map[string]CredentialMapping) string {
 // decodeCredMap decodes a mapping of names to credential mappings
 // (decodeMap), then reports the problems of each entry on the line of its
 // key.
-func decodeCredMap(n *yaml.Node, errf func(line int, format string, args ...any), want string, keyProblem func(string) string) (map[string]CredentialMapping, error) {
-	return decodeMap(n, errf, want, decodeCredMapping, func(m map[string]CredentialMapping) []mapProblem { return credMapProblems(m, keyProblem) })
+func decodeCredMap(n *yaml.Node, errf func(line int, format string, args ...any), want string, keyProblem func(string) string, files bool) (map[string]CredentialMapping, error) {
+	return decodeMap(n, errf, want, decodeCredMapping, func(m map[string]CredentialMapping) []mapProblem { return credMapProblems(m, keyProblem, files) })
 }
 
 // decodeCredMapping decodes one value: a reference string or a mapping.
@@ -293,15 +329,18 @@ func decodeCredMapping(v *yaml.Node) (CredentialMapping, error) {
 		}
 		seen[k.Value] = true
 		switch k.Value {
-		case "credential", "mode":
+		case "credential", "mode", "kind":
 			s, ok := scalarString(val)
 			if !ok {
 				return cm, fmt.Errorf("%s: want a string, got %s", k.Value, describe(val))
 			}
-			if k.Value == "credential" {
+			switch k.Value {
+			case "credential":
 				cm.Credential = s
-			} else {
+			case "mode":
 				cm.Mode = s
+			default:
+				cm.Kind = s
 			}
 		case "hosts":
 			hosts, err := stringOrList(val)
@@ -310,7 +349,7 @@ func decodeCredMapping(v *yaml.Node) (CredentialMapping, error) {
 			}
 			cm.Hosts = hosts
 		default:
-			return cm, fmt.Errorf("%s: unknown key; want credential, hosts or mode", k.Value)
+			return cm, fmt.Errorf("%s: unknown key; want credential, hosts, mode or kind", k.Value)
 		}
 	}
 	if !seen["credential"] {
@@ -433,6 +472,11 @@ func (c *Config) CredentialConfig() *broker.Config {
 	}
 	add("exec.credentials.env", bc.Env, c.Exec.Credentials.Env)
 	add("exec.credentials.files", bc.Files, c.Exec.Credentials.Files)
+	for _, k := range sortedKeys(c.Exec.Credentials.Files) {
+		if c.Exec.Credentials.Files[k].Kind == KindSSHKey && c.Exec.Credentials.Files[k].ID() != "" {
+			bc.SSHKeys = append(bc.SSHKeys, k)
+		}
+	}
 	for _, hosts := range bc.Masked {
 		slices.Sort(hosts)
 	}
@@ -479,6 +523,8 @@ type MappingMode struct {
 	Mode string `json:"mode"`
 	// Hosts are a masked mapping's hosts.
 	Hosts []string `json:"hosts,omitempty"`
+	// Kind is the file's kind (ssh_key), when it has one.
+	Kind string `json:"kind,omitempty"`
 	// Source is where the mapping was written.
 	Source Source `json:"source"`
 }
@@ -493,7 +539,7 @@ func (l *Loaded) CredentialModes() []MappingMode {
 	}{{"exec.credentials.env", l.Config.Exec.Credentials.Env}, {"exec.credentials.files", l.Config.Exec.Credentials.Files}} {
 		for _, k := range sortedKeys(f.m) {
 			cm := f.m[k]
-			out = append(out, MappingMode{Field: f.p + "." + k, ID: cm.ID(), Mode: cm.EffectiveMode(), Hosts: cm.Hosts, Source: l.KeySource(f.p, k)})
+			out = append(out, MappingMode{Field: f.p + "." + k, ID: cm.ID(), Mode: cm.EffectiveMode(), Hosts: cm.Hosts, Kind: cm.Kind, Source: l.KeySource(f.p, k)})
 		}
 	}
 	return out
@@ -513,6 +559,12 @@ func (l *Loaded) ShowCredentials(w io.Writer, prefix string) {
 			fmt.Fprintf(w, "%s%s: %s auto, masked or injected by its value's shape (below); 'gatehouse doctor' reads the keychain and says which; mode: inject keeps it injected  # %s\n", prefix, m.Field, m.ID, m.Source)
 		case ModeMask:
 			fmt.Fprintf(w, "%s%s: %s masked, bound to %s  # %s\n", prefix, m.Field, m.ID, strings.Join(m.Hosts, ", "), m.Source)
+		case ModeInject:
+			if m.Kind == KindSSHKey {
+				fmt.Fprintf(w, "%s%s: %s injected, an SSH key: the IdentityFile of ssh and git in the sandbox  # %s\n", prefix, m.Field, m.ID, m.Source)
+				continue
+			}
+			fallthrough
 		default:
 			fmt.Fprintf(w, "%s%s: %s injected  # %s\n", prefix, m.Field, m.ID, m.Source)
 		}

@@ -72,7 +72,7 @@ func TestCredentialMappingInvalid(t *testing.T) {
 		{"bad id", env("{credential: Bad, hosts: [github.com]}"),
 			`config.yaml:4: exec.credentials.env: T: credential: "Bad" is not a credential id`},
 		{"unknown key", env("{credential: x, host: [github.com]}"),
-			`config.yaml:4: exec.credentials.env: T: host: unknown key; want credential, hosts or mode`},
+			`config.yaml:4: exec.credentials.env: T: host: unknown key; want credential, hosts, mode or kind`},
 		{"bad host", env(`{credential: x, hosts: ["*.com"]}`),
 			`config.yaml:4: exec.credentials.env: T: hosts[0]: "*.com" is too broad`},
 		{"every host", env(`{credential: x, hosts: ["*"]}`),
@@ -105,6 +105,16 @@ func TestCredentialMappingInvalid(t *testing.T) {
 			`config.yaml:3: exec.credentials.env: NPM_TOKEN: {credential: npm, mode: inject} injects the value, but policy.credential_mode is mask (config.yaml:6); bind it to its hosts, as in {credential: npm, hosts: [api.example.com]}`},
 		{"mask refuses inject mode", "exec:\n  credentials:\n    files:\n      f: {credential: x, hosts: [github.com], mode: inject}\n" + boundAllow + "  credential_mode: mask\n",
 			`exec.credentials.files: f: {credential: x, hosts: [github.com], mode: inject} injects the value, but policy.credential_mode is mask`},
+		{"kind in env", env("{credential: x, kind: ssh_key}"),
+			`config.yaml:4: exec.credentials.env: T: kind: ssh_key is for exec.credentials.files entries (ssh reads a key from a file); map it there`},
+		{"unknown kind", "exec:\n  credentials:\n    files:\n      id: {credential: x, kind: gpg_key}\n",
+			`config.yaml:4: exec.credentials.files: id: kind: "gpg_key" is not a kind of credential file; want ssh_key`},
+		{"ssh_key with hosts", "exec:\n  credentials:\n    files:\n      id: {credential: x, kind: ssh_key, hosts: [github.com]}\n" + boundAllow,
+			`exec.credentials.files: id: hosts: an ssh_key is used by ssh inside the command and never sent as a request header, so it cannot be masked; remove hosts`},
+		{"ssh_key auto", "exec:\n  credentials:\n    files:\n      id: {credential: x, kind: ssh_key, mode: auto}\n",
+			`exec.credentials.files: id: mode: an ssh_key is injected (ssh reads the file), not auto; remove mode`},
+		{"ssh_key under mask", "exec:\n  credentials:\n    files:\n      id: {credential: x, kind: ssh_key}\npolicy:\n  credential_mode: mask\n",
+			`config.yaml:3: exec.credentials.files: id: {credential: x, kind: ssh_key, mode: inject} injects the value, but policy.credential_mode is mask`},
 		{"relative CA file", "exec:\n  egress:\n    upstream_ca_files: [ca.pem]\n",
 			`config.yaml:3: exec.egress.upstream_ca_files[0]: "ca.pem" is not an absolute path`},
 	} {
@@ -234,5 +244,35 @@ policy:
 	}
 	if got := l.Config.HostsNotAllowed([]string{"api.github.com", "gitlab.com"}, "cli"); !reflect.DeepEqual(got, []string{"gitlab.com"}) {
 		t.Errorf("HostsNotAllowed = %q", got)
+	}
+}
+
+// An ssh_key file is injected, named in the broker's configuration, and
+// shown with its kind.
+func TestCredentialSSHKey(t *testing.T) {
+	t.Parallel()
+	l, errText := loadFiles(t, "", "exec:\n  credentials:\n    files:\n      id_deploy: {credential: deploy_key, kind: ssh_key}\n      sa.json: \"${credential:gcp}\"\n")
+	if errText != "" {
+		t.Fatal(errText)
+	}
+	c := &l.Config
+	if got := c.Exec.Credentials.Files["id_deploy"].EffectiveMode(); got != ModeInject {
+		t.Errorf("mode %q, want inject", got)
+	}
+	bc := c.CredentialConfig()
+	if !reflect.DeepEqual(bc.SSHKeys, []string{"id_deploy"}) || bc.Files["id_deploy"] != "deploy_key" {
+		t.Errorf("CredentialConfig: files %v, ssh keys %v", bc.Files, bc.SSHKeys)
+	}
+	js, err := json.Marshal(c.Exec.Credentials.Files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"id_deploy":{"credential":"deploy_key","kind":"ssh_key","mode":"inject"},"sa.json":"${credential:gcp}"}`; string(js) != want {
+		t.Errorf("JSON\n got %s\nwant %s", js, want)
+	}
+	var b strings.Builder
+	l.ShowCredentials(&b, "# ")
+	if want := "# exec.credentials.files.id_deploy: deploy_key injected, an SSH key: the IdentityFile of ssh and git in the sandbox  # "; !strings.Contains(b.String(), want) {
+		t.Errorf("ShowCredentials lacks %q:\n%s", want, b.String())
 	}
 }
