@@ -36,6 +36,7 @@ import (
 	"maps"
 	"net"
 	"net/netip"
+	"slices"
 	"sync"
 	"time"
 
@@ -109,6 +110,10 @@ type Stats struct {
 	// DeniedHosts are the first MaxDeniedHosts distinct refused
 	// destinations, as host:port, in the order they were refused.
 	DeniedHosts []string
+	// AllowedHosts are the first MaxDeniedHosts distinct destinations
+	// let through, as host:port, in the order they were first allowed:
+	// what the command reached (an ssh tunnel among them).
+	AllowedHosts []string
 	// Placeholders counts where each masked credential's placeholder
 	// went, by id (mask.go); nil when none was seen.
 	Placeholders map[string]PlaceholderUse
@@ -331,15 +336,20 @@ func (p *Proxy) Stats() Stats {
 	defer p.mu.Unlock()
 	s := p.stats
 	s.DeniedHosts = append([]string{}, s.DeniedHosts...)
+	s.AllowedHosts = slices.Clone(s.AllowedHosts)
 	s.Placeholders = maps.Clone(s.Placeholders)
 	return s
 }
 
 func (p *Proxy) countAllowed(t *target) {
+	dest := t.String()
 	p.mu.Lock()
 	p.stats.Allowed++
+	if !slices.Contains(p.stats.AllowedHosts, dest) && len(p.stats.AllowedHosts) < MaxDeniedHosts {
+		p.stats.AllowedHosts = append(p.stats.AllowedHosts, dest)
+	}
 	p.mu.Unlock()
-	p.log.Debug("egress allowed", "dest", t.String())
+	p.log.Debug("egress allowed", "dest", dest)
 }
 
 func (p *Proxy) countDenied(t *target, r *refusal) {

@@ -206,6 +206,9 @@ type Egress struct {
 	Allowed     int      `json:"allowed"`
 	Denied      int      `json:"denied"`
 	DeniedHosts []string `json:"denied_hosts"`
+	// AllowedHosts are the first 16 distinct destinations the proxy let
+	// through (host:port), in order.
+	AllowedHosts []string `json:"allowed_hosts,omitempty"`
 	// Placeholders counts, per masked credential, the requests that
 	// carried its placeholder to one of its hosts (swapped for the value)
 	// and the connections that tried to carry it elsewhere (sent as it

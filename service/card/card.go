@@ -181,6 +181,9 @@ func Build(in Input) Card {
 		add("credential_note", "credential", n.String())
 	}
 	add("egress", "egress", fmt.Sprintf("%d allowed, %d denied", ev.Egress.Allowed, ev.Egress.Denied))
+	if len(ev.Egress.AllowedHosts) > 0 {
+		add("allowed_hosts", "allowed hosts", strings.Join(ev.Egress.AllowedHosts, ", "))
+	}
 	if len(ev.Egress.DeniedHosts) > 0 {
 		add("denied_hosts", "denied hosts", strings.Join(ev.Egress.DeniedHosts, ", "))
 	}

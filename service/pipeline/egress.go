@@ -165,7 +165,7 @@ func (e *Executor) startEgress(ctx context.Context, req *api.ExecRequest, spec *
 			proxy.Close()
 			<-served
 			st := proxy.Stats()
-			ev.Egress = api.Egress{Allowed: st.Allowed, Denied: st.Denied, DeniedHosts: st.DeniedHosts, Approved: answers.all()}
+			ev.Egress = api.Egress{Allowed: st.Allowed, Denied: st.Denied, DeniedHosts: st.DeniedHosts, AllowedHosts: st.AllowedHosts, Approved: answers.all()}
 			for id, u := range st.Placeholders {
 				if ev.Egress.Placeholders == nil {
 					ev.Egress.Placeholders = map[string]api.PlaceholderUse{}
