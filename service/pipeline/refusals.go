@@ -8,13 +8,18 @@ package pipeline
 // reason, and the agent, which decides what to do next, should too. The
 // lines end the command's stderr, after its own output, on every face
 // (exec, the relay, MCP): at most maxRefusalLines, and never a host or
-// path the command did not itself reach or name.
+// path the command did not itself reach or name. A failed command whose
+// words name a host daemon's client or socket (docker, a *.sock path,
+// DOCKER_HOST=unix://...) is told that no Unix socket reaches the host:
+// the seccomp stage refuses socket(AF_UNIX) and leaves no trace of it
+// beyond the command's own "operation not permitted".
 
 import (
 	"fmt"
 	"io"
 	"net"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -49,6 +54,9 @@ type refusalFacts struct {
 	named     []string // absolute paths the command's words name
 	denyRead  []string
 	writeDeny []string
+	// daemons are the host daemons' clients and sockets the command's
+	// words name (failed only): seccomp refuses socket(AF_UNIX).
+	daemons []string
 }
 
 // refusalLines returns the lines that explain f's refusals, each ending
@@ -88,6 +96,9 @@ func refusalLines(f refusalFacts) []string {
 				lines = append(lines, fmt.Sprintf("gatehouse: %s is read-only here (write-deny)", f.show(w)))
 			}
 		}
+	}
+	if f.failed && len(f.daemons) > 0 {
+		lines = append(lines, fmt.Sprintf("gatehouse: host daemons over Unix sockets (%s) are unreachable from the sandbox; run that step outside the agent", strings.Join(f.daemons, ", ")))
 	}
 	if len(lines) > maxRefusalLines {
 		more := len(lines) - (maxRefusalLines - 1)
@@ -206,6 +217,62 @@ func namedPaths(tree *analysis.Tree, dir, home string) []string {
 	return out
 }
 
+// daemonClients are programs whose work is done by a host daemon they
+// reach over a Unix socket: container engines and builders.
+var daemonClients = []string{"docker", "docker-compose", "podman", "podman-compose", "nerdctl", "ctr", "crictl", "buildctl"}
+
+// socketWord finds a Unix socket in a word: a unix:// address
+// (DOCKER_HOST=unix:///run/docker.sock) or a path ending in .sock (its
+// first group).
+var socketWord = regexp.MustCompile(`unix://[^\s"'<>;|&)]*|([\w./~@+-]*\.sock)(?:$|[^\w./~@+-])`)
+
+// socketIn returns the socket w names, "" for none.
+func socketIn(w string) string {
+	m := socketWord.FindStringSubmatch(w)
+	switch {
+	case m == nil:
+		return ""
+	case m[1] != "":
+		return m[1]
+	}
+	return m[0]
+}
+
+// unixDaemons names what the static words of tree's commands reach a
+// host daemon through: a daemon's client (docker), a socket address or
+// path. At most three, in the order the words come.
+func unixDaemons(tree *analysis.Tree) []string {
+	if tree == nil {
+		return nil
+	}
+	var out []string
+	add := func(s string) {
+		if s != "" && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	for _, n := range tree.Nodes {
+		if slices.Contains(daemonClients, n.Name) {
+			add(n.Name)
+		}
+		for _, a := range n.Assigns {
+			_, v, _ := strings.Cut(a, "=")
+			add(socketIn(v))
+		}
+		for _, a := range n.Argv {
+			if !a.Dynamic {
+				add(socketIn(a.Value))
+			}
+		}
+		for _, r := range n.Redirs {
+			if !r.Dynamic {
+				add(socketIn(r.Target))
+			}
+		}
+	}
+	return out[:min(len(out), 3)]
+}
+
 // explainRefusals writes the lines that explain what ev's run was refused
 // to w, the caller's stderr, after the command's own output.
 func (e *Executor) explainRefusals(w io.Writer, d *Admitted, spec *sandbox.Spec, raw *sandbox.Result, ev *api.Event) {
@@ -221,6 +288,7 @@ func (e *Executor) explainRefusals(w io.Writer, d *Admitted, spec *sandbox.Spec,
 	}
 	if f.failed {
 		f.named = namedPaths(d.plan.tree(), d.dir, e.opts.Home)
+		f.daemons = unixDaemons(d.plan.tree())
 	}
 	for _, l := range refusalLines(f) {
 		w.Write([]byte(l))
