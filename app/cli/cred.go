@@ -23,10 +23,11 @@ import (
 )
 
 var credCmd = &command{name: "cred",
-	summary: "store credentials in the OS keychain for commands (cred set|list|rm|rotate-ca)",
+	summary: "store credentials in the OS keychain for commands (cred set|import|list|rm|rotate-ca)",
 	usage:   credUsage,
 	subs: []*command{
 		{name: "cred set", run: func(_ context.Context, env *Env, args []string) error { return credSet(env, args) }},
+		{name: "cred import", usage: credImportUsage, flags: credImport, interspersed: true},
 		{name: "cred list", aliases: []string{"ls"}, flags: credList}, // -h there is an unknown flag
 		{name: "cred rm", aliases: []string{"remove"}, run: func(_ context.Context, env *Env, args []string) error { return credRemove(env, args) }},
 		{name: "cred rotate-ca", run: func(_ context.Context, env *Env, args []string) error { return credRotateCA(env, args) }},
@@ -36,6 +37,9 @@ var credCmd = &command{name: "cred",
 const credUsage = `usage:
   gatehouse cred set ID       store a credential: typed at a prompt (not echoed),
                               or read from standard input
+  gatehouse cred import gh [--id ID] [--host HOST] [--yes]
+                              copy gh's token (gh auth token) into the keychain,
+                              after asking; prints the lines that mask it
   gatehouse cred list [--json]
   gatehouse cred rm ID
   gatehouse cred rotate-ca    replace the egress CA masked credentials use
