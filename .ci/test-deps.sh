@@ -41,6 +41,9 @@ test_needs() {
 	# The egress tests reach a server on the sandbox's loopback with
 	# requests, as agents' scripts do.
 	/usr/bin/python3 -c 'import requests' >/dev/null 2>&1 || need+=(python3-requests)
+	# The masked-credential recipe for keyring CLIs runs the GitHub CLI in
+	# the sandbox (service/pipeline/gh_linux_test.go).
+	command -v gh >/dev/null 2>&1 || need+=(gh)
 	command -v node >/dev/null 2>&1 || need+=(nodejs)
 	command -v npm >/dev/null 2>&1 || need+=(npm)
 	# The packages' test (.ci/package-test.sh): rpm to read the .rpm, file
