@@ -22,6 +22,8 @@ test_needs() {
 	command -v git >/dev/null 2>&1 || need+=(git)
 	command -v setsid >/dev/null 2>&1 || need+=(util-linux)
 	command -v curl >/dev/null 2>&1 || need+=(curl)
+	# git over SSH: the test starts its own sshd on a loopback port.
+	[ -x /usr/sbin/sshd ] || need+=(openssh-server)
 	# Masked credentials: the sandbox's CA bundle starts from the system's
 	# roots; the credential tests dump values with xxd.
 	[ -s /etc/ssl/certs/ca-certificates.crt ] || need+=(ca-certificates)

@@ -131,6 +131,15 @@ func (e *Executor) startEgress(ctx context.Context, req *api.ExecRequest, spec *
 		}
 		opts.Masking = m
 	}
+	// ssh and git reach hosts through the proxy too (ssh.go).
+	if backend.OwnNetwork() && backend.BindsPaths() {
+		if err := e.sshConfig(spec, dir, lease); err != nil {
+			if into == "" {
+				os.RemoveAll(dir)
+			}
+			return nil, err
+		}
+	}
 	proxy, err := egress.New(opts)
 	if err != nil {
 		if into == "" {
