@@ -69,10 +69,6 @@ func answerLabel(a api.Approval, ans string) string {
 	return answerLabels[ans]
 }
 
-// allowing are the answers that let a held connection through: to a
-// host-loopback destination they carry the local-service tick.
-var allowing = []string{api.AnswerOnce, api.AnswerSession, api.AnswerAlways, api.AnswerPreset}
-
 // localService is what an allowing answer's label adds for a request to
 // the host's loopback: a click on it is the person's tick on "this is a
 // service on my machine".
@@ -182,7 +178,7 @@ func approvalItem(a api.Approval) Item {
 		if usesRule && !ruleWhole {
 			continue
 		}
-		item := Item{Label: label, Action: Action{Kind: ActAnswer, ID: a.ID, Answer: ans, LocalService: a.HostLoopback && slices.Contains(allowing, ans)}}
+		item := Item{Label: label, Action: Action{Kind: ActAnswer, ID: a.ID, Answer: ans, LocalService: a.HostLoopback && api.Lets(ans)}}
 		if usesRule {
 			item.Tooltip = "rule: " + Escape(strings.TrimSpace(a.SaveRule))
 		}

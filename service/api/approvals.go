@@ -85,6 +85,17 @@ const (
 	AnswerDenyAlways = "deny_always"
 )
 
+// Lets reports whether answer lets the held call (or connection) through:
+// every answer but deny and deny_always. A host-loopback egress request
+// takes such an answer only with AnswerRequest.LocalService.
+func Lets(answer string) bool {
+	switch answer {
+	case AnswerDeny, AnswerDenyAlways:
+		return false
+	}
+	return true
+}
+
 // Who answered: the surface the answer came through.
 const (
 	ByCLI       = "cli"

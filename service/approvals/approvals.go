@@ -333,7 +333,7 @@ func (b *Broker) Answer(req api.AnswerRequest) (api.AnswerResponse, error) {
 	case req.LocalService && !p.a.HostLoopback:
 		b.mu.Unlock()
 		return api.AnswerResponse{}, fmt.Errorf("request %s is not about a service on this machine: the local-service tick (--local-service) goes only with a request about the host's loopback", req.ID)
-	case p.a.HostLoopback && !req.LocalService && lets(req.Answer):
+	case p.a.HostLoopback && !req.LocalService && api.Lets(req.Answer):
 		b.mu.Unlock()
 		return api.AnswerResponse{}, fmt.Errorf("request %s is about %s, a service on this machine (the host's loopback, outside the sandbox): approving it needs the box \"this is a service on my machine\" ticked (gatehouse approve %s --local-service)", req.ID, p.a.SaveEntry, req.ID)
 	case req.Rule != "" && p.a.Kind == api.ApprovalEgress:
@@ -450,15 +450,6 @@ func (b *Broker) apply(p *pending, req api.AnswerRequest) (Outcome, api.AnswerRe
 	out.LocalService = out.Approved && req.LocalService
 	resp.OK = true
 	return out, resp, nil
-}
-
-// lets reports whether answer lets the held call through.
-func lets(answer string) bool {
-	switch answer {
-	case api.AnswerDeny, api.AnswerDenyAlways:
-		return false
-	}
-	return true
 }
 
 // ruleOf returns the rule an always answer saves: the request's, or the

@@ -96,15 +96,12 @@ type approvalView struct {
 	Preset string
 }
 
-// allowing are the answers that let a held connection through.
-var allowing = []string{api.AnswerOnce, api.AnswerSession, api.AnswerAlways, api.AnswerPreset}
-
 // viewApproval is a request as the page shows it: its answers, what each
 // saves, and the picks offered, only as the service gave them.
 func viewApproval(a api.Approval) approvalView {
 	av := approvalView{A: a}
 	for _, ans := range a.Answers {
-		b := answerButton{Value: ans, Label: answerLabel(a, ans), Allows: slices.Contains(allowing, ans)}
+		b := answerButton{Value: ans, Label: answerLabel(a, ans), Allows: api.Lets(ans)}
 		if a.Kind == api.ApprovalEgress && (ans == api.AnswerAlways || ans == api.AnswerDenyAlways) {
 			b.Pick = a.SaveEntry
 		}
@@ -174,7 +171,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, ss *session) {
 			req.Entry = e
 		}
 	}
-	req.LocalService = r.PostFormValue("local_service") != "" && slices.Contains(allowing, req.Answer)
+	req.LocalService = r.PostFormValue("local_service") != "" && api.Lets(req.Answer)
 	resp := s.opts.Service.Answer(req)
 	switch {
 	case resp.Error != "":
