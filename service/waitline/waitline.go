@@ -6,6 +6,7 @@ package waitline
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -20,7 +21,14 @@ import (
 func Line(a api.Approval, now time.Time) string {
 	left := fmt.Sprintf("%ds", int(a.Expires.Sub(now).Round(time.Second)/time.Second))
 	if a.Kind == api.ApprovalEgress {
-		return fmt.Sprintf("gatehouse: waiting up to %s for approval %s: %s, not on the egress allowlist (gatehouse approve %s for this command, --session or --always; or the tray)\n", left, a.ID, termesc.Line(a.SaveEntry), a.ID)
+		if a.HostLoopback {
+			return fmt.Sprintf("gatehouse: waiting up to %s for approval %s: %s, a service on this machine outside the sandbox (gatehouse approve %s --local-service if it is yours; or the tray)\n", left, a.ID, termesc.Line(a.SaveEntry), a.ID)
+		}
+		also := "--session or --always"
+		if a.Preset != "" && slices.Contains(a.Answers, api.AnswerPreset) {
+			also += " or --preset (the " + termesc.Line(a.Preset) + " hosts)"
+		}
+		return fmt.Sprintf("gatehouse: waiting up to %s for approval %s: %s, not on the egress allowlist (gatehouse approve %s for this command, %s; or the tray)\n", left, a.ID, termesc.Line(a.SaveEntry), a.ID, also)
 	}
 	if a.Kind == api.ApprovalWorkspace {
 		return fmt.Sprintf("gatehouse: waiting up to %s for approval %s: to work in %s, which is in no workspace root (gatehouse approve %s for this call, --trust to trust it, or the tray)\n", left, a.ID, termesc.Line(a.Workspace), a.ID)
