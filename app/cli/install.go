@@ -9,13 +9,14 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/hook/claude"
 )
 
 var installCmd = &command{name: "install",
-	summary: "install the user service and Claude Code's hook (~/.claude/settings.json)",
+	summary: "install the user service and the agents' hooks (--agent claude|codex|gemini|all; Claude Code's by default)",
 	usage:   installUsage,
 	flags:   runInstall,
 }
@@ -26,7 +27,7 @@ var uninstallCmd = &command{name: "uninstall",
 	flags:   runUninstall,
 }
 
-const installUsage = `usage: gatehouse install [--no-service] [--no-tray] [--mcp]
+const installUsage = `usage: gatehouse install [--agent claude|codex|gemini|all] [--no-service] [--no-tray] [--mcp]
 
 Installs and starts the Gatehouse user service ('gatehouse service install'
 and 'start': systemd --user, launchd, or without systemd --user a background
@@ -34,29 +35,69 @@ process started at login by ~/.config/autostart/gatehouse-service.desktop;
 it says which way it went), starts the tray at login ('gatehouse tray': an
 XDG autostart entry, ~/.config/autostart/gatehouse-tray.desktop, or on macOS
 the LaunchAgent ~/Library/LaunchAgents/dev.gatehouse.tray.plist), then merges
-Gatehouse's PreToolUse, PostToolUse, PermissionRequest and SessionEnd hooks
-into Claude Code's user settings ($CLAUDE_CONFIG_DIR/settings.json, by default
-~/.claude/settings.json).
-Everything already in the file is kept, a backup is written before any change,
+Gatehouse's hooks into the user settings of the agents --agent names (one,
+or all; by default claude):
+  claude  PreToolUse, PostToolUse, PermissionRequest and SessionEnd hooks in
+          Claude Code's $CLAUDE_CONFIG_DIR/settings.json (~/.claude/settings.json)
+  codex   the PreToolUse hook in Codex's $CODEX_HOME/hooks.json
+          (~/.codex/hooks.json), trusted by its hash in $CODEX_HOME/config.toml
+  gemini  the BeforeTool hook in Gemini CLI's ~/.gemini/settings.json
+Everything already in the files is kept, a backup is written before any change,
 and running it again changes nothing. --no-service installs no service (run
 'gatehouse serve' yourself); --no-tray leaves the tray out. --mcp also registers
 'gatehouse mcp' as Claude Code's MCP server "gatehouse" at user scope
 ($CLAUDE_CONFIG_DIR/.claude.json, by default ~/.claude.json), whose tool is
 mcp__gatehouse__shell__execute.`
 
-const uninstallUsage = `usage: gatehouse uninstall [--keep-service]
+const uninstallUsage = `usage: gatehouse uninstall [--agent claude|codex|gemini|all] [--keep-service]
 
-Removes Gatehouse's hooks from Claude Code's user settings (after a backup),
-its MCP server from ~/.claude.json, and the tray's start at login, and stops and removes the user service, unless
---keep-service.`
+Removes Gatehouse's hooks from the user settings of the agents --agent names
+(by default claude, as install; Codex's trust entry goes with its hook), after
+a backup, its MCP server from ~/.claude.json, and the tray's start at login,
+and stops and removes the user service, unless --keep-service.`
+
+// agentHooks is one agent's part of install and uninstall: its name for
+// --agent, and what merges Gatehouse's hook into its user settings and
+// takes it out again (each says on env.Stdout what it changed).
+type agentHooks struct {
+	name      string
+	install   func(env *Env, exe string) error
+	uninstall func(env *Env) error
+}
+
+// agents are the agents install and uninstall know, in the order "all"
+// takes them.
+var agents = []agentHooks{
+	{name: "claude", install: installClaude, uninstall: uninstallClaude},
+}
+
+// pickAgents returns the agents --agent names: one by name, or all.
+func pickAgents(name string) ([]agentHooks, error) {
+	if name == "all" {
+		return agents, nil
+	}
+	names := make([]string, 0, len(agents)+1)
+	for _, a := range agents {
+		if a.name == name {
+			return []agentHooks{a}, nil
+		}
+		names = append(names, a.name)
+	}
+	return nil, usagef("--agent %q: want %s or all", name, strings.Join(names, ", "))
+}
 
 func runInstall(fl *flag.FlagSet) runFunc {
+	agent := fl.String("agent", "claude", "")
 	noService := fl.Bool("no-service", false, "")
 	noTray := fl.Bool("no-tray", false, "")
 	withMCP := fl.Bool("mcp", false, "")
 	return func(ctx context.Context, env *Env, args []string) error {
 		if fl.NArg() > 0 {
 			return usagef("install: unexpected argument %q", fl.Arg(0))
+		}
+		picked, err := pickAgents(*agent)
+		if err != nil {
+			return err
 		}
 		exe, err := selfPath()
 		if err != nil {
@@ -67,26 +108,10 @@ func runInstall(fl *flag.FlagSet) runFunc {
 				return err
 			}
 		}
-		file, old, err := readClaudeSettings(env)
-		if err != nil {
-			return err
-		}
-		hook := claude.HookCommand(hookExe(exe), "")
-		merged, changed, err := claude.MergeHook(old, hook)
-		if err != nil {
-			return withHint(fmt.Errorf("%s: %w", file, err), "fix the file (Claude Code reads it as JSON) and run 'gatehouse install' again; nothing was changed")
-		}
-		if !changed {
-			fmt.Fprintf(env.Stdout, "%s: the Gatehouse hook is already installed\n", file)
-		} else {
-			backup, err := writeWithBackup(file, old, merged)
-			if err != nil {
+		for _, a := range picked {
+			if err := a.install(env, exe); err != nil {
 				return err
 			}
-			if backup != "" {
-				fmt.Fprintf(env.Stdout, "%s: backed up to %s\n", file, backup)
-			}
-			fmt.Fprintf(env.Stdout, "%s: Gatehouse hook installed (%s)\n", file, hook)
 		}
 		if *withMCP {
 			if err := installMCP(env, exe); err != nil {
@@ -104,25 +129,67 @@ func runInstall(fl *flag.FlagSet) runFunc {
 	}
 }
 
+// installClaude merges Gatehouse's hooks into Claude Code's user settings.
+func installClaude(env *Env, exe string) error {
+	file, old, err := readClaudeSettings(env)
+	if err != nil {
+		return err
+	}
+	hook := claude.HookCommand(hookExe(exe), "")
+	merged, changed, err := claude.MergeHook(old, hook)
+	if err != nil {
+		return withHint(fmt.Errorf("%s: %w", file, err), "fix the file (Claude Code reads it as JSON) and run 'gatehouse install' again; nothing was changed")
+	}
+	if !changed {
+		fmt.Fprintf(env.Stdout, "%s: the Gatehouse hook is already installed\n", file)
+		return nil
+	}
+	backup, err := writeWithBackup(file, old, merged)
+	if err != nil {
+		return err
+	}
+	if backup != "" {
+		fmt.Fprintf(env.Stdout, "%s: backed up to %s\n", file, backup)
+	}
+	fmt.Fprintf(env.Stdout, "%s: Gatehouse hook installed (%s)\n", file, hook)
+	return nil
+}
+
+// uninstallClaude removes Gatehouse's hooks from Claude Code's user
+// settings.
+func uninstallClaude(env *Env) error {
+	file, old, err := readClaudeSettings(env)
+	if err != nil {
+		return err
+	}
+	out, changed, err := claude.RemoveHook(old)
+	if err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	if !changed {
+		fmt.Fprintf(env.Stdout, "%s: no Gatehouse hook to remove\n", file)
+		return nil
+	}
+	backup, err := writeWithBackup(file, old, out)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "%s: Gatehouse hook removed (backup: %s)\n", file, backup)
+	return nil
+}
+
 func runUninstall(fl *flag.FlagSet) runFunc {
+	agent := fl.String("agent", "claude", "")
 	keep := fl.Bool("keep-service", false, "")
 	return func(ctx context.Context, env *Env, args []string) error {
-		file, old, err := readClaudeSettings(env)
+		picked, err := pickAgents(*agent)
 		if err != nil {
 			return err
 		}
-		out, changed, err := claude.RemoveHook(old)
-		if err != nil {
-			return fmt.Errorf("%s: %w", file, err)
-		}
-		if changed {
-			backup, err := writeWithBackup(file, old, out)
-			if err != nil {
+		for _, a := range picked {
+			if err := a.uninstall(env); err != nil {
 				return err
 			}
-			fmt.Fprintf(env.Stdout, "%s: Gatehouse hook removed (backup: %s)\n", file, backup)
-		} else {
-			fmt.Fprintf(env.Stdout, "%s: no Gatehouse hook to remove\n", file)
 		}
 		if err := uninstallMCP(env); err != nil {
 			return err
