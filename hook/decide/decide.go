@@ -102,55 +102,22 @@ func Claude(ctx context.Context, env Env, routing string) *claude.Output {
 	if err != nil {
 		return claude.Deny(fmt.Sprintf("Gatehouse could not read this Bash call (%v), so it did not run.", err))
 	}
-	c, err := client(env)
-	if err != nil {
-		return claude.Deny(fmt.Sprintf("Gatehouse did not run this command: %v.", err))
-	}
-	ctx, cancel := context.WithTimeout(ctx, decideTimeout)
-	defer cancel()
-	stopWaiting := func() {}
-	if env.Stderr != nil {
-		wctx, stop := context.WithCancel(ctx)
-		done := make(chan struct{})
-		go func() { defer close(done); sayWaiting(wctx, env.Stderr, c, in, b.Command, time.Now()) }()
-		stopWaiting = func() { stop(); <-done }
-	}
-	resp, err := c.Decide(ctx, api.DecideRequest{
-		Request: api.ExecRequest{
-			Command:        b.Command,
-			Cwd:            in.Cwd,
-			TimeoutSeconds: b.TimeoutSeconds(claude.ParseMS(env.Getenv("BASH_DEFAULT_TIMEOUT_MS"))),
-			Agent:          "claude-code",
-			Surface:        api.SurfaceAgentHook,
-			SessionID:      in.SessionID,
-			ProjectDir:     env.Getenv("CLAUDE_PROJECT_DIR"),
-		},
-		Route:   true,
-		Routing: routing,
+	o := Shell(ctx, env, ShellCall{
+		Agent:          "claude-code",
+		Command:        b.Command,
+		Cwd:            in.Cwd,
+		SessionID:      in.SessionID,
+		ProjectDir:     env.Getenv("CLAUDE_PROJECT_DIR"),
+		TimeoutSeconds: b.TimeoutSeconds(claude.ParseMS(env.Getenv("BASH_DEFAULT_TIMEOUT_MS"))),
+		Routing:        routing,
 	})
-	stopWaiting()
-	if err != nil {
-		return claude.Deny(fmt.Sprintf("Gatehouse did not run this command: the Gatehouse service is not reachable (%v). "+
-			"Ask the user to start it with `gatehouse service start` (or `gatehouse serve` in a terminal), then try again.", err))
+	switch o.Verdict {
+	case Denied:
+		return claude.Deny(o.Reason)
+	case Allowed:
+		return claude.Allow(in, o.Reason)
 	}
-	if resp.Decision != api.DecisionAllow {
-		reason := fmt.Sprintf("Gatehouse denied this command (%s): %s", resp.BlockedBy, resp.Reason)
-		// The remedy is the service's, the one every face gives
-		// (pipeline.Remedy).
-		if resp.Hint != "" {
-			reason += ". Remedy (for the user): " + resp.Hint
-		}
-		return claude.Deny(reason + warning(resp))
-	}
-	if resp.Ticket == "" {
-		return claude.Allow(in, "Gatehouse allowed this command"+warning(resp))
-	}
-	exe, err := selfPath()
-	if err != nil {
-		return claude.Deny(fmt.Sprintf("Gatehouse did not run this command: cannot find its own binary (%v).", err))
-	}
-	return claude.Route(in, claude.RelayCommand(exe, resp.Ticket),
-		"Gatehouse admitted this command; it runs in Gatehouse's sandbox"+warning(resp))
+	return claude.Route(in, o.Relay, o.Reason)
 }
 
 // warning is the service's warning, for the end of a reason: the

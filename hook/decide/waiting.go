@@ -5,7 +5,6 @@ import (
 	"io"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/hook/claude"
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/localapi"
 	"github.com/gatehouse-dev/gatehouse/service/waitline"
@@ -17,12 +16,12 @@ import (
 const waitingPoll = 500 * time.Millisecond
 
 // sayWaiting writes waitline.Line to w once, when the call the hook
-// asked about (the Bash command in in's session) is held for a person's
+// asked about (command, in session) is held for a person's
 // approval, until ctx ends. The service does not name the hold to the
 // hook, so the hook finds it among the pending approvals: one of the
 // hook's surface and session created since the call was asked, the one of
 // the same command when several are.
-func sayWaiting(ctx context.Context, w io.Writer, c *localapi.Client, in *claude.Input, command string, asked time.Time) {
+func sayWaiting(ctx context.Context, w io.Writer, c *localapi.Client, session, command string, asked time.Time) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -33,7 +32,7 @@ func sayWaiting(ctx context.Context, w io.Writer, c *localapi.Client, in *claude
 		if err != nil {
 			continue
 		}
-		if a, ok := heldFor(list, in.SessionID, command, asked); ok {
+		if a, ok := heldFor(list, session, command, asked); ok {
 			if ctx.Err() == nil {
 				io.WriteString(w, waitline.Line(a, time.Now()))
 			}
