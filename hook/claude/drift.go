@@ -139,6 +139,7 @@ func Drift(o DriftOptions) []Finding {
 	if (hook == "" || !mCovers) && !onlyManaged && uHook != "" && (uCovers || hook == "") {
 		hook, file = uHook, o.User.Path
 	}
+	hookInForce := false
 	switch {
 	case allOff:
 		add("hook_missing", o.ManagedPath, "remove disableAllHooks from the managed settings; "+remedyManaged,
@@ -157,6 +158,7 @@ func Drift(o DriftOptions) []Finding {
 		add("hook_missing", file, remedyHook,
 			"Gatehouse's hook in %s is not matched to Bash: Claude Code's Bash calls do not reach it", file)
 	default:
+		hookInForce = true
 		if exe := hookProgram(hook); o.Executable != nil && !o.Executable(exe) {
 			add("hook_broken", file, "install Gatehouse there again, then "+remedyHook,
 				"the hook in %s runs %s, which is not an executable file: Claude Code blocks every call it is for", file, exe)
@@ -206,6 +208,9 @@ func Drift(o DriftOptions) []Finding {
 		}
 		add("relay_sandboxed", where, remedy,
 			"sandbox.allowUnsandboxedCommands is false in %s: Gatehouse's PermissionRequest hook cannot let a routed command's relay out of Claude Code's sandbox, so every routed call pays for that sandbox's start as well as Gatehouse's", where)
+	} else if on, _ := sandbox("enabled"); !relayOut && v == false && hookInForce && on == true {
+		add("relay_sandboxed", file, remedyHook,
+			"Gatehouse's PermissionRequest hook is not in %s (settings written before it existed): a routed command's relay runs inside Claude Code's sandbox, so every routed call pays for that sandbox's start as well as Gatehouse's", file)
 	} else if !relayOut && v != false {
 		if where == "" {
 			add("claude_sandbox_escape", "", remedyManaged, "Claude Code may run a command outside its sandbox: sandbox.allowUnsandboxedCommands is set in neither %s nor %s, and it defaults to true", managedWhere, o.User.Path)

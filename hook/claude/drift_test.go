@@ -126,7 +126,9 @@ func TestDrift(t *testing.T) {
 			managed: []SettingsFile{mf(testManaged, rendered(t, func(m map[string]any) {
 				delete(m["hooks"].(map[string]any), "PermissionRequest")
 				m["sandbox"].(map[string]any)["allowUnsandboxedCommands"] = false
-			}))}},
+			}))},
+			want:   []string{"relay_sandboxed"},
+			detail: "PermissionRequest hook is not in " + testManaged + " (settings written before it existed)"},
 		{name: "the PermissionRequest hook in the user's file, managed hooks only",
 			managed: []SettingsFile{mf(testManaged, rendered(t, func(m map[string]any) { delete(m["hooks"].(map[string]any), "PermissionRequest") }))},
 			user:    installed,
