@@ -11,8 +11,10 @@ import (
 var hookCmd = &command{name: "hook",
 	summary: "Claude Code's PreToolUse, PostToolUse and PermissionRequest hook: 'gatehouse hook claude' (installed by 'gatehouse install')",
 	usage:   hookUsage,
-	subs:    []*command{{name: "hook claude", usage: hookUsage, flags: hookClaude}},
-	badSub:  func(string) error { return usagef("hook: want 'gatehouse hook claude'") },
+	subs: []*command{{name: "hook claude", usage: hookUsage, flags: hookClaude},
+		{name: "hook codex", usage: hookCodexUsage, flags: hookCodex},
+		{name: "hook gemini", usage: hookGeminiUsage, flags: hookGemini}},
+	badSub: func(string) error { return usagef("hook: want 'gatehouse hook claude'") },
 }
 
 const hookUsage = `usage: gatehouse hook claude [--routing governed_shell|framework]
@@ -49,6 +51,30 @@ func hookClaude(fl *flag.FlagSet) runFunc {
 		out := decide.Claude(ctx, decide.Env{Stdin: env.Stdin, Getenv: env.Getenv, Stderr: env.Stderr}, *routing)
 		if out == nil {
 			return nil // not ours: no answer, Claude Code goes on as usual
+		}
+		return out.Encode(env.Stdout)
+	}
+}
+
+const hookCodexUsage = `usage: gatehouse hook codex
+
+Codex CLI runs this for every shell call (its PreToolUse hook, matcher
+^Bash$, installed by 'gatehouse install --agent codex'), with the hook's JSON
+on stdin. It asks the Gatehouse service to decide and answers on stdout: deny
+with the reason, or allow with the command replaced by a relay of Gatehouse's
+ticket; a command allowed unrouted gets no answer. It fails closed where Codex
+lets it: when the service cannot be reached or the input is malformed, the
+call is denied. Codex itself runs the call when the hook cannot start, exits
+with another status than 0 or 2, or times out (docs/agents.md).`
+
+func hookCodex(fl *flag.FlagSet) runFunc {
+	return func(ctx context.Context, env *Env, _ []string) error {
+		if fl.NArg() > 0 {
+			return usagef("hook codex: unexpected argument %q", fl.Arg(0))
+		}
+		out := decide.Codex(ctx, decide.Env{Stdin: env.Stdin, Getenv: env.Getenv, Stderr: env.Stderr})
+		if out == nil {
+			return nil // not ours, or allowed unrouted: Codex goes on as usual
 		}
 		return out.Encode(env.Stdout)
 	}

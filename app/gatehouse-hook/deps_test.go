@@ -15,7 +15,9 @@ import (
 var allowed = []string{
 	"github.com/gatehouse-dev/gatehouse/app/gatehouse-hook",
 	"github.com/gatehouse-dev/gatehouse/hook/claude",
+	"github.com/gatehouse-dev/gatehouse/hook/codex",
 	"github.com/gatehouse-dev/gatehouse/hook/decide",
+	"github.com/gatehouse-dev/gatehouse/hook/gemini",
 	"github.com/gatehouse-dev/gatehouse/hook/relay",
 	// fspath is one standard-library function (Within) that sandbox
 	// shares with the analysis; it has no initialisation.

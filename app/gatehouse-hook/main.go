@@ -55,6 +55,18 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return fail(1, "%v", err)
 		}
 		return 0
+	case len(args) == 2 && args[0] == "hook" && args[1] == "codex":
+		// Codex runs the call when the hook exits with a status other
+		// than 0 or 2: every answer, a denial included, is written with
+		// status 0.
+		if out := decide.Codex(ctx, decide.Env{Stdin: stdin, Getenv: getenv, Stderr: stderr}); out != nil {
+			if err := out.Encode(stdout); err != nil {
+				return fail(2, "%v", err) // status 2 with a reason: Codex blocks
+			}
+		}
+		return 0
+	case len(args) == 2 && args[0] == "hook" && args[1] == "gemini":
+		return decide.Gemini(ctx, decide.Env{Stdin: stdin, Getenv: getenv, Stderr: stderr}, stdout)
 	case len(args) >= 1 && args[0] == "relay":
 		if len(args) != 2 {
 			return fail(2, "relay: usage: gatehouse relay TICKET")
@@ -65,5 +77,5 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		return relay.Run(ctx, p.Relay, args[1], stdout, stderr)
 	}
-	return fail(2, "gatehouse-hook: want 'hook claude [--routing R]' or 'relay TICKET'")
+	return fail(2, "gatehouse-hook: want 'hook claude [--routing R]', 'hook gemini' or 'relay TICKET'")
 }

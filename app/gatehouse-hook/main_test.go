@@ -41,6 +41,11 @@ func TestNoService(t *testing.T) {
 		{perm, []string{"hook", "claude"}, 0, "", ""},
 		{`{"session_id":"s1","cwd":"/","tool_name":"WebFetch","tool_input":{}}`, []string{"hook", "claude"}, 0, "", ""},
 		{"", []string{"hook", "claude", "--routing", "nope"}, 2, "", "want governed_shell or framework"},
+		// Codex: denied with the reason when the service is not there, or
+		// the input cannot be read; no answer for a tool not the shell.
+		{strings.Replace(bash, `"s1"`, `"s1","turn_id":"t1","tool_use_id":"c1"`, 1), []string{"hook", "codex"}, 0, `"permissionDecision":"deny","permissionDecisionReason":"Gatehouse did not run this command: the Gatehouse service is not reachable`, ""},
+		{`{"hook_event_name":"PreToolUse","tool_name":"Bash","cwd":"/","tool_input":{"command":7}}`, []string{"hook", "codex"}, 0, `"permissionDecision":"deny"`, ""},
+		{`{"session_id":"s1","cwd":"/","hook_event_name":"PreToolUse","tool_name":"apply_patch","tool_input":{"command":"*** Begin Patch"}}`, []string{"hook", "codex"}, 0, "", ""},
 		{"", []string{"relay"}, 2, "", "usage: gatehouse relay TICKET"},
 		{"", []string{"relay", "ght1.short"}, 126, "", "malformed"},
 		{"", []string{"relay", "ght1.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"}, 126, "", "not running here"},
