@@ -73,7 +73,9 @@ func client(env Env) (*localapi.Client, error) {
 // Claude returns the answer to the PreToolUse call on env.Stdin, decided
 // by the service under routing ("" for the configured one); nil passes the
 // call through. It fails closed: a call it cannot read or the service
-// cannot decide is denied with the reason.
+// cannot decide is denied with the reason. The same input may be a
+// PostToolUse (toolOutput), a PermissionRequest (permission: allowing
+// nothing it cannot vouch for) or a SessionEnd.
 func Claude(ctx context.Context, env Env, routing string) *claude.Output {
 	in, err := claude.Decode(env.Stdin)
 	if err != nil {
