@@ -69,6 +69,7 @@ type agentHooks struct {
 // takes them.
 var agents = []agentHooks{
 	{name: "claude", install: installClaude, uninstall: uninstallClaude},
+	{name: "codex", install: installCodex, uninstall: uninstallCodex},
 }
 
 // pickAgents returns the agents --agent names: one by name, or all.
