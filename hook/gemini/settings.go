@@ -1,0 +1,376 @@
+package gemini
+
+// This file edits Gemini CLI's settings.json (~/.gemini/settings.json, and
+// the system settings IT pushes). Its rules, as for Claude Code's:
+//
+//   - everything already in the file is kept: other keys, other hooks,
+//     key order, values byte for byte (only whitespace is re-indented);
+//   - the file must be JSON: Gemini also reads comments in it, which this
+//     merge cannot keep, so a file that does not parse is left alone and
+//     is an error;
+//   - Gatehouse's hook is a matcher group (run_shell_command) in
+//     hooks.BeforeTool whose one hook, named "gatehouse", runs
+//     HookCommand; installing it again changes nothing, and an entry of
+//     another gatehouse path is replaced in place;
+//   - uninstalling removes exactly that group (or that hook, when a user
+//     put other hooks in its group), then BeforeTool and hooks when they
+//     are left empty.
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+)
+
+// HookName is the hook's name in the settings: Gemini shows it, and
+// hooksConfig.disabled names hooks by it.
+const HookName = "gatehouse"
+
+// HookTimeoutMS is the hook's timeout in the settings, in milliseconds.
+// Gemini lets the call run when a hook times out, so the hook gives its
+// own answer first: a call held for a person's approval waits up to
+// policy.approval_timeout_seconds (at most 600 s), the hook's own deadline
+// is 625 s (hook/decide), and this is above both.
+const HookTimeoutMS = 640_000
+
+// failClosed is the shell around the hook's program: Gemini runs the
+// command with bash -c and takes any exit status but 0 and 2 without an
+// answer as a warning, letting the call run. A program that is missing,
+// crashes or is killed exits with another status; the shell then says so
+// and exits 2, and Gemini blocks the call with what it said as the reason.
+const failClosed = ` || { s=$?; [ "$s" -eq 2 ] || echo "Gatehouse: the hook failed (exit status $s), so the command did not run; ask the user to run gatehouse doctor" >&2; exit 2; }`
+
+// HookCommand returns the hook's command line for the gatehouse program
+// at exe, inside the shell that turns its failures into a block.
+func HookCommand(exe string) string {
+	return shellQuote(exe) + " hook gemini" + failClosed
+}
+
+// hookProgram returns the program of a command HookCommand produced (or of
+// the same command without the shell around it); ok is false for any
+// other command, or a program whose name does not start "gatehouse".
+func hookProgram(cmd string) (exe string, ok bool) {
+	if !strings.HasPrefix(cmd, "'") {
+		return "", false
+	}
+	var b strings.Builder
+	i := 1
+	for {
+		j := strings.IndexByte(cmd[i:], '\'')
+		if j < 0 {
+			return "", false
+		}
+		b.WriteString(cmd[i : i+j])
+		i += j + 1
+		if strings.HasPrefix(cmd[i:], `\''`) {
+			b.WriteByte('\'')
+			i += 3
+			continue
+		}
+		break
+	}
+	rest := cmd[i:]
+	if rest != " hook gemini" && rest != " hook gemini"+failClosed {
+		return "", false
+	}
+	exe = b.String()
+	return exe, strings.HasPrefix(filepath.Base(exe), "gatehouse")
+}
+
+// IsHookCommand reports whether cmd is Gatehouse's hook command.
+func IsHookCommand(cmd string) bool {
+	_, ok := hookProgram(cmd)
+	return ok
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// hookEntry is one hook of a matcher group.
+type hookEntry struct {
+	Name    string `json:"name,omitempty"`
+	Type    string `json:"type"`
+	Command string `json:"command"`
+	Timeout int    `json:"timeout,omitempty"`
+}
+
+type matcherGroup struct {
+	Matcher string      `json:"matcher"`
+	Hooks   []hookEntry `json:"hooks"`
+}
+
+// HookGroup returns the BeforeTool matcher group that runs command.
+func HookGroup(command string) json.RawMessage {
+	b, _ := json.Marshal(matcherGroup{Matcher: ToolShell, Hooks: []hookEntry{{
+		Name: HookName, Type: "command", Command: command, Timeout: HookTimeoutMS,
+	}}})
+	return b
+}
+
+// MergeHook returns settings with the hook that runs command installed,
+// and whether anything changed. settings may be empty (no file).
+func MergeHook(settings []byte, command string) ([]byte, bool, error) {
+	root, err := parseObject(settings)
+	if err != nil {
+		return nil, false, err
+	}
+	hooks, err := root.object("hooks")
+	if err != nil {
+		return nil, false, err
+	}
+	groups, err := hooks.array(EventBeforeTool, "hooks."+EventBeforeTool)
+	if err != nil {
+		return nil, false, err
+	}
+	want := HookGroup(command)
+	found := false
+	for i, g := range groups {
+		cmds := groupCommands(g)
+		if len(cmds) != 1 || !IsHookCommand(cmds[0]) {
+			continue
+		}
+		switch {
+		case found:
+			groups[i] = nil // a duplicate: keep one
+		case !bytes.Equal(compact(g), compact(want)):
+			groups[i] = want
+		}
+		found = true
+	}
+	if !found {
+		groups = append(groups, want)
+	}
+	hooks.set(EventBeforeTool, encodeArray(groups))
+	root.set("hooks", hooks.encode())
+	out := root.indent()
+	return out, len(settings) == 0 || !bytes.Equal(compact(out), compact(settings)), nil
+}
+
+// RemoveHook returns settings without Gatehouse's hook, and whether
+// anything changed.
+func RemoveHook(settings []byte) ([]byte, bool, error) {
+	if len(bytes.TrimSpace(settings)) == 0 {
+		return settings, false, nil
+	}
+	root, err := parseObject(settings)
+	if err != nil {
+		return nil, false, err
+	}
+	raw, ok := root.get("hooks")
+	if !ok {
+		return settings, false, nil
+	}
+	hooks, err := parseObject(raw)
+	if err != nil {
+		return nil, false, fmt.Errorf("hooks: %w", err)
+	}
+	groups, err := hooks.array(EventBeforeTool, "hooks."+EventBeforeTool)
+	if err != nil {
+		return nil, false, err
+	}
+	dropped := false
+	var kept []json.RawMessage
+	for _, g := range groups {
+		ng, removed := dropOurs(g)
+		dropped = dropped || removed
+		if ng != nil {
+			kept = append(kept, ng)
+		}
+	}
+	if !dropped {
+		return settings, false, nil
+	}
+	if len(kept) == 0 {
+		hooks.del(EventBeforeTool)
+	} else {
+		hooks.set(EventBeforeTool, encodeArray(kept))
+	}
+	if len(hooks.keys) == 0 {
+		root.del("hooks")
+	} else {
+		root.set("hooks", hooks.encode())
+	}
+	return root.indent(), true, nil
+}
+
+// dropOurs removes Gatehouse's hook from a matcher group; it returns nil
+// when nothing of the group is left.
+func dropOurs(g json.RawMessage) (json.RawMessage, bool) {
+	obj, err := parseObject(g)
+	if err != nil {
+		return g, false
+	}
+	hs, err := obj.array("hooks", "hooks")
+	if err != nil || hs == nil {
+		return g, false
+	}
+	var kept []json.RawMessage
+	for _, h := range hs {
+		var e hookEntry
+		if json.Unmarshal(h, &e) == nil && e.Type == "command" && IsHookCommand(e.Command) {
+			continue
+		}
+		kept = append(kept, h)
+	}
+	if len(kept) == len(hs) {
+		return g, false
+	}
+	if len(kept) == 0 {
+		return nil, true
+	}
+	obj.set("hooks", encodeArray(kept))
+	return obj.encode(), true
+}
+
+func groupCommands(g json.RawMessage) []string {
+	var mg matcherGroup
+	if json.Unmarshal(g, &mg) != nil {
+		return nil
+	}
+	var out []string
+	for _, h := range mg.Hooks {
+		out = append(out, h.Command)
+	}
+	return out
+}
+
+// object is a JSON object that keeps its keys' order and its values'
+// bytes.
+type object struct {
+	keys []string
+	vals map[string]json.RawMessage
+}
+
+func parseObject(b []byte) (*object, error) {
+	o := &object{vals: map[string]json.RawMessage{}}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return o, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	t, err := dec.Token()
+	if err != nil {
+		return nil, fmt.Errorf("not valid JSON (comments included): %v", err)
+	}
+	if d, ok := t.(json.Delim); !ok || d != '{' {
+		return nil, errors.New("not a JSON object")
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, fmt.Errorf("not valid JSON (comments included): %v", err)
+		}
+		k := t.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, fmt.Errorf("not valid JSON (comments included): %v", err)
+		}
+		if _, dup := o.vals[k]; !dup {
+			o.keys = append(o.keys, k)
+		}
+		o.vals[k] = v
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, fmt.Errorf("not valid JSON: %v", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("not valid JSON: data after the object")
+	}
+	return o, nil
+}
+
+func (o *object) get(k string) (json.RawMessage, bool) { v, ok := o.vals[k]; return v, ok }
+
+func (o *object) set(k string, v json.RawMessage) {
+	if _, ok := o.vals[k]; !ok {
+		o.keys = append(o.keys, k)
+	}
+	o.vals[k] = v
+}
+
+func (o *object) del(k string) {
+	delete(o.vals, k)
+	for i, x := range o.keys {
+		if x == k {
+			o.keys = append(o.keys[:i], o.keys[i+1:]...)
+			break
+		}
+	}
+}
+
+// object returns the member k as an object, empty when absent.
+func (o *object) object(k string) (*object, error) {
+	v, ok := o.vals[k]
+	if !ok {
+		return parseObject(nil)
+	}
+	obj, err := parseObject(v)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", k, err)
+	}
+	return obj, nil
+}
+
+// array returns the member k as a list, empty when absent.
+func (o *object) array(k, name string) ([]json.RawMessage, error) {
+	v, ok := o.vals[k]
+	if !ok {
+		return nil, nil
+	}
+	var a []json.RawMessage
+	if err := json.Unmarshal(v, &a); err != nil {
+		return nil, fmt.Errorf("%s is not a list", name)
+	}
+	return a, nil
+}
+
+func (o *object) encode() json.RawMessage {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, k := range o.keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		kb, _ := json.Marshal(k)
+		b.Write(kb)
+		b.WriteByte(':')
+		b.Write(o.vals[k])
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+func (o *object) indent() []byte {
+	var b bytes.Buffer
+	json.Indent(&b, o.encode(), "", "  ")
+	b.WriteByte('\n')
+	return b.Bytes()
+}
+
+func encodeArray(a []json.RawMessage) json.RawMessage {
+	var b bytes.Buffer
+	b.WriteByte('[')
+	n := 0
+	for _, v := range a {
+		if v == nil {
+			continue
+		}
+		if n > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(v)
+		n++
+	}
+	b.WriteByte(']')
+	return b.Bytes()
+}
+
+func compact(b []byte) []byte {
+	var out bytes.Buffer
+	if json.Compact(&out, b) != nil {
+		return b
+	}
+	return out.Bytes()
+}
