@@ -70,6 +70,7 @@ type agentHooks struct {
 var agents = []agentHooks{
 	{name: "claude", install: installClaude, uninstall: uninstallClaude},
 	{name: "codex", install: installCodex, uninstall: uninstallCodex},
+	{name: "gemini", install: installGemini, uninstall: uninstallGemini},
 }
 
 // pickAgents returns the agents --agent names: one by name, or all.
