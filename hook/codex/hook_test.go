@@ -7,14 +7,15 @@ import (
 	"testing"
 )
 
-// payload is the PreToolUse input Codex 0.169.0 gives a hook for its
-// exec_command tool, in the shape of PreToolUseCommandInput
-// (codex-rs/hooks/src/events/pre_tool_use.rs, command_input_json, in
-// openai/codex at 0082977cebb9fbd524046914dbc4305e5b8e0b95), as the real
-// client sent it in hook/codex/e2e.
-const payload = `{"session_id":"019af3c2-6b1e-7d30-9a51-3f0c2a9e4b11","turn_id":"019af3c2-6b2a-7b80-8e1f-55d1c0a7e2c4",` +
-	`"transcript_path":null,"cwd":"/home/u/proj","hook_event_name":"PreToolUse","model":"gpt-test",` +
-	`"permission_mode":"bypassPermissions","tool_name":"Bash","tool_input":{"command":"ls -la"},"tool_use_id":"call_1"}`
+// payload is the PreToolUse input Codex 0.169.0 gave a hook for its
+// exec_command tool in codex exec (hook/codex/e2e), paths shortened; its
+// shape is PreToolUseCommandInput (codex-rs/hooks/src/events/pre_tool_use.rs,
+// command_input_json, in openai/codex at
+// 0082977cebb9fbd524046914dbc4305e5b8e0b95).
+const payload = `{"session_id":"01a24d9e-5853-7ab2-96f9-dc5534cef78a","turn_id":"01a24d9e-58d6-7911-8c0a-5e64490f4149",` +
+	`"transcript_path":"/home/u/.codex/sessions/2026/12/06/rollout-2026-12-06T23-09-12-01a24d9e-5853-7ab2-96f9-dc5534cef78a.jsonl",` +
+	`"cwd":"/home/u/proj","hook_event_name":"PreToolUse","model":"gpt-e2e","permission_mode":"bypassPermissions",` +
+	`"tool_name":"Bash","tool_input":{"command":"ls -la"},"tool_use_id":"call_e2e0"}`
 
 func TestDecode(t *testing.T) {
 	in, err := Decode(strings.NewReader(payload))
@@ -22,7 +23,7 @@ func TestDecode(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd, err := in.Command()
-	if err != nil || cmd != "ls -la" || in.Cwd != "/home/u/proj" || in.SessionID != "019af3c2-6b1e-7d30-9a51-3f0c2a9e4b11" || in.ToolUseID != "call_1" || in.CheckCwd() != nil {
+	if err != nil || cmd != "ls -la" || in.Cwd != "/home/u/proj" || in.SessionID != "01a24d9e-5853-7ab2-96f9-dc5534cef78a" || in.ToolUseID != "call_e2e0" || in.CheckCwd() != nil {
 		t.Errorf("decoded %+v, command %q, %v", in, cmd, err)
 	}
 	for _, bad := range []string{`{`, `{"hook_event_name":"PostToolUse","tool_name":"Bash"}`, `{"hook_event_name":"PreToolUse"}`} {

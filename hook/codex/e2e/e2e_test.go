@@ -1,0 +1,460 @@
+// Package e2e runs the real Codex CLI (the pinned npm package
+// @openai/codex) against a fake Responses API on 127.0.0.1, with the hook
+// 'gatehouse install --agent codex' installs and trusts, and checks that
+// its shell calls are decided, routed and run by Gatehouse.
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/sandbox/sandboxtest"
+	"github.com/gatehouse-dev/gatehouse/service/api"
+	"github.com/gatehouse-dev/gatehouse/service/localapi"
+)
+
+// The Codex CLI these tests drive (.ci/test-deps.sh installs it).
+const codexVersion = "0.169.0"
+
+var gatehouseBin, hookBin string
+
+func TestMain(m *testing.M) {
+	if dir := os.Getenv("GATEHOUSE_E2E_BIN"); dir != "" {
+		gatehouseBin, hookBin = filepath.Join(dir, "gatehouse"), filepath.Join(dir, "gatehouse-hook")
+		os.Exit(m.Run())
+	}
+	dir, err := os.MkdirTemp("/var/tmp", "gatehouse-codex-e2e-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Chmod(dir, 0o755)
+	gatehouseBin, hookBin = filepath.Join(dir, "gatehouse"), filepath.Join(dir, "gatehouse-hook")
+	for bin, pkg := range map[string]string{gatehouseBin: "app/gatehouse", hookBin: "app/gatehouse-hook",
+		filepath.Join(dir, "gatehouse-init"): "app/gatehouse-init"} {
+		build := exec.Command("go", "build", "-o", bin, "github.com/gatehouse-dev/gatehouse/"+pkg)
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "building %s: %v\n%s", pkg, err, out)
+			os.RemoveAll(dir)
+			os.Exit(1)
+		}
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// requireCodex returns the codex binary of the pinned version, or skips
+// (fails under REQUIRE_SANDBOX=1).
+func requireCodex(t *testing.T) string {
+	t.Helper()
+	sandboxtest.RequireBwrap(t)
+	path, err := exec.LookPath("codex")
+	if err == nil {
+		var out []byte
+		out, err = exec.Command(path, "--version").Output()
+		if err == nil && !strings.Contains(string(out), codexVersion) {
+			err = fmt.Errorf("codex --version says %q, want %s", strings.TrimSpace(string(out)), codexVersion)
+		}
+	}
+	if err != nil {
+		if sandboxtest.Required() {
+			t.Fatalf("REQUIRE_SANDBOX=1 but Codex CLI %s is missing (%v); run .ci/test-deps.sh", codexVersion, err)
+		}
+		t.Skipf("codex %s missing: %v", codexVersion, err)
+	}
+	return path
+}
+
+// fakeResponses is an OpenAI Responses API that answers each turn with the
+// next of its shell commands (a function call of the exec_command tool
+// Codex offers), then ends the conversation, and records every
+// function_call_output and the first request's tools.
+type fakeResponses struct {
+	commands []string
+
+	mu      sync.Mutex
+	outputs map[string]string // call_id: output
+	order   []string
+	tools   []string
+}
+
+func (f *fakeResponses) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	if !strings.HasSuffix(r.URL.Path, "/responses") {
+		http.NotFound(w, r)
+		return
+	}
+	var req struct {
+		Model string            `json:"model"`
+		Input []json.RawMessage `json:"input"`
+		Tools []struct {
+			Name string `json:"name"`
+			Type string `json:"type"`
+		} `json:"tools"`
+	}
+	json.Unmarshal(body, &req)
+	f.mu.Lock()
+	if f.outputs == nil {
+		f.outputs = map[string]string{}
+		for _, t := range req.Tools {
+			f.tools = append(f.tools, t.Type+":"+t.Name)
+		}
+	}
+	for _, raw := range req.Input {
+		var it struct {
+			Type   string          `json:"type"`
+			CallID string          `json:"call_id"`
+			Output json.RawMessage `json:"output"`
+		}
+		if json.Unmarshal(raw, &it) != nil || it.Type != "function_call_output" {
+			continue
+		}
+		if _, seen := f.outputs[it.CallID]; !seen {
+			f.outputs[it.CallID] = outputText(it.Output)
+			f.order = append(f.order, it.CallID)
+		}
+	}
+	next := len(f.order)
+	f.mu.Unlock()
+
+	w.Header().Set("Content-Type", "text/event-stream")
+	fl := w.(http.Flusher)
+	ev := func(v map[string]any) {
+		b, _ := json.Marshal(v)
+		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", v["type"], b)
+		fl.Flush()
+	}
+	id := fmt.Sprintf("resp_e2e%d", next)
+	ev(map[string]any{"type": "response.created", "response": map[string]any{"id": id}})
+	var item map[string]any
+	if next < len(f.commands) {
+		args, _ := json.Marshal(map[string]any{"cmd": f.commands[next]})
+		item = map[string]any{"type": "function_call", "id": fmt.Sprintf("fc_e2e%d", next), "call_id": fmt.Sprintf("call_e2e%d", next),
+			"name": "exec_command", "arguments": string(args), "status": "completed"}
+	} else {
+		item = map[string]any{"type": "message", "id": fmt.Sprintf("msg_e2e%d", next), "role": "assistant", "status": "completed",
+			"content": []any{map[string]any{"type": "output_text", "text": "done", "annotations": []any{}}}}
+	}
+	ev(map[string]any{"type": "response.output_item.done", "output_index": 0, "item": item})
+	ev(map[string]any{"type": "response.completed", "response": map[string]any{"id": id, "output": []any{},
+		"usage": map[string]any{"input_tokens": 1, "input_tokens_details": nil, "output_tokens": 1, "output_tokens_details": nil, "total_tokens": 2}}})
+}
+
+// outputText flattens a function_call_output's output (a string, or
+// content items with text).
+func outputText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var items []struct {
+		Text string `json:"text"`
+	}
+	json.Unmarshal(raw, &items)
+	var b strings.Builder
+	for _, x := range items {
+		b.WriteString(x.Text)
+	}
+	return b.String()
+}
+
+// results returns the function_call_outputs in the order they came, n of
+// them.
+func (f *fakeResponses) results(t *testing.T, n int) []string {
+	t.Helper()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for _, id := range f.order {
+		out = append(out, f.outputs[id])
+	}
+	if len(out) != n {
+		t.Fatalf("the fake API saw %d function_call_outputs, want %d (tools offered: %v): %q", len(out), n, f.tools, out)
+	}
+	return out
+}
+
+// world is one isolated user: a home with a Codex home, a workspace, and
+// the service when started.
+type world struct {
+	t         *testing.T
+	codex     string
+	dir       string
+	home      string
+	workspace string
+	runtime   string
+	serve     *exec.Cmd
+	serveLog  bytes.Buffer
+}
+
+func newWorld(t *testing.T) *world {
+	w := &world{t: t, codex: requireCodex(t)}
+	w.dir = sandboxtest.Dir(t)
+	w.home = filepath.Join(w.dir, "home")
+	w.workspace = filepath.Join(w.home, "src", "proj")
+	must(t, os.MkdirAll(w.workspace, 0o755))
+	must(t, os.MkdirAll(filepath.Join(w.home, ".ssh"), 0o700))
+	must(t, os.WriteFile(filepath.Join(w.home, ".ssh", "id_rsa"), []byte("-----BEGIN OPENSSH PRIVATE KEY-----\nSECRET-KEY-E2E\n"), 0o600))
+	rt, err := os.MkdirTemp("/tmp", "ghrt")
+	must(t, err)
+	t.Cleanup(func() { os.RemoveAll(rt) })
+	w.runtime = rt
+	return w
+}
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (w *world) env() []string {
+	return []string{"HOME=" + w.home, "PATH=" + os.Getenv("PATH"), "XDG_RUNTIME_DIR=" + w.runtime, "LANG=C.UTF-8", "SHELL=/bin/bash"}
+}
+
+func (w *world) gatehouse(args ...string) string {
+	w.t.Helper()
+	cmd := exec.Command(gatehouseBin, args...)
+	cmd.Env, cmd.Dir = w.env(), w.home
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		w.t.Fatalf("gatehouse %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+func (w *world) startService() {
+	w.t.Helper()
+	w.serve = exec.Command(gatehouseBin, "serve")
+	w.serve.Env = w.env()
+	w.serve.Stdout, w.serve.Stderr = &w.serveLog, &w.serveLog
+	must(w.t, w.serve.Start())
+	w.t.Cleanup(w.stopService)
+	for i := 0; ; i++ {
+		if _, err := w.client().Status(context.Background()); err == nil {
+			return
+		}
+		if i == 400 {
+			w.t.Fatalf("the service did not come up:\n%s", w.serveLog.String())
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+}
+
+func (w *world) stopService() {
+	if w.serve == nil || w.serve.Process == nil {
+		return
+	}
+	w.serve.Process.Signal(os.Interrupt)
+	w.serve.Wait()
+	w.serve = nil
+}
+
+func (w *world) client() *localapi.Client {
+	return localapi.NewClient(filepath.Join(w.runtime, "gatehouse", "gatehouse.sock"))
+}
+
+// install runs gatehouse install --agent codex and adds the fake model
+// provider to Codex's config.toml.
+func (w *world) install() {
+	w.t.Helper()
+	out := w.gatehouse("install", "--agent", "codex", "--no-service", "--no-tray")
+	for _, want := range []string{"Gatehouse hook installed", "'" + hookBin + "' hook codex", "the hook is trusted"} {
+		if !strings.Contains(out, want) {
+			w.t.Fatalf("install output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// run runs codex exec from cwd against a fake API that asks for commands,
+// one a turn, and returns what the API got back for them and codex's
+// output.
+func (w *world) run(cwd string, commands ...string) ([]string, string) {
+	w.t.Helper()
+	f := &fakeResponses{commands: commands}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	must(w.t, err)
+	srv := &http.Server{Handler: f}
+	go srv.Serve(l)
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, w.codex, "exec", "--skip-git-repo-check", "--sandbox", "workspace-write",
+		"-c", `model_provider="e2e"`,
+		"-c", `model_providers.e2e={ name = "e2e", base_url = "http://`+l.Addr().String()+`/v1", wire_api = "responses", env_key = "E2E_API_KEY" }`,
+		"-c", `approval_policy="never"`,
+		"-m", "gpt-e2e", "run the commands")
+	cmd.Dir = cwd
+	cmd.Env = append(w.env(), "E2E_API_KEY=e2e-test-key", "CODEX_DISABLE_UPDATE_CHECK=1")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		w.t.Fatalf("codex: %v\n%s\nservice log:\n%s", err, out.String(), w.serveLog.String())
+	}
+	return f.results(w.t, len(commands)), out.String()
+}
+
+func (w *world) events() []api.Event {
+	w.t.Helper()
+	evs, err := w.client().Events(context.Background(), 100)
+	must(w.t, err)
+	for i, j := 0, len(evs)-1; i < j; i, j = i+1, j-1 {
+		evs[i], evs[j] = evs[j], evs[i]
+	}
+	return evs
+}
+
+func contains(t *testing.T, what, got string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(got, w) {
+			t.Errorf("%s does not contain %q:\n%s", what, w, got)
+		}
+	}
+}
+
+// One Codex session, the service up: an allowed command is routed and runs
+// in Gatehouse's sandbox (the record says agent codex and the session is
+// Codex's), its output returns to the model, and ~/.ssh/id_rsa is not
+// there; a denied command does not run and the model gets the reason; a
+// command an ask rule holds waits in the hook until a person approves it
+// on a terminal, then runs.
+func TestCodexRoutedDeniedHeld(t *testing.T) {
+	w := newWorld(t)
+	dir := filepath.Join(w.home, ".config", "gatehouse")
+	must(t, os.MkdirAll(dir, 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(
+		"policy:\n  rules:\n    - {name: ask-deploy, action: ask, reason: deploys need a person, command: [echo], args: [{seq: [deploy]}]}\n"), 0o644))
+	w.startService()
+	w.install()
+	answered := make(chan string, 1)
+	go func() {
+		a := w.awaitApproval()
+		if a.Agent != "codex" || a.Surface != api.SurfaceAgentHook || a.Rule != "ask-deploy" || a.SessionID == "" {
+			t.Errorf("approval request %+v", a)
+		}
+		answered <- w.answerOnTerminal("approve", a.ID)
+	}()
+	outs, log := w.run(w.workspace,
+		"echo hello from $GATEHOUSE_EXECUTION_ID; cat ~/.ssh/id_rsa || echo ssh-hidden; echo data > inside.txt && echo wrote-inside",
+		"rm -rf ~; touch ran-marker",
+		"echo deploy now; echo done-$((6*7))")
+	t.Logf("function_call_outputs: %q", outs)
+	contains(t, "routed output", outs[0], "hello from ", "ssh-hidden", "wrote-inside")
+	if strings.Contains(outs[0], "SECRET-KEY") || strings.Contains(outs[0], "hello from \n") {
+		t.Errorf("the command did not run in Gatehouse's sandbox:\n%s", outs[0])
+	}
+	contains(t, "denied output", outs[1], "Command blocked by PreToolUse hook", "Gatehouse denied this command (policy_rule)")
+	if _, err := os.Stat(filepath.Join(w.workspace, "ran-marker")); err == nil {
+		t.Error("a denied command ran")
+	}
+	contains(t, "held output", outs[2], "deploy now", "done-42")
+	contains(t, "approve output", <-answered, "approved")
+	evs := w.events()
+	if len(evs) != 5 {
+		t.Fatalf("want a decision and an execution, a denial, a decision and an execution: %d events: %+v\ncodex:\n%s", len(evs), evs, log)
+	}
+	for _, e := range evs {
+		if e.Agent != "codex" || e.Surface != api.SurfaceAgentHook || e.SessionID == "" || e.SessionID != evs[0].SessionID {
+			t.Errorf("event %s: agent %q surface %q session %q", e.ID, e.Agent, e.Surface, e.SessionID)
+		}
+	}
+	if evs[1].ParentID != evs[0].ID || evs[1].Status != "completed" || evs[1].SandboxMode == "" || evs[2].Decision != "deny" ||
+		evs[3].Approval == nil || evs[3].Approval.By != api.ByCLI || evs[4].Status != "completed" {
+		t.Errorf("events: %+v", evs)
+	}
+	card := w.gatehouse("audit", "show", evs[1].ID)
+	contains(t, "the card", card, "codex")
+	list := w.gatehouse("audit", "list", "--agent", "codex")
+	contains(t, "audit list --agent codex", list, evs[1].ID[:8])
+}
+
+// awaitApproval waits for a pending approval request and returns it.
+func (w *world) awaitApproval() api.Approval {
+	c := w.client()
+	for start := time.Now(); time.Since(start) < 60*time.Second; time.Sleep(50 * time.Millisecond) {
+		if as, err := c.Approvals(context.Background()); err == nil && len(as) > 0 {
+			return as[0]
+		}
+	}
+	w.t.Errorf("no approval request appeared\nservice log:\n%s", w.serveLog.String())
+	return api.Approval{}
+}
+
+// answerOnTerminal runs gatehouse with args on a terminal (script(1)), as
+// a person answering would.
+func (w *world) answerOnTerminal(args ...string) string {
+	cmd := exec.Command("script", "-qec", gatehouseBin+" "+strings.Join(args, " "), "/dev/null")
+	cmd.Env = w.env()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		w.t.Errorf("gatehouse %s on a terminal: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// With the service down the command does not run: the hook denies it and
+// says how to start the service.
+func TestCodexServiceDown(t *testing.T) {
+	w := newWorld(t)
+	w.install()
+	outs, _ := w.run(w.workspace, "touch ran-marker")
+	contains(t, "output", outs[0], "Command blocked by PreToolUse hook", "not reachable", "gatehouse service start")
+	if _, err := os.Stat(filepath.Join(w.workspace, "ran-marker")); err == nil {
+		t.Error("the command ran without the service")
+	}
+}
+
+// What Codex does when a PreToolUse hook fails, measured on the real
+// client (codex-rs/hooks/src/events/pre_tool_use.rs parse_completed says
+// the same): exit status 2 with a reason on stderr blocks the call (a Go
+// panic exits 2 with its message on stderr, so a crash of Gatehouse's hook
+// blocks too); any other status, a hook killed by a signal, a hook that
+// cannot start and a hook that times out are logged as failed and the call
+// runs. Gatehouse's hook answers every decision, a denial included, with
+// status 0, so only these failures of the hook process itself let a call
+// through: docs/agents.md names the gap. The hook here is a script, trusted
+// for this run by --dangerously-bypass-hook-trust, with a 1 s timeout.
+func TestCodexHookFailureModes(t *testing.T) {
+	w := newWorld(t)
+	must(t, os.MkdirAll(filepath.Join(w.home, ".codex"), 0o700))
+	script := filepath.Join(w.dir, "hook.sh")
+	must(t, os.WriteFile(script, []byte(`#!/bin/sh
+in=$(cat)
+case "$in" in
+*case-exit2*) echo "blocked by the hook" >&2; exit 2 ;;
+*case-exit1*) exit 1 ;;
+*case-signal*) kill -9 $$ ;;
+*case-timeout*) sleep 5 ;;
+esac
+`), 0o755))
+	hooks := fmt.Sprintf(`{"hooks":{"PreToolUse":[{"matcher":"^Bash$","hooks":[{"type":"command","command":%q,"timeout":1}]},`+
+		`{"matcher":"^Bash$","hooks":[{"type":"command","command":"/nonexistent/gatehouse-hook hook codex"}]}]}}`, script)
+	must(t, os.WriteFile(filepath.Join(w.home, ".codex", "hooks.json"), []byte(hooks), 0o600))
+	wrapper := filepath.Join(w.dir, "codex")
+	must(t, os.WriteFile(wrapper, []byte("#!/bin/sh\nexec "+w.codex+" --dangerously-bypass-hook-trust \"$@\"\n"), 0o755))
+	w.codex = wrapper
+	outs, _ := w.run(w.workspace, "touch case-exit2", "touch case-exit1", "touch case-signal", "touch case-timeout")
+	contains(t, "exit 2", outs[0], "Command blocked by PreToolUse hook: blocked by the hook")
+	for _, m := range []string{"case-exit2", "case-exit1", "case-signal", "case-timeout"} {
+		_, err := os.Stat(filepath.Join(w.workspace, m))
+		if ran := err == nil; ran != (m != "case-exit2") {
+			t.Errorf("%s: the command ran: %v (want it to run unless the hook exits 2)", m, ran)
+		}
+	}
+}
