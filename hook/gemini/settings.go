@@ -104,10 +104,13 @@ type matcherGroup struct {
 
 // HookGroup returns the BeforeTool matcher group that runs command.
 func HookGroup(command string) json.RawMessage {
-	b, _ := json.Marshal(matcherGroup{Matcher: ToolShell, Hooks: []hookEntry{{
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // the command's >&2 stays legible in the file
+	enc.Encode(matcherGroup{Matcher: ToolShell, Hooks: []hookEntry{{
 		Name: HookName, Type: "command", Command: command, Timeout: HookTimeoutMS,
 	}}})
-	return b
+	return bytes.TrimSpace(b.Bytes())
 }
 
 // MergeHook returns settings with the hook that runs command installed,
