@@ -23,12 +23,12 @@ import (
 )
 
 var managedSettingsCmd = &command{name: "managed-settings",
-	summary: "render Claude Code's managed-settings.json for IT (--install writes it)",
+	summary: "render Claude Code's managed-settings.json, or Codex's requirements.toml hooks (--agent codex), for IT (--install writes it)",
 	usage:   managedUsage,
 	flags:   runManagedSettings,
 }
 
-const managedUsage = `usage: gatehouse managed-settings [--routing governed_shell|framework] [--hook FILE] [--install [--path FILE] [--drop-in auto|yes|no]]
+const managedUsage = `usage: gatehouse managed-settings [--agent claude|codex] [--routing governed_shell|framework] [--hook FILE] [--install [--path FILE] [--drop-in auto|yes|no]]
 
 Prints the managed-settings.json that makes Claude Code use Gatehouse: its own
 sandbox on, with no start without it and no bypass-permissions mode,
@@ -51,7 +51,13 @@ administrator rights, and also the drop-in
 managed-settings.d/90-gatehouse.json beside it when the Claude Code in
 PATH reads drop-ins (2.1.83 and later; --drop-in yes or no decides instead):
 merged last, it keeps Gatehouse's settings in force if another tool
-replaces managed-settings.json.`
+replaces managed-settings.json.
+
+--agent codex renders Codex CLI's managed hooks instead, for
+/etc/codex/requirements.toml (or --path): Gatehouse's PreToolUse hook for
+the shell tool, which Codex runs without asking the user to trust it, and
+allow_managed_hooks_only, so that no user or project hook runs beside it.
+--install writes it unless the file holds requirements of its own.`
 
 func runManagedSettings(fl *flag.FlagSet) runFunc {
 	routing := fl.String("routing", api.RoutingGovernedShell, "")
@@ -59,7 +65,11 @@ func runManagedSettings(fl *flag.FlagSet) runFunc {
 	path := fl.String("path", "", "")
 	hookFlag := fl.String("hook", "", "")
 	dropIn := fl.String("drop-in", "auto", "")
+	agent := fl.String("agent", "claude", "")
 	return func(ctx context.Context, env *Env, args []string) error {
+		if *agent != "claude" && *agent != "codex" {
+			return usagef("managed-settings: --agent %q: want claude or codex", *agent)
+		}
 		if *routing != api.RoutingGovernedShell && *routing != api.RoutingFramework {
 			return usagef("managed-settings: --routing %q: want governed_shell or framework", *routing)
 		}
@@ -76,6 +86,9 @@ func runManagedSettings(fl *flag.FlagSet) runFunc {
 		hook := hookExe(exe)
 		if *hookFlag != "" {
 			hook = *hookFlag
+		}
+		if *agent == "codex" {
+			return managedCodex(env, hook, *path, *install)
 		}
 		hookRouting := ""
 		if *routing == api.RoutingGovernedShell {
