@@ -168,8 +168,11 @@ func TestDrift(t *testing.T) {
 
 // failClosedJSON is failClosed as it appears in an indented settings file.
 func failClosedJSON() string {
-	b, _ := json.Marshal(failClosed)
-	return strings.Trim(string(b), `"`)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(failClosed)
+	return strings.Trim(strings.TrimSpace(b.String()), `"`)
 }
 
 func TestManagedPath(t *testing.T) {
