@@ -88,6 +88,8 @@ CLAUDE_CODE_VERSION=2.1.332
 install_claude() {
 	# The real Codex CLI for hook/codex/e2e, pinned.
 	[ "$mode" = run ] || [ "$(codex --version 2>/dev/null)" = "codex-cli 0.169.0" ] || npm install -g --no-fund --no-audit @openai/codex@0.169.0 </dev/null >/dev/null
+	# The real Gemini CLI for hook/gemini/e2e, pinned.
+	[ "$mode" = run ] || [ "$(gemini --version 2>/dev/null)" = "0.61.0" ] || npm install -g --no-fund --no-audit @google/gemini-cli@0.61.0 </dev/null >/dev/null
 	[ -n "$need_claude" ] || return 0
 	echo "test-deps: installing @anthropic-ai/claude-code@$CLAUDE_CODE_VERSION"
 	npm install -g --no-fund --no-audit --allow-scripts=@anthropic-ai/claude-code \
