@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -23,12 +24,12 @@ import (
 )
 
 var managedSettingsCmd = &command{name: "managed-settings",
-	summary: "render Claude Code's managed-settings.json, or Codex's requirements.toml hooks (--agent codex), for IT (--install writes it)",
+	summary: "render Claude Code's managed-settings.json, Codex's requirements.toml hooks (--agent codex) or Gemini CLI's system settings (--agent gemini), for IT (--install writes it)",
 	usage:   managedUsage,
 	flags:   runManagedSettings,
 }
 
-const managedUsage = `usage: gatehouse managed-settings [--agent claude|codex] [--routing governed_shell|framework] [--hook FILE] [--install [--path FILE] [--drop-in auto|yes|no]]
+const managedUsage = `usage: gatehouse managed-settings [--agent claude|codex|gemini] [--routing governed_shell|framework] [--hook FILE] [--install [--path FILE] [--drop-in auto|yes|no]]
 
 Prints the managed-settings.json that makes Claude Code use Gatehouse: its own
 sandbox on, with no start without it and no bypass-permissions mode,
@@ -57,7 +58,14 @@ replaces managed-settings.json.
 /etc/codex/requirements.toml (or --path): Gatehouse's PreToolUse hook for
 the shell tool, which Codex runs without asking the user to trust it, and
 allow_managed_hooks_only, so that no user or project hook runs beside it.
---install writes it unless the file holds requirements of its own.`
+--install writes it unless the file holds requirements of its own.
+
+--agent gemini renders Gemini CLI's system settings instead, for
+/etc/gemini-cli/settings.json (macOS: /Library/Application Support/GeminiCli/
+settings.json; $GEMINI_CLI_SYSTEM_SETTINGS_PATH, or --path): Gatehouse's
+BeforeTool hook for run_shell_command, wrapped to block when it fails, and
+hooks turned on, which no user's settings can turn off. --install merges them
+into the file, keeping the rest of it.`
 
 func runManagedSettings(fl *flag.FlagSet) runFunc {
 	routing := fl.String("routing", api.RoutingGovernedShell, "")
@@ -66,9 +74,14 @@ func runManagedSettings(fl *flag.FlagSet) runFunc {
 	hookFlag := fl.String("hook", "", "")
 	dropIn := fl.String("drop-in", "auto", "")
 	agent := fl.String("agent", "claude", "")
+	hookKind := fl.String("hook-kind", claude.HookKinds[0], "")
+	mcpConfig := fl.Bool("mcp-config", false, "")
 	return func(ctx context.Context, env *Env, args []string) error {
-		if *agent != "claude" && *agent != "codex" {
-			return usagef("managed-settings: --agent %q: want claude or codex", *agent)
+		if !slices.Contains(claude.HookKinds, *hookKind) {
+			return usagef("managed-settings: --hook-kind %q: want command or mcp_tool", *hookKind)
+		}
+		if *agent != "claude" && *agent != "codex" && *agent != "gemini" {
+			return usagef("managed-settings: --agent %q: want claude, codex or gemini", *agent)
 		}
 		if *routing != api.RoutingGovernedShell && *routing != api.RoutingFramework {
 			return usagef("managed-settings: --routing %q: want governed_shell or framework", *routing)
@@ -87,8 +100,15 @@ func runManagedSettings(fl *flag.FlagSet) runFunc {
 		if *hookFlag != "" {
 			hook = *hookFlag
 		}
+		if *mcpConfig {
+			env.Stdout.Write(claude.MCPConfig(exe)) // the server the mcp_tool hook calls
+			return nil
+		}
 		if *agent == "codex" {
 			return managedCodex(env, hook, *path, *install)
+		}
+		if *agent == "gemini" {
+			return managedGemini(env, hook, *path, *install)
 		}
 		hookRouting := ""
 		if *routing == api.RoutingGovernedShell {
@@ -99,7 +119,7 @@ func runManagedSettings(fl *flag.FlagSet) runFunc {
 			return err
 		}
 		deny, readable := fileDenyPaths(env, home)
-		data := claude.RenderManaged(claude.ManagedOptions{Exe: hook, Routing: hookRouting, Home: home, DenyPaths: deny, Readable: readable,
+		data := claude.RenderManaged(claude.ManagedOptions{Exe: hook, Routing: hookRouting, HookKind: *hookKind, Home: home, DenyPaths: deny, Readable: readable,
 			DenyGlobs: broker.DirGlobs(runtime.GOOS)})
 		target := *path
 		if target == "" {

@@ -13,6 +13,7 @@ package gemini
 // folderTrust), which no file here can say.
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -41,12 +42,31 @@ func UserPath(home string) string { return filepath.Join(home, ".gemini", "setti
 // BeforeTool hook running the program at exe, and hooks turned on, which
 // a user's settings cannot then turn off.
 func RenderManaged(exe string) []byte {
-	root, _ := parseObject(nil)
-	root.set("hooksConfig", json.RawMessage(`{"enabled":true}`))
-	hooks, _ := parseObject(nil)
-	hooks.set(EventBeforeTool, encodeArray([]json.RawMessage{HookGroup(HookCommand(exe))}))
-	root.set("hooks", hooks.encode())
-	return root.indent()
+	b, _, _ := MergeManaged(nil, exe)
+	return b
+}
+
+// MergeManaged returns the system settings system (empty when there are
+// none) with RenderManaged's merged in: everything else in them is kept,
+// and hooksConfig.enabled is set true. changed says whether anything
+// changed.
+func MergeManaged(system []byte, exe string) ([]byte, bool, error) {
+	b, _, err := MergeHook(system, HookCommand(exe))
+	if err != nil {
+		return nil, false, err
+	}
+	root, err := parseObject(b)
+	if err != nil {
+		return nil, false, err
+	}
+	hc, err := root.object("hooksConfig")
+	if err != nil {
+		return nil, false, err
+	}
+	hc.set("enabled", json.RawMessage("true"))
+	root.set("hooksConfig", hc.encode())
+	out := root.indent()
+	return out, len(system) == 0 || !bytes.Equal(compact(out), compact(system)), nil
 }
 
 // A Finding is one way Gemini CLI's settings drifted from Gatehouse's

@@ -184,3 +184,24 @@ func TestManagedPath(t *testing.T) {
 		t.Error(got)
 	}
 }
+
+// The system settings keep what IT put there; hooks are turned on.
+func TestMergeManaged(t *testing.T) {
+	system := []byte(`{"general": {"disableAutoUpdate": true}, "hooksConfig": {"enabled": false, "notifications": false}}`)
+	out, changed, err := MergeManaged(system, "/usr/bin/gatehouse-hook")
+	if err != nil || !changed {
+		t.Fatal(changed, err)
+	}
+	var s struct {
+		General     map[string]bool `json:"general"`
+		HooksConfig map[string]bool `json:"hooksConfig"`
+	}
+	json.Unmarshal(out, &s)
+	if !s.General["disableAutoUpdate"] || !s.HooksConfig["enabled"] || s.HooksConfig["notifications"] ||
+		Drift(SettingsFile{Path: "/etc/gemini-cli/settings.json", Data: out}, SettingsFile{}, func(string) bool { return true }) != nil {
+		t.Errorf("merged:\n%s", out)
+	}
+	if again, changed, _ := MergeManaged(out, "/usr/bin/gatehouse-hook"); changed || !bytes.Equal(again, out) {
+		t.Error("merging again changed the file")
+	}
+}
