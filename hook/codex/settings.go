@@ -37,17 +37,25 @@ const (
 )
 
 // HookCommand returns the hook's command line for the gatehouse binary (or
-// gatehouse-hook) at exe.
+// gatehouse-hook) at exe. Codex runs it with sh -c, and runs the call when
+// the hook exits with a status other than 0 and 2; so the line turns any
+// other status — the program missing (127), killed by a signal, failing —
+// into status 2 with a reason on stderr, which Codex takes as a block.
 func HookCommand(exe string) string {
-	return "'" + strings.ReplaceAll(exe, "'", `'\''`) + "' hook codex"
+	return "'" + strings.ReplaceAll(exe, "'", `'\''`) + "' hook codex" + failClosed
 }
+
+// failClosed is the end of the hook's command line that blocks the call
+// when the hook did not answer.
+const failClosed = ` || { echo "Gatehouse's hook failed (exit status $?), so the command did not run; ask the user to run 'gatehouse doctor'" >&2; exit 2; }`
 
 // hookCommandRE matches a command HookCommand produced, for any path.
 var hookCommandRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^'((?:[^']|'\\'')*)' hook codex$`) })
 
-// IsHookCommand reports whether cmd is Gatehouse's Codex hook command.
+// IsHookCommand reports whether cmd is Gatehouse's Codex hook command
+// (with or without its fail-closed end).
 func IsHookCommand(cmd string) bool {
-	m := hookCommandRE().FindStringSubmatch(cmd)
+	m := hookCommandRE().FindStringSubmatch(strings.TrimSuffix(cmd, failClosed))
 	if m == nil {
 		return false
 	}

@@ -3,8 +3,12 @@ package codex
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/BurntSushi/toml"
 )
 
 // The user's hooks file keeps everything of its own, in order; Gatehouse's
@@ -69,8 +73,8 @@ func TestMergeHookKeepsTheUsersAndRestores(t *testing.T) {
 // escape differently.
 func TestTrustHashIsCodexs(t *testing.T) {
 	for _, tc := range []struct{ exe, hash string }{
-		{"/usr/local/bin/gatehouse-hook", "sha256:32ada3cf2e22dfec67528fe26637b0bfe7c4f36f6bf03013c1f495053596915e"},
-		{"/opt/a \"q'\u2028é\\/gatehouse-hook", "sha256:ca915a15cf06e4c93af95519c930c2954a1facaab11ad27710c0e46a577e4f78"},
+		{"/usr/local/bin/gatehouse-hook", "sha256:33c6395975c155a483872a1b5888d126135afd912f28a533cb7bd1cdc0ed67c0"},
+		{"/opt/a \"q'\u2028é\\/gatehouse-hook", "sha256:bd748144b4c7ce3fc0e40e370a6f033df1f60644286607ba3b7f3e4bdeb30c10"},
 	} {
 		if got := TrustHash(HookCommand(tc.exe)); got != tc.hash {
 			t.Errorf("%q: %s, Codex says %s", tc.exe, got, tc.hash)
@@ -119,9 +123,35 @@ func TestTrustEdit(t *testing.T) {
 
 func TestRenderManaged(t *testing.T) {
 	out := string(RenderManaged(HookCommand("/usr/bin/gatehouse-hook"), true))
-	for _, want := range []string{"allow_managed_hooks_only = true\n", "[[hooks.PreToolUse]]\nmatcher = \"^Bash$\"\n", "[[hooks.PreToolUse.hooks]]\ntype = \"command\"\ncommand = \"'/usr/bin/gatehouse-hook' hook codex\"\ntimeout = 630\n"} {
+	var req struct {
+		Hooks struct {
+			PreToolUse []struct {
+				Matcher string
+				Hooks   []struct{ Command string }
+			}
+		} `toml:"hooks"`
+	}
+	if _, err := toml.Decode(out, &req); err != nil || len(req.Hooks.PreToolUse) != 1 || req.Hooks.PreToolUse[0].Hooks[0].Command != HookCommand("/usr/bin/gatehouse-hook") {
+		t.Errorf("the rendering does not read back as TOML (%v): %+v", err, req)
+	}
+	for _, want := range []string{"allow_managed_hooks_only = true\n", "[[hooks.PreToolUse]]\nmatcher = \"^Bash$\"\n", "[[hooks.PreToolUse.hooks]]\ntype = \"command\"\ncommand = \"'/usr/bin/gatehouse-hook' hook codex || { echo \\\"Gatehouse's hook failed"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %q in\n%s", want, out)
 		}
+	}
+}
+
+// The hook's line blocks in Codex's terms whenever the program did not
+// answer: a missing program or a crash becomes status 2 with a reason on
+// stderr.
+func TestHookCommandFailsClosed(t *testing.T) {
+	cmd := HookCommand("/opt/it's/gatehouse-hook")
+	if !IsHookCommand(cmd) || !IsHookCommand("'/usr/bin/gatehouse' hook codex") || IsHookCommand("'/usr/bin/other' hook codex") || IsHookCommand(cmd+"; rm -rf ~") {
+		t.Errorf("IsHookCommand is wrong about %q", cmd)
+	}
+	out, err := exec.Command("sh", "-c", HookCommand("/nonexistent/gatehouse-hook")).CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), "Gatehouse's hook failed (exit status 127), so the command did not run") {
+		t.Errorf("a missing hook: %v\n%s", err, out)
 	}
 }

@@ -409,7 +409,10 @@ func (w *world) answerOnTerminal(args ...string) string {
 }
 
 // With the service down the command does not run: the hook denies it and
-// says how to start the service.
+// says how to start the service. With the hook's program gone, the
+// command does not run either: the installed line turns the shell's 127
+// into the status 2 Codex blocks on (trusted for this run by
+// --dangerously-bypass-hook-trust, since the line changed).
 func TestCodexServiceDown(t *testing.T) {
 	w := newWorld(t)
 	w.install()
@@ -417,6 +420,19 @@ func TestCodexServiceDown(t *testing.T) {
 	contains(t, "output", outs[0], "Command blocked by PreToolUse hook", "not reachable", "gatehouse service start")
 	if _, err := os.Stat(filepath.Join(w.workspace, "ran-marker")); err == nil {
 		t.Error("the command ran without the service")
+	}
+
+	hooks := filepath.Join(w.home, ".codex", "hooks.json")
+	b, err := os.ReadFile(hooks)
+	must(t, err)
+	must(t, os.WriteFile(hooks, bytes.ReplaceAll(b, []byte(hookBin), []byte("/nonexistent/gatehouse-hook")), 0o600))
+	wrapper := filepath.Join(w.dir, "codex")
+	must(t, os.WriteFile(wrapper, []byte("#!/bin/sh\nexec "+w.codex+" --dangerously-bypass-hook-trust \"$@\"\n"), 0o755))
+	w.codex = wrapper
+	outs, _ = w.run(w.workspace, "touch ran-marker")
+	contains(t, "output", outs[0], "Command blocked by PreToolUse hook: ", "Gatehouse's hook failed (exit status 127), so the command did not run")
+	if _, err := os.Stat(filepath.Join(w.workspace, "ran-marker")); err == nil {
+		t.Error("the command ran without the hook's program")
 	}
 }
 
@@ -427,8 +443,9 @@ func TestCodexServiceDown(t *testing.T) {
 // blocks too); any other status, a hook killed by a signal, a hook that
 // cannot start and a hook that times out are logged as failed and the call
 // runs. Gatehouse's hook answers every decision, a denial included, with
-// status 0, so only these failures of the hook process itself let a call
-// through: docs/agents.md names the gap. The hook here is a script, trusted
+// status 0, and its installed line turns any other status into 2
+// (TestCodexServiceDown), so only a hook that times out or whose shell is
+// killed lets a call through: docs/agents.md names the gap. The hook here is a script, trusted
 // for this run by --dangerously-bypass-hook-trust, with a 1 s timeout.
 func TestCodexHookFailureModes(t *testing.T) {
 	w := newWorld(t)
