@@ -135,6 +135,8 @@ func printDoctor(w io.Writer, r *doctor.Report) {
 			printCredentials(w, r.Credentials)
 		case "claude code":
 			printDrift(w, r)
+		default:
+			printAgentDrift(w, r, f.Label)
 		}
 	}
 	if r.OK {

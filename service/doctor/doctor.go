@@ -53,6 +53,9 @@ type Options struct {
 	// file ("" when it cannot be told).
 	ClaudeManaged string
 	ClaudeUser    string
+	// GeminiSystem is Gemini CLI's system settings file ("" where Gemini
+	// CLI reads it on this OS).
+	GeminiSystem string
 	// Service is the running service's status; nil when none runs.
 	// ServiceError says why a service that holds the socket did not
 	// answer.
@@ -96,6 +99,8 @@ type Report struct {
 	Credentials []Credential `json:"credentials"`
 	Init        Init         `json:"init"`
 	ClaudeCode  Claude       `json:"claude_code"`
+	// Agents are the other agents' settings (agents.go).
+	Agents []Agent `json:"agents"`
 	// Problems are the messages of the checks in state problem, in order.
 	Problems []string `json:"problems"`
 
@@ -145,6 +150,7 @@ func (r *Report) problem(name string, blocks bool, format string, a ...any) {
 func Run(ctx context.Context, o Options) *Report {
 	r := &Report{SandboxChecks: []probe.Check{}, Problems: []string{}}
 	r.ClaudeCode = readClaude(o.ClaudeManaged, o.ClaudeUser)
+	r.Agents = readAgents(o)
 	if o.Service != nil {
 		r.WarmPoolNow = &o.Service.WarmPool
 	}

@@ -60,6 +60,17 @@ func (r *Report) finish(o Options) {
 			warnings = append(warnings, api.DoctorCheck{Name: f.Code, State: api.DoctorWarning, Message: f.Detail, Remedy: f.Remedy})
 		}
 	}
+	// The other agents' findings are warnings: each agent's hook is one
+	// way in among several.
+	var hooked []string
+	for _, a := range r.Agents {
+		for _, f := range a.Drift {
+			warnings = append(warnings, api.DoctorCheck{Name: a.Name + " " + f.Code, State: api.DoctorWarning, Message: f.Detail, Remedy: f.Remedy})
+		}
+		if a.Installed {
+			hooked = append(hooked, a.Name)
+		}
+	}
 	installed := !r.hasDrift("hook_missing")
 
 	svc := api.DoctorCheck{Name: CheckService, State: api.DoctorOK}
@@ -72,6 +83,9 @@ func (r *Report) finish(o Options) {
 	case installed:
 		svc.State, svc.Remedy = api.DoctorProblem, RemedyStart
 		svc.Message = "the service is not running, and Claude Code's hook is installed: every Bash call Claude Code makes is denied until it runs"
+	case len(hooked) > 0:
+		svc.State, svc.Remedy = api.DoctorProblem, RemedyStart
+		svc.Message = "the service is not running, and the hook of " + strings.Join(hooked, ", ") + " is installed: every shell command it makes is blocked until it runs"
 	default:
 		svc.State, svc.Remedy = api.DoctorWarning, RemedyStart
 		svc.Message = "not running: gatehouse exec and gatehouse mcp run commands in-process; approvals, the tray and the dashboard need the service"
@@ -184,6 +198,11 @@ func (r *Report) facts() []api.DoctorFact {
 			ca.Fingerprint, ca.NotAfter.Local().Format("2006-01-02"), ca.Item, ca.Masked)
 	}
 	add("claude code", "%s", r.claudeFact())
+	for _, a := range r.Agents {
+		if a.Used {
+			add(a.Label, "%s", strings.Join(a.Files, "; "))
+		}
+	}
 	return out
 }
 
