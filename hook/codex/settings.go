@@ -77,10 +77,13 @@ type group struct {
 
 // Group returns the PreToolUse matcher group that runs command.
 func Group(command string) json.RawMessage {
-	b, _ := json.Marshal(group{Matcher: Matcher, Hooks: []handler{{
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // the line's >&2 stays legible in the file
+	enc.Encode(group{Matcher: Matcher, Hooks: []handler{{
 		Type: "command", Command: command, Timeout: HookTimeoutSeconds, StatusMessage: HookStatusMessage,
 	}}})
-	return b
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
 // MergeHook returns the hooks file with the hook that runs command

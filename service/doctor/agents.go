@@ -30,6 +30,7 @@ type AgentFinding struct {
 // agentReaders read each agent's settings, in the order doctor says them.
 var agentReaders = []func(Options) Agent{
 	readGemini,
+	readCodex,
 }
 
 func readAgents(o Options) []Agent {
