@@ -37,11 +37,14 @@ const HookName = "gatehouse"
 // is 625 s (hook/decide), and this is above both.
 const HookTimeoutMS = 640_000
 
-// failClosed is the shell around the hook's program: Gemini runs the
-// command with bash -c and takes any exit status but 0 and 2 without an
-// answer as a warning, letting the call run. A program that is missing,
-// crashes or is killed exits with another status; the shell then says so
-// and exits 2, and Gemini blocks the call with what it said as the reason.
+// failClosed is the shell around the hook's program. Gemini runs the
+// command with bash -c; it blocks the call when the hook answers deny, or
+// exits with status 2 or more and writes something, but runs it when the
+// hook exits 1, exits without a word, or is killed (a bare command, bash
+// execs it and dies with it: Gemini reads no status at all). Measured with
+// Gemini CLI 0.61.0 (hook/gemini/e2e). Around the program, any failure
+// becomes status 2 with a line that says so, which Gemini shows the model
+// as the reason.
 const failClosed = ` || { s=$?; [ "$s" -eq 2 ] || echo "Gatehouse: the hook failed (exit status $s), so the command did not run; ask the user to run gatehouse doctor" >&2; exit 2; }`
 
 // HookCommand returns the hook's command line for the gatehouse program

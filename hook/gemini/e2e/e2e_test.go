@@ -389,8 +389,8 @@ func TestGeminiRoutedDeniedHeld(t *testing.T) {
 }
 
 // With the service down, the hook blocks the command and says how to
-// start the service; and so does the installed command when the hook's
-// program is gone.
+// start the service; and the installed command blocks it when the hook's
+// program is killed.
 func TestGeminiBlocksWithoutService(t *testing.T) {
 	w := newWorld(t)
 	w.gatehouse("install", "--agent", "gemini", "--no-service", "--no-tray")
@@ -400,16 +400,19 @@ func TestGeminiBlocksWithoutService(t *testing.T) {
 		t.Error("the command ran without the service")
 	}
 
-	// The hook's program gone: Gemini would take its shell's status 127
-	// as a warning and run the command; the installed command blocks.
+	// The hook's program killed (as by the kernel's OOM killer): run bare,
+	// bash would exec it and die with it, and Gemini, reading no status
+	// and no answer, would run the command (measured with Gemini CLI
+	// 0.61.0); the installed command blocks.
 	settings := filepath.Join(w.home, ".gemini", "settings.json")
 	b, err := os.ReadFile(settings)
 	must(t, err)
-	gone := filepath.Join(w.dir, "gone", "gatehouse-hook")
-	must(t, os.WriteFile(settings, bytes.ReplaceAll(b, []byte(hookBin), []byte(gone)), 0o600))
+	killed := filepath.Join(w.dir, "gatehouse-killed")
+	must(t, os.WriteFile(killed, []byte("#!/bin/sh\nkill -9 $$\n"), 0o755))
+	must(t, os.WriteFile(settings, bytes.ReplaceAll(b, []byte(hookBin), []byte(killed)), 0o600))
 	res = w.converse("touch ran-marker")
-	contains(t, "the response", res[0], "Tool execution blocked", "the hook failed (exit status 127)")
+	contains(t, "the response", res[0], "Tool execution blocked", "the hook failed (exit status 137)")
 	if _, err := os.Stat(filepath.Join(w.workspace, "ran-marker")); err == nil {
-		t.Error("the command ran without the hook's program")
+		t.Error("the command ran when the hook's program was killed")
 	}
 }
