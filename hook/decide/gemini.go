@@ -21,7 +21,8 @@ import (
 // cwd, used as Claude Code's are (session grants, the cwd the command is
 // decided and run in, with the tool's dir_path resolved against it), and
 // GEMINI_PROJECT_DIR as the project; it passes no tool-call id and the
-// model sets no timeout, so the command gets the configured timeout.
+// model sets no timeout, so the command gets the policy's timeout
+// (policy.exec_timeout_seconds).
 func Gemini(ctx context.Context, env Env, stdout io.Writer) (status int) {
 	done := make(chan *gemini.Output, 1)
 	go func() {

@@ -38,8 +38,9 @@ const EventBeforeTool = "BeforeTool"
 
 // ExitBlock is the exit status with which Gemini CLI blocks a call: the
 // hook exits with it whenever it denies. Gemini reads the JSON answer on
-// stdout whatever the status; a status other than 0 and 2 without an
-// answer is only a warning, and the call runs.
+// stdout whatever the status; a hook that exits 1, exits without an
+// answer or is killed only warns, and the call runs (settings.go's
+// failClosed).
 const ExitBlock = 2
 
 // maxInput bounds the hook's stdin: a 64 KiB command and Gemini's other
