@@ -46,6 +46,10 @@ func TestNoService(t *testing.T) {
 		{strings.Replace(bash, `"s1"`, `"s1","turn_id":"t1","tool_use_id":"c1"`, 1), []string{"hook", "codex"}, 0, `"permissionDecision":"deny","permissionDecisionReason":"Gatehouse did not run this command: the Gatehouse service is not reachable`, ""},
 		{`{"hook_event_name":"PreToolUse","tool_name":"Bash","cwd":"/","tool_input":{"command":7}}`, []string{"hook", "codex"}, 0, `"permissionDecision":"deny"`, ""},
 		{`{"session_id":"s1","cwd":"/","hook_event_name":"PreToolUse","tool_name":"apply_patch","tool_input":{"command":"*** Begin Patch"}}`, []string{"hook", "codex"}, 0, "", ""},
+		// Gemini CLI: denied with status 2 and the reason, which Gemini
+		// shows the model; no answer for a tool not the shell.
+		{`{"session_id":"s1","cwd":"` + home + `","hook_event_name":"BeforeTool","tool_name":"run_shell_command","tool_input":{"command":"true","description":"x"}}`, []string{"hook", "gemini"}, 2, `"decision":"deny","reason":"Gatehouse did not run this command: the Gatehouse service is not reachable`, ""},
+		{`{"session_id":"s1","cwd":"/","hook_event_name":"BeforeTool","tool_name":"read_file","tool_input":{"file_path":"x"}}`, []string{"hook", "gemini"}, 0, "", ""},
 		{"", []string{"relay"}, 2, "", "usage: gatehouse relay TICKET"},
 		{"", []string{"relay", "ght1.short"}, 126, "", "malformed"},
 		{"", []string{"relay", "ght1.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"}, 126, "", "not running here"},
