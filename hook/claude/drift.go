@@ -159,7 +159,9 @@ func Drift(o DriftOptions) []Finding {
 			"Gatehouse's hook in %s is not matched to Bash: Claude Code's Bash calls do not reach it", file)
 	default:
 		hookInForce = true
-		if exe := hookProgram(hook); o.Executable != nil && !o.Executable(exe) {
+		// An mcp_tool hook names no program (hookProgram ""): its server
+		// is Claude Code's MCP configuration's.
+		if exe := hookProgram(hook); exe != "" && o.Executable != nil && !o.Executable(exe) {
 			add("hook_broken", file, "install Gatehouse there again, then "+remedyHook,
 				"the hook in %s runs %s, which is not an executable file: Claude Code blocks every call it is for", file, exe)
 		}
@@ -310,7 +312,8 @@ func lookup(m map[string]any, keys ...string) (any, bool) {
 }
 
 // commandHooks calls f with the command of each command hook of m's
-// groups for event (PreToolUse, PostToolUse), and its group's matcher.
+// groups for event (PreToolUse, PostToolUse), or mcpHookRef for an
+// mcp_tool hook, and its group's matcher.
 func commandHooks(m map[string]any, event string, f func(command, matcher string)) {
 	groups, _ := lookup(m, "hooks", event)
 	gs, _ := groups.([]any)
@@ -323,8 +326,23 @@ func commandHooks(m map[string]any, event string, f func(command, matcher string
 			if cmd, ok := hm["command"].(string); ok && hm["type"] == "command" {
 				f(cmd, matcher)
 			}
+			server, _ := hm["server"].(string)
+			tool, _ := hm["tool"].(string)
+			if hm["type"] == "mcp_tool" {
+				f(mcpHookRef(server, tool), matcher)
+			}
 		}
 	}
+}
+
+// mcpHookRef stands for an mcp_tool hook where commandHooks names a
+// hook by its command: Gatehouse's is isOurHook's.
+func mcpHookRef(server, tool string) string { return "mcp_tool " + server + "/" + tool }
+
+// isOurHook reports whether a hook commandHooks named is Gatehouse's: its
+// command, or its MCP server's hook tool.
+func isOurHook(cmd string) bool {
+	return IsHookCommand(cmd) || cmd == mcpHookRef(MCPServerName, MCPHookTool)
 }
 
 // preToolUseHooks calls f with the command of each command hook of m's
@@ -337,7 +355,7 @@ func preToolUseHooks(m map[string]any, f func(command string, bash bool)) {
 // is matched to Bash (a group that is, when there are several).
 func findHook(m map[string]any) (command string, bash bool) {
 	preToolUseHooks(m, func(cmd string, b bool) {
-		if IsHookCommand(cmd) && (command == "" || (b && !bash)) {
+		if isOurHook(cmd) && (command == "" || (b && !bash)) {
 			command, bash = cmd, b
 		}
 	})
@@ -348,7 +366,7 @@ func findHook(m map[string]any) (command string, bash bool) {
 // returns (a PostToolUse group matched to Read).
 func outputHook(m map[string]any) (found bool) {
 	commandHooks(m, "PostToolUse", func(cmd, matcher string) {
-		found = found || IsHookCommand(cmd) && matchesTool(matcher, "Read")
+		found = found || isOurHook(cmd) && matchesTool(matcher, "Read")
 	})
 	return found
 }
@@ -358,7 +376,7 @@ func outputHook(m map[string]any) (found bool) {
 // Bash).
 func permissionHook(m map[string]any) (found bool) {
 	commandHooks(m, EventPermissionRequest, func(cmd, matcher string) {
-		found = found || IsHookCommand(cmd) && matchesTool(matcher, ToolBash)
+		found = found || isOurHook(cmd) && matchesTool(matcher, ToolBash)
 	})
 	return found
 }
@@ -368,7 +386,7 @@ func permissionHook(m map[string]any) (found bool) {
 func otherBashHooks(m map[string]any) []string {
 	var out []string
 	preToolUseHooks(m, func(cmd string, b bool) {
-		if b && !IsHookCommand(cmd) {
+		if b && !isOurHook(cmd) {
 			out = append(out, fmt.Sprintf("%q", cmd))
 		}
 	})

@@ -1,6 +1,7 @@
 package claude
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -19,7 +20,12 @@ const (
 // rendered is what gatehouse managed-settings renders, edited by edit.
 func rendered(t *testing.T, edit func(m map[string]any)) []byte {
 	t.Helper()
-	b := RenderManaged(ManagedOptions{Exe: testHook, Routing: "governed_shell", Home: "/home/u", DenyPaths: []string{"/home/u/.ssh"}})
+	return rewrite(t, RenderManaged(ManagedOptions{Exe: testHook, Routing: "governed_shell", Home: "/home/u", DenyPaths: []string{"/home/u/.ssh"}}), edit)
+}
+
+// rewrite returns settings b changed by edit.
+func rewrite(t *testing.T, b []byte, edit func(m map[string]any)) []byte {
+	t.Helper()
 	if edit == nil {
 		return b
 	}
@@ -51,6 +57,7 @@ func TestDrift(t *testing.T) {
 		t.Fatal(err)
 	}
 	mf := func(name string, data []byte) SettingsFile { return SettingsFile{Path: name, Data: data} }
+	renderedMCP := RenderManaged(ManagedOptions{Exe: testHook, Routing: "governed_shell", HookKind: "mcp_tool", Home: "/home/u", DenyPaths: []string{"/home/u/.ssh"}})
 	for _, tc := range []struct {
 		name    string
 		managed []SettingsFile
@@ -159,6 +166,18 @@ func TestDrift(t *testing.T) {
 			managed: []SettingsFile{mf(testManaged, rendered(t, nil)), mf(testDropIn+"50-bad.json", testdata(t, "drift/unreadable.json"))},
 			want:    []string{"settings_unreadable"},
 			detail:  testDropIn + "50-bad.json cannot be read"},
+		// The hook as a tool of Gatehouse's MCP server (mcp_tool): the
+		// same hook, no program to find.
+		{name: "the managed settings rendered with the mcp_tool hook",
+			managed: []SettingsFile{mf(testManaged, renderedMCP)}, broken: true},
+		{name: "the mcp_tool hook beside the installed command hook, managed hooks not only",
+			managed: []SettingsFile{mf(testManaged, rewrite(t, renderedMCP, func(m map[string]any) { delete(m, "allowManagedHooksOnly") }))}, user: installed,
+			want:   []string{"hook_duplicate", "managed_hooks_only_off"},
+			detail: "as mcp_tool gatehouse/claude_hook from the managed settings"},
+		{name: "an mcp_tool hook of another tool",
+			managed: []SettingsFile{mf(testManaged, bytes.ReplaceAll(renderedMCP, []byte(`"claude_hook"`), []byte(`"other"`)))},
+			want:    []string{"hook_missing", "claude_sandbox_escape"},
+			detail:  "in neither"},
 		{name: "an unreadable user file",
 			managed: []SettingsFile{mf(testManaged, rendered(t, nil))}, user: testdata(t, "drift/unreadable.json"),
 			want: []string{"settings_unreadable"}},

@@ -73,3 +73,12 @@ func RemoveMCPServer(config []byte) ([]byte, bool, error) {
 	root.set("mcpServers", servers.encode())
 	return root.indent(), true, nil
 }
+
+// MCPConfig returns the file passed to claude --mcp-config (or installed as
+// the managed managed-mcp.json) that runs Gatehouse's MCP server, whose
+// tool the mcp_tool hook calls.
+func MCPConfig(exe string) []byte {
+	b, _ := json.MarshalIndent(map[string]map[string]json.RawMessage{
+		"mcpServers": {MCPServerName: MCPServerEntry(exe)}}, "", "  ")
+	return append(b, '\n')
+}

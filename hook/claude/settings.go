@@ -65,10 +65,15 @@ func IsHookCommand(cmd string) bool {
 
 // hookEntry is one hook of a matcher group.
 type hookEntry struct {
-	Type      string `json:"type"`
-	Command   string `json:"command"`
-	Timeout   int    `json:"timeout,omitempty"`
-	OnFailure string `json:"onFailure,omitempty"`
+	Type    string `json:"type"`
+	Command string `json:"command,omitempty"`
+	// Server, Tool and Input name an mcp_tool hook's tool and its
+	// arguments (mcphook.go).
+	Server    string            `json:"server,omitempty"`
+	Tool      string            `json:"tool,omitempty"`
+	Input     map[string]string `json:"input,omitempty"`
+	Timeout   int               `json:"timeout,omitempty"`
+	OnFailure string            `json:"onFailure,omitempty"`
 	// StatusMessage replaces Claude Code's "running PreToolUse hook" in
 	// its spinner while the hook runs.
 	StatusMessage string `json:"statusMessage,omitempty"`
@@ -91,13 +96,16 @@ const HookStatusMessage = "Gatehouse: deciding, or awaiting your approval"
 // HookGroup returns the PreToolUse matcher group that runs command. A
 // failing hook blocks the call (onFailure: block): Gatehouse fails closed
 // even when the hook cannot start.
-func HookGroup(command string) json.RawMessage {
-	b, _ := json.Marshal(matcherGroup{Matcher: Matcher, Hooks: []hookEntry{{
-		Type: "command", Command: command, Timeout: HookTimeoutSeconds, OnFailure: "block",
-		StatusMessage: HookStatusMessage,
-	}}})
+func HookGroup(command string) json.RawMessage { return hookGroup(commandEntry(command)) }
+
+func hookGroup(h hookEntry) json.RawMessage {
+	h.Timeout, h.OnFailure, h.StatusMessage = HookTimeoutSeconds, "block", HookStatusMessage
+	b, _ := json.Marshal(matcherGroup{Matcher: Matcher, Hooks: []hookEntry{h}})
 	return b
 }
+
+// commandEntry is the command hook that runs command.
+func commandEntry(command string) hookEntry { return hookEntry{Type: "command", Command: command} }
 
 // SessionEndGroup returns the SessionEnd group that runs command: the
 // service then ends the session's approve-for-session grants.
@@ -120,10 +128,11 @@ const PostToolUseTimeoutSeconds = 60
 // command on the output of OutputMatcher's tools. A failing hook blocks
 // (onFailure: block), as the PreToolUse one does; the hook itself
 // withholds an output the service could not clean.
-func PostToolUseGroup(command string) json.RawMessage {
-	b, _ := json.Marshal(matcherGroup{Matcher: OutputMatcher, Hooks: []hookEntry{{
-		Type: "command", Command: command, Timeout: PostToolUseTimeoutSeconds, OnFailure: "block",
-	}}})
+func PostToolUseGroup(command string) json.RawMessage { return postToolUseGroup(commandEntry(command)) }
+
+func postToolUseGroup(h hookEntry) json.RawMessage {
+	h.Timeout, h.OnFailure = PostToolUseTimeoutSeconds, "block"
+	b, _ := json.Marshal(matcherGroup{Matcher: OutputMatcher, Hooks: []hookEntry{h}})
 	return b
 }
 
@@ -138,9 +147,12 @@ const PermissionRequestTimeoutSeconds = 30
 // denial): no onFailure is set, and none is needed, since failing never
 // lets anything out.
 func PermissionRequestGroup(command string) json.RawMessage {
-	b, _ := json.Marshal(matcherGroup{Matcher: ToolBash, Hooks: []hookEntry{{
-		Type: "command", Command: command, Timeout: PermissionRequestTimeoutSeconds,
-	}}})
+	return permissionRequestGroup(commandEntry(command))
+}
+
+func permissionRequestGroup(h hookEntry) json.RawMessage {
+	h.Timeout = PermissionRequestTimeoutSeconds
+	b, _ := json.Marshal(matcherGroup{Matcher: ToolBash, Hooks: []hookEntry{h}})
 	return b
 }
 
@@ -467,6 +479,11 @@ type ManagedOptions struct {
 	Exe string
 	// Routing is the least routing the hook asks the service for.
 	Routing string
+	// HookKind is how Claude Code calls the hook (HookKinds): "command"
+	// (or "") starts it for each event; "mcp_tool" calls a tool of the
+	// Gatehouse MCP server Claude Code runs (MCPConfig), with no process
+	// a call.
+	HookKind string
 	// Home is the home directory the paths below are written relative to
 	// ("~/…"), so that one file serves every user.
 	Home string
@@ -591,9 +608,17 @@ func RenderManaged(o ManagedOptions) []byte {
 		v.Permissions.Deny = []string{}
 	}
 	v.Permissions.DisableBypassPermissionsMode = "disable"
-	v.Hooks.PreToolUse = []json.RawMessage{HookGroup(cmd)}
-	v.Hooks.PostToolUse = []json.RawMessage{PostToolUseGroup(cmd)}
-	v.Hooks.PermissionRequest = []json.RawMessage{PermissionRequestGroup(cmd)}
+	h := commandEntry(cmd)
+	if o.HookKind == "mcp_tool" {
+		h = mcpHookEntry(o.Routing)
+		// The tool is Claude Code's to call, not the model's.
+		v.Permissions.Deny = append(v.Permissions.Deny, MCPHookPermission)
+	}
+	v.Hooks.PreToolUse = []json.RawMessage{hookGroup(h)}
+	v.Hooks.PostToolUse = []json.RawMessage{postToolUseGroup(h)}
+	v.Hooks.PermissionRequest = []json.RawMessage{permissionRequestGroup(h)}
+	// A session's end is told by the command hook, whatever the kind: it
+	// comes once a session, as the MCP server may be stopping.
 	v.Hooks.SessionEnd = []json.RawMessage{SessionEndGroup(cmd)}
 	v.AllowManagedHooksOnly = true
 	b, _ := json.MarshalIndent(v, "", "  ")
