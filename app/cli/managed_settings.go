@@ -29,7 +29,8 @@ var managedSettingsCmd = &command{name: "managed-settings",
 	flags:   runManagedSettings,
 }
 
-const managedUsage = `usage: gatehouse managed-settings [--agent claude|codex|gemini] [--routing governed_shell|framework] [--hook FILE] [--install [--path FILE] [--drop-in auto|yes|no]]
+const managedUsage = `usage: gatehouse managed-settings [--agent claude|codex|gemini] [--routing governed_shell|framework] [--hook FILE] [--hook-kind command|mcp_tool] [--install [--path FILE] [--drop-in auto|yes|no]]
+       gatehouse managed-settings --mcp-config
 
 Prints the managed-settings.json that makes Claude Code use Gatehouse: its own
 sandbox on, with no start without it and no bypass-permissions mode,
@@ -53,6 +54,14 @@ managed-settings.d/90-gatehouse.json beside it when the Claude Code in
 PATH reads drop-ins (2.1.83 and later; --drop-in yes or no decides instead):
 merged last, it keeps Gatehouse's settings in force if another tool
 replaces managed-settings.json.
+
+--hook-kind mcp_tool has Claude Code call the hook as a tool of Gatehouse's
+MCP server (gatehouse mcp, already running beside it) instead of starting a
+process for each event: faster, and it needs that server configured under
+the name gatehouse. --mcp-config prints the file that configures it, for
+claude --mcp-config FILE, or for IT to install as managed-mcp.json beside
+managed-settings.json (which then allows no other MCP server). With the
+server missing or failing, every Bash and file tool call is blocked.
 
 --agent codex renders Codex CLI's managed hooks instead, for
 /etc/codex/requirements.toml (or --path): Gatehouse's PreToolUse hook for

@@ -146,6 +146,7 @@ func newMCPServer(env *Env, configFile string) (*mcpServer, error) {
 	if s.cfg.Exec.Enabled {
 		s.srv.AddTool(mcpTool(s.cfg, s.rootsInForce()), s.call)
 	}
+	s.srv.AddTool(hookTool(), s.hook) // mcp_hook.go
 	return s, nil
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/gatehouse-dev/gatehouse/hook/claude"
 	"github.com/gatehouse-dev/gatehouse/sandbox/sandboxtest"
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/localapi"
@@ -173,16 +174,17 @@ func TestMCPShellExecute(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(tools.Tools) != 1 || tools.Tools[0].Name != ToolName {
+	// The shell tool, and Claude Code's hook tool (mcp_hook_test.go).
+	if len(tools.Tools) != 2 || tools.Tools[0].Name != claude.MCPHookTool || tools.Tools[1].Name != ToolName {
 		t.Fatalf("tools %+v", tools.Tools)
 	}
-	schema, _ := json.Marshal(tools.Tools[0].InputSchema)
+	schema, _ := json.Marshal(tools.Tools[1].InputSchema)
 	for _, want := range []string{`"required":["command"]`, `"maxLength":65536`, `"maxProperties":32`, `"enum":["FOO"]`, `"additionalProperties":false`} {
 		if !strings.Contains(string(schema), want) {
 			t.Errorf("input schema lacks %s: %s", want, schema)
 		}
 	}
-	if d := tools.Tools[0].Description; !strings.Contains(d, "workspace roots are writable") || !strings.Contains(d, "no network") {
+	if d := tools.Tools[1].Description; !strings.Contains(d, "workspace roots are writable") || !strings.Contains(d, "no network") {
 		t.Errorf("description %q", d)
 	}
 
@@ -441,7 +443,7 @@ func TestMCPDefaultCwd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := tools.Tools[0].Description
+	d := tools.Tools[1].Description // [0] is Claude Code's hook tool
 	for _, want := range []string{
 		filepath.Join(w.home, "src") + ", ",
 		filepath.Join(w.home, "work", "api") + ", ",
@@ -490,11 +492,13 @@ func TestMCPDefaultCwd(t *testing.T) {
 	}
 }
 
+// With exec.enabled false there is no shell tool; Claude Code's hook tool
+// stays, as gatehouse hook claude does.
 func TestMCPDisabled(t *testing.T) {
 	w := newMCPWorld(t, "exec:\n  enabled: false\n")
 	s := w.connect("x", nil)
 	tools, err := s.ListTools(context.Background(), nil)
-	if err != nil || len(tools.Tools) != 0 {
+	if err != nil || len(tools.Tools) != 1 || tools.Tools[0].Name != claude.MCPHookTool {
 		t.Errorf("tools %+v %v", tools, err)
 	}
 }
