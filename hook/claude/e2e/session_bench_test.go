@@ -30,16 +30,17 @@ var (
 	sessionBreakdown = flag.Bool("session.breakdown", true, "BenchmarkClaudeSession: one more timed session of each routed configuration, the hook and the relay wrapped in a timer")
 )
 
-// The four configurations of BenchmarkClaudeSession.
+// The five configurations of BenchmarkClaudeSession.
 const (
 	cfgAlone   = iota // Claude Code alone: no hook, its sandbox off
 	cfgSandbox        // Claude Code's own sandbox, as the managed settings render it, without their hook
 	cfgManaged        // the managed settings as rendered: the relay let out of Claude Code's sandbox by the PermissionRequest hook, the command in Gatehouse's
 	cfgHook           // gatehouse install's hook only, Claude Code's sandbox off
+	cfgMCP            // the managed settings rendered with the mcp_tool hook (--hook-kind mcp_tool), gatehouse mcp its server (--mcp-config)
 	nConfigs
 )
 
-var cfgNames = [nConfigs]string{"alone", "cc-sandbox", "routed-managed", "routed-hook"}
+var cfgNames = [nConfigs]string{"alone", "cc-sandbox", "routed-managed", "routed-hook", "routed-mcp"}
 
 // sessionRes holds the figures of the one measurement a test process
 // makes, however often the framework calls the benchmark (-benchtime 200x
@@ -58,7 +59,8 @@ var (
 // round. It reports, in ms a call, each configuration, Gatehouse's own share
 // (routed-hook − alone), Claude Code's sandbox share (cc-sandbox − alone),
 // their ratio (target ≤ 0.5), routed-managed / cc-sandbox (target ≤ 0.6)
-// and routed-managed / alone (target ≤ 1.6); then, for the routed
+// and routed-managed / alone (target ≤ 1.6), and the same two for
+// routed-mcp, the hook without a process; then, for the routed
 // configurations, where a call's time goes, from the service's events
 // (every session) and from one more session with the hook and the relay
 // timed by a wrapper (-session.breakdown).
@@ -77,11 +79,13 @@ func BenchmarkClaudeSession(b *testing.B) {
 // sessionFigures are the measurements of every configuration.
 type sessionFigures struct {
 	calls, rounds int
-	gaps          [nConfigs][]time.Duration   // every call, every round
-	roundMedians  [nConfigs][]time.Duration   // one a round
-	events        [nConfigs]*eventBreakdown   // routed configurations only
-	wrapped       [nConfigs]*wrappedBreakdown // routed, -session.breakdown only
-	log           []string
+	gaps          [nConfigs][]time.Duration // every call, every round
+	// args are each configuration's claude arguments besides --settings.
+	args         [nConfigs][]string
+	roundMedians [nConfigs][]time.Duration   // one a round
+	events       [nConfigs]*eventBreakdown   // routed configurations only
+	wrapped      [nConfigs]*wrappedBreakdown // routed, -session.breakdown only
+	log          []string
 }
 
 // eventBreakdown is where a routed call's time goes, from the model
@@ -221,8 +225,9 @@ func (a *timedAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // session runs one claude -p session of n Bash true calls from w's
-// workspace and returns the fake API, its turns complete.
-func (w *world) session(settings string, n int) *timedAPI {
+// workspace, with extra arguments, and returns the fake API, its turns
+// complete.
+func (w *world) session(settings string, n int, extra ...string) *timedAPI {
 	tb := w.tb
 	tb.Helper()
 	calls := make([]toolCall, n)
@@ -238,7 +243,7 @@ func (w *world) session(settings string, n int) *timedAPI {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, w.claude, "-p", "run the commands", "--output-format", "json", "--settings", settings)
+	cmd := exec.CommandContext(ctx, w.claude, append([]string{"-p", "run the commands", "--output-format", "json", "--settings", settings}, extra...)...)
 	cmd.Dir = w.workspace
 	cmd.Env = append(w.env(),
 		"ANTHROPIC_BASE_URL=http://"+l.Addr().String(),
@@ -246,6 +251,7 @@ func (w *world) session(settings string, n int) *timedAPI {
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
 		"DISABLE_AUTOUPDATER=1",
 	)
+	cmd.Env = append(cmd.Env, w.extraEnv...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
@@ -367,11 +373,11 @@ func relayTimes(tb testing.TB, content string) (start, end time.Time) {
 
 // wrappedSession runs one session with the hook and the relay timed and
 // returns its breakdown.
-func (w *world) wrappedSession(settings, hookLog string, n int) *wrappedBreakdown {
+func (w *world) wrappedSession(settings, hookLog string, n int, extra ...string) *wrappedBreakdown {
 	tb := w.tb
 	os.Remove(hookLog)
 	since := time.Now()
-	a := w.session(settings, n)
+	a := w.session(settings, n, extra...)
 	calls := w.routedCalls(since, n)
 	hs, he := readHookLog(tb, hookLog)
 	if len(hs) != n {
@@ -413,18 +419,20 @@ func measureSessions(b *testing.B, claude string) *sessionFigures {
 	}
 	f := &sessionFigures{calls: n, rounds: rounds}
 
-	// Three users: configurations 1 and 2 need no service, 3 and 4 each
-	// their own (4's user settings carry the installed hook).
+	// Four users: configurations 1 and 2 need no service, 3, 4 and 5
+	// each their own (4's user settings carry the installed hook).
 	plain := sessionWorld(b, claude)
 	managed := sessionWorld(b, claude)
 	managed.startService()
 	hooked := sessionWorld(b, claude)
 	hooked.startService()
 	hooked.ghRun("install", "--no-service")
+	mcp := sessionWorld(b, claude)
+	mcp.startService()
 
 	allow := map[string]any{"permissions": map[string]any{"allow": []string{"Bash(true)"}}}
 	var settings [nConfigs]string
-	worlds := [nConfigs]*world{plain, plain, managed, hooked}
+	worlds := [nConfigs]*world{plain, plain, managed, hooked, mcp}
 	settings[cfgAlone] = writeJSON(b, filepath.Join(plain.dir, "alone.json"), allow)
 	sb := plain.managedSettings()
 	delete(sb, "hooks")
@@ -439,20 +447,21 @@ func measureSessions(b *testing.B, claude string) *sessionFigures {
 	}
 	settings[cfgManaged] = writeJSON(b, filepath.Join(managed.dir, "managed.json"), ms)
 	settings[cfgHook] = writeJSON(b, filepath.Join(hooked.dir, "alone.json"), allow)
+	settings[cfgMCP], f.args[cfgMCP] = mcp.mcpSession()
 
 	// One short session each first: Claude Code's first start in a new
 	// home, and the first sandbox, are not what a call costs.
 	for c := range nConfigs {
-		worlds[c].session(settings[c], 1)
+		worlds[c].session(settings[c], 1, f.args[c]...)
 	}
-	for c := cfgManaged; c <= cfgHook; c++ {
+	for c := cfgManaged; c < nConfigs; c++ {
 		f.events[c] = &eventBreakdown{}
 	}
 	for r := range rounds {
 		for c := range nConfigs {
 			w := worlds[c]
 			since := time.Now()
-			a := w.session(settings[c], n)
+			a := w.session(settings[c], n, f.args[c]...)
 			g := a.gaps()
 			f.gaps[c] = append(f.gaps[c], g...)
 			f.roundMedians[c] = append(f.roundMedians[c], med(g))
@@ -482,6 +491,14 @@ func measureSessions(b *testing.B, claude string) *sessionFigures {
 		must(b, os.WriteFile(user, orig, 0o644))
 	}
 	return f
+}
+
+// mcpSession returns the settings and the claude arguments of the
+// routed-mcp configuration: the managed settings with the mcp_tool hook,
+// and the MCP configuration that runs its server.
+func (w *world) mcpSession() (string, []string) {
+	s, mc := w.mcpSettings("managed-mcp", nil)
+	return s, []string{"--mcp-config", mc}
 }
 
 func med(d []time.Duration) time.Duration {
@@ -519,10 +536,15 @@ func (f *sessionFigures) report(b *testing.B) {
 	b.ReportMetric(share, "share-ratio")
 	b.ReportMetric(managed, "managed/cc-sandbox")
 	b.ReportMetric(managedAlone, "managed/alone")
+	mcpSandbox, mcpAlone := m[cfgMCP]/m[cfgSandbox], m[cfgMCP]/m[cfgAlone]
+	b.ReportMetric(mcpSandbox, "mcp/cc-sandbox")
+	b.ReportMetric(mcpAlone, "mcp/alone")
 	b.ReportMetric(0, "ns/op")
 	b.Logf("summary (%d calls × %d rounds, medians, ms a call): alone %.1f, cc-sandbox %.1f, routed-managed %.1f, routed-hook %.1f; Gatehouse's share %.1f, Claude Code's sandbox share %.1f, ratio %.2f× (target ≤ 0.5×); routed-managed / cc-sandbox %.2f× (target ≤ 0.6×); routed-managed / alone %.2f× (target ≤ 1.6×)",
 		f.calls, f.rounds, m[cfgAlone], m[cfgSandbox], m[cfgManaged], m[cfgHook], own, ccs, share, managed, managedAlone)
-	for c := cfgManaged; c <= cfgHook; c++ {
+	b.Logf("the hook without a process (routed-mcp: the same managed settings with the mcp_tool hook) %.1f ms a call: routed-mcp / cc-sandbox %.2f× (target ≤ 0.6×); routed-mcp / alone %.2f× (target ≤ 1.6×); routed-mcp / routed-managed %.2f×",
+		m[cfgMCP], mcpSandbox, mcpAlone, m[cfgMCP]/m[cfgManaged])
+	for c := cfgManaged; c < nConfigs; c++ {
 		e := f.events[c]
 		b.ReportMetric(float64(e.warm), "warm-"+cfgNames[c])
 		b.Logf("%s: sandboxes warm %d of %d %v; from the service's events (medians, ms): model request → decision %.1f, decision → relay redeemed %.1f, sandbox run %.1f, run's end → next model request %.1f",

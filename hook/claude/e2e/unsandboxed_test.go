@@ -37,7 +37,8 @@ type relayProc struct {
 }
 
 // watchRelay looks in /proc, until ctx ends, for a process running
-// hookBin's relay, and returns the first one found.
+// hookBin's relay (or gatehouseBin's, which the mcp_tool hook writes:
+// mcphook_test.go), and returns the first one found.
 func watchRelay(ctx context.Context) (relayProc, bool) {
 	for ctx.Err() == nil {
 		ents, _ := os.ReadDir("/proc")
@@ -51,7 +52,7 @@ func watchRelay(ctx context.Context) (relayProc, bool) {
 				continue
 			}
 			args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
-			if len(args) != 3 || args[0] != hookBin || args[1] != "relay" {
+			if len(args) != 3 || (args[0] != hookBin && args[0] != gatehouseBin) || args[1] != "relay" {
 				continue
 			}
 			net, err1 := os.Readlink(filepath.Join("/proc", e.Name(), "ns", "net"))
