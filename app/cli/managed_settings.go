@@ -58,7 +58,8 @@ replaces managed-settings.json.
 --hook-kind mcp_tool has Claude Code call the hook as a tool of Gatehouse's
 MCP server (gatehouse mcp, already running beside it) instead of starting a
 process for each event: faster, and it needs that server configured under
-the name gatehouse. --mcp-config prints the file that configures it, for
+the name gatehouse. --mcp-config prints the file that configures it (the
+gatehouse binary beside --hook when that is given), for
 claude --mcp-config FILE, or for IT to install as managed-mcp.json beside
 managed-settings.json (which then allows no other MCP server). With the
 server missing or failing, every Bash and file tool call is blocked.
@@ -110,7 +111,13 @@ func runManagedSettings(fl *flag.FlagSet) runFunc {
 			hook = *hookFlag
 		}
 		if *mcpConfig {
-			env.Stdout.Write(claude.MCPConfig(exe)) // the server the mcp_tool hook calls
+			// The server the mcp_tool hook calls: this binary, or the
+			// gatehouse installed beside --hook.
+			server := exe
+			if *hookFlag != "" {
+				server = filepath.Join(filepath.Dir(*hookFlag), "gatehouse")
+			}
+			env.Stdout.Write(claude.MCPConfig(server))
 			return nil
 		}
 		if *agent == "codex" {
