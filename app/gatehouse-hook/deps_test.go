@@ -16,12 +16,16 @@ var allowed = []string{
 	"github.com/gatehouse-dev/gatehouse/app/gatehouse-hook",
 	"github.com/gatehouse-dev/gatehouse/hook/claude",
 	"github.com/gatehouse-dev/gatehouse/hook/codex",
+	"github.com/gatehouse-dev/gatehouse/hook/cursor",
 	"github.com/gatehouse-dev/gatehouse/hook/decide",
 	"github.com/gatehouse-dev/gatehouse/hook/gemini",
 	"github.com/gatehouse-dev/gatehouse/hook/relay",
 	// fspath is one standard-library function (Within) that sandbox
 	// shares with the analysis; it has no initialisation.
 	"github.com/gatehouse-dev/gatehouse/internal/fspath",
+	// jsonobj edits settings files (hook/cursor's installer); standard
+	// library only, no initialisation.
+	"github.com/gatehouse-dev/gatehouse/internal/jsonobj",
 	"github.com/gatehouse-dev/gatehouse/internal/scale",
 	"github.com/gatehouse-dev/gatehouse/sandbox",
 	"github.com/gatehouse-dev/gatehouse/service/api",

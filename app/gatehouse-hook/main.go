@@ -4,7 +4,8 @@
 // event its input names) and 'gatehouse-hook relay TICKET' the relay of a
 // routed command,
 // answering exactly as 'gatehouse hook claude' and 'gatehouse relay' do
-// (the same packages: hook/decide and hook/relay).
+// (the same packages: hook/decide and hook/relay). 'hook codex', 'hook
+// gemini' and 'hook cursor' are the other agents' hooks.
 //
 // It exists because these two run once or twice per Bash call and their
 // start is on the call's critical path: this program links the hook's
@@ -22,6 +23,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/gatehouse-dev/gatehouse/hook/cursor"
 	"github.com/gatehouse-dev/gatehouse/hook/decide"
 	"github.com/gatehouse-dev/gatehouse/hook/relay"
 	"github.com/gatehouse-dev/gatehouse/service/api"
@@ -67,6 +69,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 0
 	case len(args) == 2 && args[0] == "hook" && args[1] == "gemini":
 		return decide.Gemini(ctx, decide.Env{Stdin: stdin, Getenv: getenv, Stderr: stderr}, stdout)
+	case len(args) == 2 && args[0] == "hook" && args[1] == "cursor":
+		return cursor.Hook(stdin, stdout, stderr)
 	case len(args) >= 1 && args[0] == "relay":
 		if len(args) != 2 {
 			return fail(2, "relay: usage: gatehouse relay TICKET")
@@ -77,5 +81,5 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		return relay.Run(ctx, p.Relay, args[1], stdout, stderr)
 	}
-	return fail(2, "gatehouse-hook: want 'hook claude [--routing R]', 'hook gemini' or 'relay TICKET'")
+	return fail(2, "gatehouse-hook: want 'hook claude [--routing R]', 'hook codex', 'hook gemini', 'hook cursor' or 'relay TICKET'")
 }

@@ -50,6 +50,9 @@ func TestNoService(t *testing.T) {
 		// shows the model; no answer for a tool not the shell.
 		{`{"session_id":"s1","cwd":"` + home + `","hook_event_name":"BeforeTool","tool_name":"run_shell_command","tool_input":{"command":"true","description":"x"}}`, []string{"hook", "gemini"}, 2, `"decision":"deny","reason":"Gatehouse did not run this command: the Gatehouse service is not reachable`, ""},
 		{`{"session_id":"s1","cwd":"/","hook_event_name":"BeforeTool","tool_name":"read_file","tool_input":{"file_path":"x"}}`, []string{"hook", "gemini"}, 0, "", ""},
+		// Cursor: every shell command denied, service or not, and the
+		// model sent to the gatehouse MCP server's shell__execute.
+		{`{"hook_event_name":"beforeShellExecution","conversation_id":"c1","generation_id":"g1","command":"true","cwd":"/"}`, []string{"hook", "cursor"}, 0, `"permission":"deny"`, ""},
 		{"", []string{"relay"}, 2, "", "usage: gatehouse relay TICKET"},
 		{"", []string{"relay", "ght1.short"}, 126, "", "malformed"},
 		{"", []string{"relay", "ght1.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"}, 126, "", "not running here"},
