@@ -28,6 +28,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/gatehouse-dev/gatehouse/hook/cursor"
 	"github.com/gatehouse-dev/gatehouse/sandbox"
 	"github.com/gatehouse-dev/gatehouse/service/analysis"
 	"github.com/gatehouse-dev/gatehouse/service/api"
@@ -47,8 +48,9 @@ the record with surface mcp and the client's name as the agent. A call
 that names no cwd runs in the client's first root (MCP roots) inside a
 workspace root, else in the directory gatehouse mcp was started in when it
 is inside one, else in exec.default_cwd. Register it
-with 'gatehouse install --mcp' (Claude Code) or in another client's MCP
-configuration (docs/mcp.md).`,
+with 'gatehouse install --mcp' (Claude Code), 'gatehouse install --agent
+cursor' (Cursor, whose calls are recorded as agent cursor) or in another
+client's MCP configuration (docs/mcp.md).`,
 	flags: runMCP,
 }
 
@@ -350,9 +352,13 @@ func jsonKind(goKind string) string {
 	return goKind
 }
 
-// agentName is an MCP client's name as policy names an agent: lower case,
+// agentName is an MCP client's name as policy names an agent: the
+// agent's own name for a client clientAgents knows, else lower case,
 // [a-z0-9_-], at most 64 characters.
 func agentName(client string) string {
+	if a, ok := clientAgents[client]; ok {
+		return a
+	}
 	s := strings.ToLower(client)
 	s = nonAgent.ReplaceAllString(s, "-")
 	s = strings.Trim(s, "-")
@@ -366,6 +372,10 @@ func agentName(client string) string {
 }
 
 var nonAgent = regexp.MustCompile(`[^a-z0-9_-]+`)
+
+// clientAgents are the MCP clients whose clientInfo name is not the name
+// their hook puts on the record: Cursor's MCP client says cursor-vscode.
+var clientAgents = map[string]string{cursor.ClientName: cursor.Agent}
 
 // mcpOutput is the tool's structured result. It carries the output too:
 // a client that shows the model the structured result in place of the

@@ -506,7 +506,7 @@ func TestMCPDisabled(t *testing.T) {
 func TestAgentName(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]string{
-		"Claude Desktop": "claude-desktop", "cursor-vscode": "cursor-vscode", "Codex CLI/1.0": "codex-cli-1-0",
+		"Claude Desktop": "claude-desktop", "cursor-vscode": "cursor", "Cursor": "cursor", "Codex CLI/1.0": "codex-cli-1-0",
 		"": "mcp-client", "!!!": "mcp-client", "gemini_cli": "gemini_cli", strings.Repeat("a", 80): strings.Repeat("a", 64),
 	} {
 		if got := agentName(in); got != want {
