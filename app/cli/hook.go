@@ -13,7 +13,8 @@ var hookCmd = &command{name: "hook",
 	usage:   hookUsage,
 	subs: []*command{{name: "hook claude", usage: hookUsage, flags: hookClaude},
 		{name: "hook codex", usage: hookCodexUsage, flags: hookCodex},
-		{name: "hook gemini", usage: hookGeminiUsage, flags: hookGemini}},
+		{name: "hook gemini", usage: hookGeminiUsage, flags: hookGemini},
+		{name: "hook cursor", usage: hookCursorUsage, flags: hookCursor}},
 	badSub: func(string) error { return usagef("hook: want 'gatehouse hook claude'") },
 }
 

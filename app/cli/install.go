@@ -16,7 +16,7 @@ import (
 )
 
 var installCmd = &command{name: "install",
-	summary: "install the user service and the agents' hooks (--agent claude|codex|gemini|all; Claude Code's by default)",
+	summary: "install the user service and the agents' hooks (--agent claude|codex|gemini|cursor|all; Claude Code's by default)",
 	usage:   installUsage,
 	flags:   runInstall,
 }
@@ -27,7 +27,7 @@ var uninstallCmd = &command{name: "uninstall",
 	flags:   runUninstall,
 }
 
-const installUsage = `usage: gatehouse install [--agent claude|codex|gemini|all] [--no-service] [--no-tray] [--mcp]
+const installUsage = `usage: gatehouse install [--agent claude|codex|gemini|cursor|all] [--no-service] [--no-tray] [--mcp]
 
 Installs and starts the Gatehouse user service ('gatehouse service install'
 and 'start': systemd --user, launchd, or without systemd --user a background
@@ -36,12 +36,18 @@ it says which way it went), starts the tray at login ('gatehouse tray': an
 XDG autostart entry, ~/.config/autostart/gatehouse-tray.desktop, or on macOS
 the LaunchAgent ~/Library/LaunchAgents/dev.gatehouse.tray.plist), then merges
 Gatehouse's hooks into the user settings of the agents --agent names (one,
-or all; by default claude):
+or all but cursor; by default claude):
   claude  PreToolUse, PostToolUse, PermissionRequest and SessionEnd hooks in
           Claude Code's $CLAUDE_CONFIG_DIR/settings.json (~/.claude/settings.json)
   codex   the PreToolUse hook in Codex's $CODEX_HOME/hooks.json
           (~/.codex/hooks.json), trusted by its hash in $CODEX_HOME/config.toml
   gemini  the BeforeTool hook in Gemini CLI's ~/.gemini/settings.json
+  cursor  'gatehouse mcp' as the MCP server "gatehouse" in Cursor's
+          ~/.cursor/mcp.json, and a beforeShellExecution hook in
+          ~/.cursor/hooks.json that denies Cursor's built-in shell tool
+          and sends the model to the server's shell__execute (Cursor's hook
+          cannot reroute a command); only by name, since it turns the
+          built-in tool off
 Everything already in the files is kept, a backup is written before any change,
 and running it again changes nothing. --no-service installs no service (run
 'gatehouse serve' yourself); --no-tray leaves the tray out. --mcp also registers
@@ -49,10 +55,11 @@ and running it again changes nothing. --no-service installs no service (run
 ($CLAUDE_CONFIG_DIR/.claude.json, by default ~/.claude.json), whose tool is
 mcp__gatehouse__shell__execute.`
 
-const uninstallUsage = `usage: gatehouse uninstall [--agent claude|codex|gemini|all] [--keep-service]
+const uninstallUsage = `usage: gatehouse uninstall [--agent claude|codex|gemini|cursor|all] [--keep-service]
 
 Removes Gatehouse's hooks from the user settings of the agents --agent names
-(by default claude, as install; Codex's trust entry goes with its hook), after
+(by default claude, as install; all includes cursor; Codex's trust entry goes
+with its hook, Cursor's MCP server with its hook), after
 a backup, its MCP server from ~/.claude.json, and the tray's start at login,
 and stops and removes the user service, unless --keep-service.`
 
@@ -63,6 +70,9 @@ type agentHooks struct {
 	name      string
 	install   func(env *Env, exe string) error
 	uninstall func(env *Env) error
+	// byName: install --agent all leaves it out (uninstall's all takes
+	// it), for a change a person should ask for by name.
+	byName bool
 }
 
 // agents are the agents install and uninstall know, in the order "all"
@@ -71,12 +81,21 @@ var agents = []agentHooks{
 	{name: "claude", install: installClaude, uninstall: uninstallClaude},
 	{name: "codex", install: installCodex, uninstall: uninstallCodex},
 	{name: "gemini", install: installGemini, uninstall: uninstallGemini},
+	// Cursor's built-in shell tool is denied, not routed: by name only.
+	{name: "cursor", install: installCursor, uninstall: uninstallCursor, byName: true},
 }
 
-// pickAgents returns the agents --agent names: one by name, or all.
-func pickAgents(name string) ([]agentHooks, error) {
+// pickAgents returns the agents --agent names: one by name, or all (for
+// install, all but those installed by name only).
+func pickAgents(name string, install bool) ([]agentHooks, error) {
 	if name == "all" {
-		return agents, nil
+		var out []agentHooks
+		for _, a := range agents {
+			if !install || !a.byName {
+				out = append(out, a)
+			}
+		}
+		return out, nil
 	}
 	names := make([]string, 0, len(agents)+1)
 	for _, a := range agents {
@@ -97,7 +116,7 @@ func runInstall(fl *flag.FlagSet) runFunc {
 		if fl.NArg() > 0 {
 			return usagef("install: unexpected argument %q", fl.Arg(0))
 		}
-		picked, err := pickAgents(*agent)
+		picked, err := pickAgents(*agent, true)
 		if err != nil {
 			return err
 		}
@@ -184,7 +203,7 @@ func runUninstall(fl *flag.FlagSet) runFunc {
 	agent := fl.String("agent", "claude", "")
 	keep := fl.Bool("keep-service", false, "")
 	return func(ctx context.Context, env *Env, args []string) error {
-		picked, err := pickAgents(*agent)
+		picked, err := pickAgents(*agent, false)
 		if err != nil {
 			return err
 		}
