@@ -17,6 +17,9 @@ type Agent struct {
 	// commands then wait for the service.
 	Installed bool           `json:"installed"`
 	Drift     []AgentFinding `json:"drift"`
+	// Note is what the fact adds about how the agent's commands reach
+	// Gatehouse, when it is not by the hook's rewrite (Cursor's).
+	Note string `json:"note,omitempty"`
 }
 
 // An AgentFinding is one way an agent's settings drifted, with the remedy.
@@ -31,6 +34,7 @@ type AgentFinding struct {
 var agentReaders = []func(Options) Agent{
 	readGemini,
 	readCodex,
+	readCursor,
 }
 
 func readAgents(o Options) []Agent {

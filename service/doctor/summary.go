@@ -5,6 +5,7 @@ package doctor
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -200,7 +201,11 @@ func (r *Report) facts() []api.DoctorFact {
 	add("claude code", "%s", r.claudeFact())
 	for _, a := range r.Agents {
 		if a.Used {
-			add(a.Label, "%s", strings.Join(a.Files, "; "))
+			parts := slices.Clone(a.Files)
+			if a.Note != "" {
+				parts = append(parts, a.Note)
+			}
+			add(a.Label, "%s", strings.Join(parts, "; "))
 		}
 	}
 	return out
