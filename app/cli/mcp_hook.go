@@ -45,7 +45,7 @@ func (s *mcpServer) hook(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	if a.Routing != "" && a.Routing != api.RoutingGovernedShell && a.Routing != api.RoutingFramework {
 		return toolError("routing " + a.Routing + ": want governed_shell or framework"), nil
 	}
-	out := decide.Claude(ctx, decide.Env{Stdin: stdin, Getenv: s.env.Getenv}, a.Routing)
+	out := decide.Claude(ctx, decide.Env{Stdin: stdin, Getenv: s.hookEnv}, a.Routing)
 	var b bytes.Buffer
 	if out == nil {
 		b.WriteString("{}") // not ours: no answer, Claude Code goes on as usual
@@ -53,4 +53,14 @@ func (s *mcpServer) hook(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 		return nil, err
 	}
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: b.String()}}}, nil
+}
+
+// hookEnv is the environment the hook reads. Claude Code gives a hook's
+// process CLAUDE_PROJECT_DIR, the session's project directory; a server
+// started without it was started there (startDir).
+func (s *mcpServer) hookEnv(k string) string {
+	if v := s.env.Getenv(k); v != "" || k != "CLAUDE_PROJECT_DIR" {
+		return v
+	}
+	return s.startDir
 }
