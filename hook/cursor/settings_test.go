@@ -3,6 +3,7 @@ package cursor
 import (
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -127,4 +128,41 @@ func must(t *testing.T, err error) {
 
 func jsonEqual(a, b []byte) bool {
 	return strings.Join(strings.Fields(string(a)), "") == strings.Join(strings.Fields(string(b)), "")
+}
+
+// Run by a shell, the installed command blocks (status 2 with a reason on
+// stderr) when the program is missing or fails, and passes the program's
+// answer on when it works.
+func TestHookCommandFailsClosed(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh")
+	}
+	dir := t.TempDir()
+	run := func(prog string) (int, string, string) {
+		cmd := exec.Command("sh", "-c", HookCommand(prog))
+		cmd.Stdin = strings.NewReader(`{"hook_event_name": "beforeShellExecution", "command": "ls", "cwd": "/"}`)
+		var out, errb strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return code, out.String(), errb.String()
+	}
+	if code, _, errs := run(filepath.Join(dir, "gatehouse-missing")); code != ExitBlock || !strings.Contains(errs, "the command did not run") {
+		t.Errorf("missing program: %d %q", code, errs)
+	}
+	failing := filepath.Join(dir, "gatehouse-failing")
+	must(t, os.WriteFile(failing, []byte("#!/bin/sh\nexit 1\n"), 0o755))
+	if code, _, errs := run(failing); code != ExitBlock || !strings.Contains(errs, "exit status 1") {
+		t.Errorf("failing program: %d %q", code, errs)
+	}
+	working := filepath.Join(dir, "gatehouse-ok")
+	must(t, os.WriteFile(working, []byte("#!/bin/sh\necho '{\"permission\":\"deny\"}'\n"), 0o755))
+	if code, out, _ := run(working); code != 0 || !strings.Contains(out, `"deny"`) {
+		t.Errorf("working program: %d %q", code, out)
+	}
 }
