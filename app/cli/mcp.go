@@ -59,11 +59,12 @@ const ToolName = "shell__execute"
 
 func runMCP(fl *flag.FlagSet) runFunc {
 	configFile := fl.String("config", "", "")
+	hookTool := fl.Bool("hook-tool", false, "")
 	return func(ctx context.Context, env *Env, args []string) error {
 		if len(args) > 0 {
 			return usagef("mcp: unexpected argument %q", args[0])
 		}
-		s, err := newMCPServer(env, *configFile)
+		s, err := newMCPServer(env, *configFile, *hookTool)
 		if err != nil {
 			return err
 		}
@@ -131,7 +132,11 @@ type mcpServer struct {
 	shell *shellclient.Client
 }
 
-func newMCPServer(env *Env, configFile string) (*mcpServer, error) {
+// newMCPServer makes the server; hookTool adds Claude Code's hook as a
+// tool (mcp_hook.go), served only where the mcp_tool hook's configuration
+// starts the server with --hook-tool: an agent's ordinary registration
+// (install --mcp) never lists it to a model.
+func newMCPServer(env *Env, configFile string, hookTool bool) (*mcpServer, error) {
 	loaded, _, err := loadConfig(env, configFile)
 	if err != nil {
 		return nil, err
@@ -148,7 +153,9 @@ func newMCPServer(env *Env, configFile string) (*mcpServer, error) {
 	if s.cfg.Exec.Enabled {
 		s.srv.AddTool(mcpTool(s.cfg, s.rootsInForce()), s.call)
 	}
-	s.srv.AddTool(hookTool(), s.hook) // mcp_hook.go
+	if hookTool {
+		s.srv.AddTool(claudeHookTool(), s.hook) // mcp_hook.go
+	}
 	return s, nil
 }
 

@@ -19,7 +19,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/service/api"
 )
 
-func hookTool() *mcp.Tool {
+func claudeHookTool() *mcp.Tool {
 	return &mcp.Tool{
 		Name:  claude.MCPHookTool,
 		Title: "Gatehouse's Claude Code hook",

@@ -22,6 +22,7 @@ import (
 // cannot read; and with no service, the same refusal.
 func TestMCPHookTool(t *testing.T) {
 	w := newMCPWorld(t, "policy:\n  rules:\n    - {name: no-curl, action: deny, command: [curl]}\n")
+	w.hookTool = true
 	exe, err := exec.LookPath("gatehouse")
 	if err != nil {
 		t.Fatal(err)

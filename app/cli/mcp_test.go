@@ -25,10 +25,12 @@ import (
 // mcpWorld is one user with a home, a workspace and a configuration, whose
 // MCP clients run gatehouse mcp (this test binary, as the scripts do).
 type mcpWorld struct {
-	t       *testing.T
-	home    string
-	runtime string
-	serve   *exec.Cmd
+	t *testing.T
+	// hookTool starts the server with --hook-tool.
+	hookTool bool
+	home     string
+	runtime  string
+	serve    *exec.Cmd
 }
 
 func newMCPWorld(t *testing.T, config string) *mcpWorld {
@@ -61,6 +63,14 @@ func (w *mcpWorld) env() []string {
 	return []string{"HOME=" + w.home, "PATH=" + os.Getenv("PATH"), "XDG_RUNTIME_DIR=" + w.runtime, "LANG=C.UTF-8"}
 }
 
+// args are gatehouse mcp's arguments.
+func (w *mcpWorld) args() []string {
+	if w.hookTool {
+		return []string{"mcp", "--hook-tool"}
+	}
+	return []string{"mcp"}
+}
+
 // connect starts gatehouse mcp as a client named name would.
 func (w *mcpWorld) connect(name string, opts *mcp.ClientOptions) *mcp.ClientSession {
 	w.t.Helper()
@@ -75,7 +85,7 @@ func (w *mcpWorld) connectIn(name, dir, proto string, opts *mcp.ClientOptions, r
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	cmd := exec.Command(exe, "mcp")
+	cmd := exec.Command(exe, w.args()...)
 	cmd.Env = w.env()
 	cmd.Dir = dir
 	c := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, opts)
@@ -96,7 +106,7 @@ func (w *mcpWorld) connectIn(name, dir, proto string, opts *mcp.ClientOptions, r
 func (w *mcpWorld) connectPipes(name string) (*mcp.ClientSession, func()) {
 	w.t.Helper()
 	exe, _ := exec.LookPath("gatehouse")
-	cmd := exec.Command(exe, "mcp")
+	cmd := exec.Command(exe, w.args()...)
 	cmd.Env = w.env()
 	cmd.Dir = w.home
 	in, err := cmd.StdinPipe()
@@ -174,17 +184,18 @@ func TestMCPShellExecute(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The shell tool, and Claude Code's hook tool (mcp_hook_test.go).
-	if len(tools.Tools) != 2 || tools.Tools[0].Name != claude.MCPHookTool || tools.Tools[1].Name != ToolName {
+	// The shell tool alone: Claude Code's hook tool is served only with
+	// --hook-tool (mcp_hook_test.go).
+	if len(tools.Tools) != 1 || tools.Tools[0].Name != ToolName {
 		t.Fatalf("tools %+v", tools.Tools)
 	}
-	schema, _ := json.Marshal(tools.Tools[1].InputSchema)
+	schema, _ := json.Marshal(tools.Tools[0].InputSchema)
 	for _, want := range []string{`"required":["command"]`, `"maxLength":65536`, `"maxProperties":32`, `"enum":["FOO"]`, `"additionalProperties":false`} {
 		if !strings.Contains(string(schema), want) {
 			t.Errorf("input schema lacks %s: %s", want, schema)
 		}
 	}
-	if d := tools.Tools[1].Description; !strings.Contains(d, "workspace roots are writable") || !strings.Contains(d, "no network") {
+	if d := tools.Tools[0].Description; !strings.Contains(d, "workspace roots are writable") || !strings.Contains(d, "no network") {
 		t.Errorf("description %q", d)
 	}
 
@@ -443,7 +454,7 @@ func TestMCPDefaultCwd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := tools.Tools[1].Description // [0] is Claude Code's hook tool
+	d := tools.Tools[0].Description
 	for _, want := range []string{
 		filepath.Join(w.home, "src") + ", ",
 		filepath.Join(w.home, "work", "api") + ", ",
@@ -493,13 +504,17 @@ func TestMCPDefaultCwd(t *testing.T) {
 }
 
 // With exec.enabled false there is no shell tool; Claude Code's hook tool
-// stays, as gatehouse hook claude does.
+// stays where the server serves it, as gatehouse hook claude does.
 func TestMCPDisabled(t *testing.T) {
 	w := newMCPWorld(t, "exec:\n  enabled: false\n")
-	s := w.connect("x", nil)
-	tools, err := s.ListTools(context.Background(), nil)
-	if err != nil || len(tools.Tools) != 1 || tools.Tools[0].Name != claude.MCPHookTool {
+	tools, err := w.connect("x", nil).ListTools(context.Background(), nil)
+	if err != nil || len(tools.Tools) != 0 {
 		t.Errorf("tools %+v %v", tools, err)
+	}
+	w.hookTool = true
+	tools, err = w.connect("x", nil).ListTools(context.Background(), nil)
+	if err != nil || len(tools.Tools) != 1 || tools.Tools[0].Name != claude.MCPHookTool {
+		t.Errorf("tools with --hook-tool %+v %v", tools, err)
 	}
 }
 

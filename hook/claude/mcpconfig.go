@@ -75,10 +75,11 @@ func RemoveMCPServer(config []byte) ([]byte, bool, error) {
 }
 
 // MCPConfig returns the file passed to claude --mcp-config (or installed as
-// the managed managed-mcp.json) that runs Gatehouse's MCP server, whose
-// tool the mcp_tool hook calls.
+// the managed managed-mcp.json) that runs Gatehouse's MCP server with
+// --hook-tool: the tool the mcp_tool hook calls.
 func MCPConfig(exe string) []byte {
+	entry, _ := json.Marshal(mcpServer{Type: "stdio", Command: exe, Args: []string{"mcp", "--hook-tool"}, Env: map[string]string{}})
 	b, _ := json.MarshalIndent(map[string]map[string]json.RawMessage{
-		"mcpServers": {MCPServerName: MCPServerEntry(exe)}}, "", "  ")
+		"mcpServers": {MCPServerName: entry}}, "", "  ")
 	return append(b, '\n')
 }
