@@ -28,7 +28,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/gatehouse-dev/gatehouse/hook/codex"
 	"github.com/gatehouse-dev/gatehouse/hook/cursor"
+	"github.com/gatehouse-dev/gatehouse/hook/gemini"
 	"github.com/gatehouse-dev/gatehouse/sandbox"
 	"github.com/gatehouse-dev/gatehouse/service/analysis"
 	"github.com/gatehouse-dev/gatehouse/service/api"
@@ -366,6 +368,11 @@ func agentName(client string) string {
 	if a, ok := clientAgents[client]; ok {
 		return a
 	}
+	// Gemini CLI names its MCP client after the server it talks to
+	// (gemini-cli-mcp-client-SERVER in later versions).
+	if strings.HasPrefix(client, geminiMCPClient) {
+		return gemini.Agent
+	}
 	s := strings.ToLower(client)
 	s = nonAgent.ReplaceAllString(s, "-")
 	s = strings.Trim(s, "-")
@@ -381,8 +388,12 @@ func agentName(client string) string {
 var nonAgent = regexp.MustCompile(`[^a-z0-9_-]+`)
 
 // clientAgents are the MCP clients whose clientInfo name is not the name
-// their hook puts on the record: Cursor's MCP client says cursor-vscode.
-var clientAgents = map[string]string{cursor.ClientName: cursor.Agent}
+// their hook puts on the record: Cursor's MCP client says cursor-vscode,
+// Codex's codex-mcp-client (openai/codex, codex-rs rmcp client's
+// Implementation), Gemini CLI's gemini-cli-mcp-client.
+var clientAgents = map[string]string{cursor.ClientName: cursor.Agent, "codex-mcp-client": codex.Agent, geminiMCPClient: gemini.Agent}
+
+const geminiMCPClient = "gemini-cli-mcp-client"
 
 // mcpOutput is the tool's structured result. It carries the output too:
 // a client that shows the model the structured result in place of the

@@ -521,7 +521,8 @@ func TestMCPDisabled(t *testing.T) {
 func TestAgentName(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]string{
-		"Claude Desktop": "claude-desktop", "cursor-vscode": "cursor", "Cursor": "cursor", "Codex CLI/1.0": "codex-cli-1-0",
+		"Claude Desktop": "claude-desktop", "cursor-vscode": "cursor", "Cursor": "cursor", "Codex CLI/1.0": "codex-cli-1-0", "codex-mcp-client": "codex",
+		"gemini-cli-mcp-client": "gemini-cli", "gemini-cli-mcp-client-gatehouse": "gemini-cli",
 		"": "mcp-client", "!!!": "mcp-client", "gemini_cli": "gemini_cli", strings.Repeat("a", 80): strings.Repeat("a", 64),
 	} {
 		if got := agentName(in); got != want {
