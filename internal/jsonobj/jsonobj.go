@@ -18,18 +18,30 @@ import (
 type Object struct {
 	keys []string
 	vals map[string]json.RawMessage
+	// invalid begins the error of a text that does not parse: this
+	// object's, and its members' that Object reads.
+	invalid string
 }
 
-// Parse reads b as one JSON object; empty input is an empty object.
-func Parse(b []byte) (*Object, error) {
-	o := &Object{vals: map[string]json.RawMessage{}}
+// Parse reads b as one JSON object; empty input is an empty object. Its
+// errors say that comments are not JSON: some programs read comments in
+// their settings (Gemini CLI), and an edit here cannot keep them.
+func Parse(b []byte) (*Object, error) { return parse(b, "not valid JSON (comments included)") }
+
+// ParseJSONOnly is Parse for a file whose program reads JSON alone
+// (Claude Code's settings, Codex's hooks.json): its errors say "not valid
+// JSON" and nothing of comments.
+func ParseJSONOnly(b []byte) (*Object, error) { return parse(b, "not valid JSON") }
+
+func parse(b []byte, invalid string) (*Object, error) {
+	o := &Object{vals: map[string]json.RawMessage{}, invalid: invalid}
 	if len(bytes.TrimSpace(b)) == 0 {
 		return o, nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	t, err := dec.Token()
 	if err != nil {
-		return nil, fmt.Errorf("not valid JSON (comments included): %v", err)
+		return nil, fmt.Errorf("%s: %v", invalid, err)
 	}
 	if d, ok := t.(json.Delim); !ok || d != '{' {
 		return nil, errors.New("not a JSON object")
@@ -37,12 +49,12 @@ func Parse(b []byte) (*Object, error) {
 	for dec.More() {
 		t, err := dec.Token()
 		if err != nil {
-			return nil, fmt.Errorf("not valid JSON (comments included): %v", err)
+			return nil, fmt.Errorf("%s: %v", invalid, err)
 		}
 		k := t.(string)
 		var v json.RawMessage
 		if err := dec.Decode(&v); err != nil {
-			return nil, fmt.Errorf("not valid JSON (comments included): %v", err)
+			return nil, fmt.Errorf("%s: %v", invalid, err)
 		}
 		if _, dup := o.vals[k]; !dup {
 			o.keys = append(o.keys, k)
@@ -87,9 +99,9 @@ func (o *Object) Del(k string) {
 func (o *Object) Object(k string) (*Object, error) {
 	v, ok := o.vals[k]
 	if !ok {
-		return Parse(nil)
+		return parse(nil, o.invalid)
 	}
-	obj, err := Parse(v)
+	obj, err := parse(v, o.invalid)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", k, err)
 	}
@@ -156,9 +168,11 @@ func Array(a []json.RawMessage) json.RawMessage {
 }
 
 // Equal reports whether a and b are the same JSON, whitespace aside.
-func Equal(a, b []byte) bool { return bytes.Equal(compact(a), compact(b)) }
+func Equal(a, b []byte) bool { return bytes.Equal(Compact(a), Compact(b)) }
 
-func compact(b []byte) []byte {
+// Compact returns b without its insignificant whitespace, or b itself
+// when it is not JSON.
+func Compact(b []byte) []byte {
 	var out bytes.Buffer
 	if json.Compact(&out, b) != nil {
 		return b

@@ -30,3 +30,37 @@ func TestEdit(t *testing.T) {
 		t.Errorf("Equal or Array")
 	}
 }
+
+// ParseJSONOnly edits as Parse does; its errors leave comments unsaid, in
+// the object and in the members read from it. Compact drops whitespace
+// only, and leaves what is not JSON as it is.
+func TestParseJSONOnly(t *testing.T) {
+	in := `{"b": 1.50, "a": {"x": [1, 2]}}`
+	o, err := ParseJSONOnly([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Set("c", json.RawMessage(`"é"`))
+	if got, want := string(o.Indent()), "{\n  \"b\": 1.50,\n  \"a\": {\n    \"x\": [\n      1,\n      2\n    ]\n  },\n  \"c\": \"é\"\n}\n"; got != want {
+		t.Errorf("indented %q, want %q", got, want)
+	}
+	bad := "{\n// c\n}"
+	if _, err := ParseJSONOnly([]byte(bad)); err == nil || err.Error() != "not valid JSON: invalid character '/'" {
+		t.Errorf("ParseJSONOnly(%q): %v", bad, err)
+	}
+	if _, err := Parse([]byte(bad)); err == nil || err.Error() != "not valid JSON (comments included): invalid character '/'" {
+		t.Errorf("Parse(%q): %v", bad, err)
+	}
+	if _, err := ParseJSONOnly([]byte(`[1]`)); err == nil || err.Error() != "not a JSON object" {
+		t.Errorf("a list: %v", err)
+	}
+	if _, err := o.Object("b"); err == nil || err.Error() != "b: not a JSON object" {
+		t.Errorf("a number read as an object: %v", err)
+	}
+	if got := string(Compact([]byte("{ \"a\": [1, 2] }\n"))); got != `{"a":[1,2]}` {
+		t.Errorf("Compact: %s", got)
+	}
+	if got := string(Compact([]byte("{ x"))); got != "{ x" {
+		t.Errorf("Compact of not JSON: %s", got)
+	}
+}
