@@ -8,8 +8,8 @@
 //     (gatehouse-init build-id), which an in-process command pays
 //   - 1 GiB of printable lines through gatehouse exec against plain bash
 //   - gatehouse exec -- true through a running service, with the warm
-//     pool and without, and in-process, against bare bwrap; 32 at once
-//     (service.go)
+//     pool and without, and in-process, against bare bwrap; 32 at once;
+//     the binary's start against the small client's (service.go)
 //   - the hook process and the relay of a routed true against a running
 //     service, against an empty static Go program's start (clients.go)
 //
@@ -58,7 +58,7 @@ func main() {
 		if err := run(gh, nbytes, rounds, n); err != nil {
 			return err
 		}
-		if err := runService(gh, n); err != nil {
+		if err := runService(gh, *small, n); err != nil {
 			return err
 		}
 		return runClients(gh, *small, n)
@@ -67,7 +67,7 @@ func main() {
 	case *egress:
 		measure = runEgress
 	case *svc:
-		measure = func(gh string, _ int64, _, n int) error { return runService(gh, n) }
+		measure = func(gh string, _ int64, _, n int) error { return runService(gh, *small, n) }
 	case *clients:
 		measure = func(gh string, _ int64, _, n int) error { return runClients(gh, *small, n) }
 	}
@@ -135,7 +135,7 @@ func run(gh string, nbytes int64, rounds, n int) error {
 		med[c] = median(samples[c])
 		fmt.Printf("  %-34s %8.2f ms  (%.2f .. %.2f)\n", tc.name, ms(med[c]), ms(minOf(samples[c])), ms(maxOf(samples[c])))
 	}
-	fmt.Printf("  ratio gatehouse / bare bwrap: %.2fx (in-process, no service; target <= 2.0x)\n", float64(med[0])/float64(med[1]))
+	fmt.Printf("  ratio gatehouse / bare bwrap: %.2fx (in-process, no service; target <= 2.5x)\n", float64(med[0])/float64(med[1]))
 	fmt.Printf("  ratio bare bwrap / bash:      %.2fx\n", float64(med[1])/float64(med[2]))
 	// In process, a command starts the CLI and, inside the sandbox, the
 	// init on top of what bare bwrap does: no work at all could be faster
