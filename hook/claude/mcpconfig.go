@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"path/filepath"
+
+	"github.com/gatehouse-dev/gatehouse/internal/jsonobj"
 )
 
 // MCPServerName is the name Gatehouse's MCP server is registered under in
@@ -29,21 +31,21 @@ func MCPServerEntry(exe string) json.RawMessage {
 // gatehouse MCP server registered at user scope, and whether anything
 // changed. Every other key is kept, in its order.
 func MergeMCPServer(config []byte, exe string) ([]byte, bool, error) {
-	root, err := parseObject(config)
+	root, err := jsonobj.ParseJSONOnly(config)
 	if err != nil {
 		return nil, false, err
 	}
-	servers, err := root.object("mcpServers")
+	servers, err := root.Object("mcpServers")
 	if err != nil {
 		return nil, false, err
 	}
 	want := MCPServerEntry(exe)
-	if cur, ok := servers.get(MCPServerName); ok && bytes.Equal(compact(cur), compact(want)) {
+	if cur, ok := servers.Get(MCPServerName); ok && jsonobj.Equal(cur, want) {
 		return config, false, nil
 	}
-	servers.set(MCPServerName, want)
-	root.set("mcpServers", servers.encode())
-	return root.indent(), true, nil
+	servers.Set(MCPServerName, want)
+	root.Set("mcpServers", servers.Encode())
+	return root.Indent(), true, nil
 }
 
 // RemoveMCPServer returns config without Gatehouse's MCP server, and
@@ -53,15 +55,15 @@ func RemoveMCPServer(config []byte) ([]byte, bool, error) {
 	if len(bytes.TrimSpace(config)) == 0 {
 		return config, false, nil
 	}
-	root, err := parseObject(config)
+	root, err := jsonobj.ParseJSONOnly(config)
 	if err != nil {
 		return nil, false, err
 	}
-	servers, err := root.object("mcpServers")
+	servers, err := root.Object("mcpServers")
 	if err != nil {
 		return nil, false, err
 	}
-	cur, ok := servers.get(MCPServerName)
+	cur, ok := servers.Get(MCPServerName)
 	if !ok {
 		return config, false, nil
 	}
@@ -69,9 +71,9 @@ func RemoveMCPServer(config []byte) ([]byte, bool, error) {
 	if json.Unmarshal(cur, &s) != nil || filepath.Base(s.Command) != "gatehouse" || len(s.Args) != 1 || s.Args[0] != "mcp" {
 		return config, false, nil
 	}
-	servers.del(MCPServerName)
-	root.set("mcpServers", servers.encode())
-	return root.indent(), true, nil
+	servers.Del(MCPServerName)
+	root.Set("mcpServers", servers.Encode())
+	return root.Indent(), true, nil
 }
 
 // MCPConfig returns the file passed to claude --mcp-config (or installed as
