@@ -5,15 +5,15 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/gatehouse-dev/gatehouse/internal/jsonobj"
 )
 
 // Matcher is the hook's matcher: a regular expression Codex matches
@@ -93,15 +93,15 @@ func Group(command string) json.RawMessage {
 // new group goes last, so that no other hook's position, and so its trust,
 // moves.
 func MergeHook(hooks []byte, command string) (out []byte, changed bool, index int, err error) {
-	root, err := parseObject(hooks)
+	root, err := jsonobj.ParseJSONOnly(hooks)
 	if err != nil {
 		return nil, false, 0, err
 	}
-	events, err := root.object("hooks")
+	events, err := root.Object("hooks")
 	if err != nil {
 		return nil, false, 0, err
 	}
-	groups, err := events.array(EventPreToolUse, "hooks."+EventPreToolUse)
+	groups, err := events.Array(EventPreToolUse, "hooks."+EventPreToolUse)
 	if err != nil {
 		return nil, false, 0, err
 	}
@@ -120,10 +120,10 @@ func MergeHook(hooks []byte, command string) (out []byte, changed bool, index in
 	if index < 0 {
 		groups, index = append(groups, want), len(groups)
 	}
-	events.set(EventPreToolUse, encodeArray(groups))
-	root.set("hooks", events.encode())
-	out = root.indent()
-	return out, len(hooks) == 0 || !bytes.Equal(compact(out), compact(hooks)), index, nil
+	events.Set(EventPreToolUse, jsonobj.Array(groups))
+	root.Set("hooks", events.Encode())
+	out = root.Indent()
+	return out, len(hooks) == 0 || !jsonobj.Equal(out, hooks), index, nil
 }
 
 // RemoveHook returns the hooks file without Gatehouse's group, whether
@@ -133,19 +133,19 @@ func RemoveHook(hooks []byte) (out []byte, changed bool, index int, err error) {
 	if len(bytes.TrimSpace(hooks)) == 0 {
 		return hooks, false, index, nil
 	}
-	root, err := parseObject(hooks)
+	root, err := jsonobj.ParseJSONOnly(hooks)
 	if err != nil {
 		return nil, false, index, err
 	}
-	raw, ok := root.get("hooks")
+	raw, ok := root.Get("hooks")
 	if !ok {
 		return hooks, false, index, nil
 	}
-	events, err := parseObject(raw)
+	events, err := jsonobj.ParseJSONOnly(raw)
 	if err != nil {
 		return nil, false, index, fmt.Errorf("hooks: %w", err)
 	}
-	groups, err := events.array(EventPreToolUse, "hooks."+EventPreToolUse)
+	groups, err := events.Array(EventPreToolUse, "hooks."+EventPreToolUse)
 	if err != nil {
 		return nil, false, index, err
 	}
@@ -163,12 +163,12 @@ func RemoveHook(hooks []byte) (out []byte, changed bool, index int, err error) {
 		return hooks, false, index, nil
 	}
 	if len(kept) == 0 {
-		events.del(EventPreToolUse)
+		events.Del(EventPreToolUse)
 	} else {
-		events.set(EventPreToolUse, encodeArray(kept))
+		events.Set(EventPreToolUse, jsonobj.Array(kept))
 	}
-	root.set("hooks", events.encode())
-	return root.indent(), true, index, nil
+	root.Set("hooks", events.Encode())
+	return root.Indent(), true, index, nil
 }
 
 // Installed describes Gatehouse's hook in a hooks file.
@@ -202,7 +202,7 @@ func FindHook(hooks []byte) (Installed, bool) {
 		}
 		if !found && isOurs(g) {
 			in.Index, in.Command, found = i, gr.Hooks[0].Command, true
-			in.Current = bytes.Equal(compact(g), compact(Group(in.Command)))
+			in.Current = jsonobj.Equal(g, Group(in.Command))
 			continue
 		}
 		if gr.Matcher == "" || gr.Matcher == "*" || regexpMatches(gr.Matcher, ToolBash) {
@@ -475,140 +475,4 @@ func RenderManaged(command string, managedOnly bool) []byte {
 	b.WriteString("timeout = " + strconv.Itoa(HookTimeoutSeconds) + "\n")
 	b.WriteString("statusMessage = " + tomlString(HookStatusMessage) + "\n")
 	return b.Bytes()
-}
-
-// object is a JSON object that keeps its keys' order and its values'
-// bytes.
-type object struct {
-	keys []string
-	vals map[string]json.RawMessage
-}
-
-func parseObject(b []byte) (*object, error) {
-	o := &object{vals: map[string]json.RawMessage{}}
-	if len(bytes.TrimSpace(b)) == 0 {
-		return o, nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	t, err := dec.Token()
-	if err != nil {
-		return nil, fmt.Errorf("not valid JSON: %v", err)
-	}
-	if d, ok := t.(json.Delim); !ok || d != '{' {
-		return nil, errors.New("not a JSON object")
-	}
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return nil, fmt.Errorf("not valid JSON: %v", err)
-		}
-		k := t.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, fmt.Errorf("not valid JSON: %v", err)
-		}
-		if _, dup := o.vals[k]; !dup {
-			o.keys = append(o.keys, k)
-		}
-		o.vals[k] = v
-	}
-	if _, err := dec.Token(); err != nil {
-		return nil, fmt.Errorf("not valid JSON: %v", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("not valid JSON: data after the object")
-	}
-	return o, nil
-}
-
-func (o *object) get(k string) (json.RawMessage, bool) { v, ok := o.vals[k]; return v, ok }
-
-func (o *object) set(k string, v json.RawMessage) {
-	if _, ok := o.vals[k]; !ok {
-		o.keys = append(o.keys, k)
-	}
-	o.vals[k] = v
-}
-
-func (o *object) del(k string) {
-	delete(o.vals, k)
-	for i, x := range o.keys {
-		if x == k {
-			o.keys = append(o.keys[:i], o.keys[i+1:]...)
-			break
-		}
-	}
-}
-
-func (o *object) object(k string) (*object, error) {
-	v, ok := o.vals[k]
-	if !ok {
-		return parseObject(nil)
-	}
-	obj, err := parseObject(v)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", k, err)
-	}
-	return obj, nil
-}
-
-func (o *object) array(k, name string) ([]json.RawMessage, error) {
-	v, ok := o.vals[k]
-	if !ok {
-		return nil, nil
-	}
-	var a []json.RawMessage
-	if err := json.Unmarshal(v, &a); err != nil {
-		return nil, fmt.Errorf("%s is not a list", name)
-	}
-	return a, nil
-}
-
-func (o *object) encode() json.RawMessage {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, k := range o.keys {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		kb, _ := json.Marshal(k)
-		b.Write(kb)
-		b.WriteByte(':')
-		b.Write(o.vals[k])
-	}
-	b.WriteByte('}')
-	return b.Bytes()
-}
-
-func (o *object) indent() []byte {
-	var b bytes.Buffer
-	json.Indent(&b, o.encode(), "", "  ")
-	b.WriteByte('\n')
-	return b.Bytes()
-}
-
-func encodeArray(a []json.RawMessage) json.RawMessage {
-	var b bytes.Buffer
-	b.WriteByte('[')
-	n := 0
-	for _, v := range a {
-		if v == nil {
-			continue
-		}
-		if n > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(v)
-		n++
-	}
-	b.WriteByte(']')
-	return b.Bytes()
-}
-
-func compact(b []byte) []byte {
-	var out bytes.Buffer
-	if json.Compact(&out, b) != nil {
-		return b
-	}
-	return out.Bytes()
 }
