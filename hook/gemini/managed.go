@@ -13,11 +13,12 @@ package gemini
 // folderTrust), which no file here can say.
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/gatehouse-dev/gatehouse/internal/jsonobj"
 )
 
 // ManagedPath returns where Gemini CLI reads its system settings on goos;
@@ -55,18 +56,18 @@ func MergeManaged(system []byte, exe string) ([]byte, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	root, err := parseObject(b)
+	root, err := jsonobj.Parse(b)
 	if err != nil {
 		return nil, false, err
 	}
-	hc, err := root.object("hooksConfig")
+	hc, err := root.Object("hooksConfig")
 	if err != nil {
 		return nil, false, err
 	}
-	hc.set("enabled", json.RawMessage("true"))
-	root.set("hooksConfig", hc.encode())
-	out := root.indent()
-	return out, len(system) == 0 || !bytes.Equal(compact(out), compact(system)), nil
+	hc.Set("enabled", json.RawMessage("true"))
+	root.Set("hooksConfig", hc.Encode())
+	out := root.Indent()
+	return out, len(system) == 0 || !jsonobj.Equal(out, system), nil
 }
 
 // A Finding is one way Gemini CLI's settings drifted from Gatehouse's

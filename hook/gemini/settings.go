@@ -19,11 +19,11 @@ package gemini
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"path/filepath"
 	"strings"
+
+	"github.com/gatehouse-dev/gatehouse/internal/jsonobj"
 )
 
 // HookName is the hook's name in the settings: Gemini shows it, and
@@ -119,15 +119,15 @@ func HookGroup(command string) json.RawMessage {
 // MergeHook returns settings with the hook that runs command installed,
 // and whether anything changed. settings may be empty (no file).
 func MergeHook(settings []byte, command string) ([]byte, bool, error) {
-	root, err := parseObject(settings)
+	root, err := jsonobj.Parse(settings)
 	if err != nil {
 		return nil, false, err
 	}
-	hooks, err := root.object("hooks")
+	hooks, err := root.Object("hooks")
 	if err != nil {
 		return nil, false, err
 	}
-	groups, err := hooks.array(EventBeforeTool, "hooks."+EventBeforeTool)
+	groups, err := hooks.Array(EventBeforeTool, "hooks."+EventBeforeTool)
 	if err != nil {
 		return nil, false, err
 	}
@@ -141,7 +141,7 @@ func MergeHook(settings []byte, command string) ([]byte, bool, error) {
 		switch {
 		case found:
 			groups[i] = nil // a duplicate: keep one
-		case !bytes.Equal(compact(g), compact(want)):
+		case !jsonobj.Equal(g, want):
 			groups[i] = want
 		}
 		found = true
@@ -149,10 +149,10 @@ func MergeHook(settings []byte, command string) ([]byte, bool, error) {
 	if !found {
 		groups = append(groups, want)
 	}
-	hooks.set(EventBeforeTool, encodeArray(groups))
-	root.set("hooks", hooks.encode())
-	out := root.indent()
-	return out, len(settings) == 0 || !bytes.Equal(compact(out), compact(settings)), nil
+	hooks.Set(EventBeforeTool, jsonobj.Array(groups))
+	root.Set("hooks", hooks.Encode())
+	out := root.Indent()
+	return out, len(settings) == 0 || !jsonobj.Equal(out, settings), nil
 }
 
 // RemoveHook returns settings without Gatehouse's hook, and whether
@@ -161,19 +161,19 @@ func RemoveHook(settings []byte) ([]byte, bool, error) {
 	if len(bytes.TrimSpace(settings)) == 0 {
 		return settings, false, nil
 	}
-	root, err := parseObject(settings)
+	root, err := jsonobj.Parse(settings)
 	if err != nil {
 		return nil, false, err
 	}
-	raw, ok := root.get("hooks")
+	raw, ok := root.Get("hooks")
 	if !ok {
 		return settings, false, nil
 	}
-	hooks, err := parseObject(raw)
+	hooks, err := jsonobj.Parse(raw)
 	if err != nil {
 		return nil, false, fmt.Errorf("hooks: %w", err)
 	}
-	groups, err := hooks.array(EventBeforeTool, "hooks."+EventBeforeTool)
+	groups, err := hooks.Array(EventBeforeTool, "hooks."+EventBeforeTool)
 	if err != nil {
 		return nil, false, err
 	}
@@ -190,26 +190,26 @@ func RemoveHook(settings []byte) ([]byte, bool, error) {
 		return settings, false, nil
 	}
 	if len(kept) == 0 {
-		hooks.del(EventBeforeTool)
+		hooks.Del(EventBeforeTool)
 	} else {
-		hooks.set(EventBeforeTool, encodeArray(kept))
+		hooks.Set(EventBeforeTool, jsonobj.Array(kept))
 	}
-	if len(hooks.keys) == 0 {
-		root.del("hooks")
+	if hooks.Len() == 0 {
+		root.Del("hooks")
 	} else {
-		root.set("hooks", hooks.encode())
+		root.Set("hooks", hooks.Encode())
 	}
-	return root.indent(), true, nil
+	return root.Indent(), true, nil
 }
 
 // dropOurs removes Gatehouse's hook from a matcher group; it returns nil
 // when nothing of the group is left.
 func dropOurs(g json.RawMessage) (json.RawMessage, bool) {
-	obj, err := parseObject(g)
+	obj, err := jsonobj.Parse(g)
 	if err != nil {
 		return g, false
 	}
-	hs, err := obj.array("hooks", "hooks")
+	hs, err := obj.Array("hooks", "hooks")
 	if err != nil || hs == nil {
 		return g, false
 	}
@@ -227,8 +227,8 @@ func dropOurs(g json.RawMessage) (json.RawMessage, bool) {
 	if len(kept) == 0 {
 		return nil, true
 	}
-	obj.set("hooks", encodeArray(kept))
-	return obj.encode(), true
+	obj.Set("hooks", jsonobj.Array(kept))
+	return obj.Encode(), true
 }
 
 func groupCommands(g json.RawMessage) []string {
@@ -241,142 +241,4 @@ func groupCommands(g json.RawMessage) []string {
 		out = append(out, h.Command)
 	}
 	return out
-}
-
-// object is a JSON object that keeps its keys' order and its values'
-// bytes.
-type object struct {
-	keys []string
-	vals map[string]json.RawMessage
-}
-
-func parseObject(b []byte) (*object, error) {
-	o := &object{vals: map[string]json.RawMessage{}}
-	if len(bytes.TrimSpace(b)) == 0 {
-		return o, nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	t, err := dec.Token()
-	if err != nil {
-		return nil, fmt.Errorf("not valid JSON (comments included): %v", err)
-	}
-	if d, ok := t.(json.Delim); !ok || d != '{' {
-		return nil, errors.New("not a JSON object")
-	}
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return nil, fmt.Errorf("not valid JSON (comments included): %v", err)
-		}
-		k := t.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, fmt.Errorf("not valid JSON (comments included): %v", err)
-		}
-		if _, dup := o.vals[k]; !dup {
-			o.keys = append(o.keys, k)
-		}
-		o.vals[k] = v
-	}
-	if _, err := dec.Token(); err != nil {
-		return nil, fmt.Errorf("not valid JSON: %v", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("not valid JSON: data after the object")
-	}
-	return o, nil
-}
-
-func (o *object) get(k string) (json.RawMessage, bool) { v, ok := o.vals[k]; return v, ok }
-
-func (o *object) set(k string, v json.RawMessage) {
-	if _, ok := o.vals[k]; !ok {
-		o.keys = append(o.keys, k)
-	}
-	o.vals[k] = v
-}
-
-func (o *object) del(k string) {
-	delete(o.vals, k)
-	for i, x := range o.keys {
-		if x == k {
-			o.keys = append(o.keys[:i], o.keys[i+1:]...)
-			break
-		}
-	}
-}
-
-// object returns the member k as an object, empty when absent.
-func (o *object) object(k string) (*object, error) {
-	v, ok := o.vals[k]
-	if !ok {
-		return parseObject(nil)
-	}
-	obj, err := parseObject(v)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", k, err)
-	}
-	return obj, nil
-}
-
-// array returns the member k as a list, empty when absent.
-func (o *object) array(k, name string) ([]json.RawMessage, error) {
-	v, ok := o.vals[k]
-	if !ok {
-		return nil, nil
-	}
-	var a []json.RawMessage
-	if err := json.Unmarshal(v, &a); err != nil {
-		return nil, fmt.Errorf("%s is not a list", name)
-	}
-	return a, nil
-}
-
-func (o *object) encode() json.RawMessage {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, k := range o.keys {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		kb, _ := json.Marshal(k)
-		b.Write(kb)
-		b.WriteByte(':')
-		b.Write(o.vals[k])
-	}
-	b.WriteByte('}')
-	return b.Bytes()
-}
-
-func (o *object) indent() []byte {
-	var b bytes.Buffer
-	json.Indent(&b, o.encode(), "", "  ")
-	b.WriteByte('\n')
-	return b.Bytes()
-}
-
-func encodeArray(a []json.RawMessage) json.RawMessage {
-	var b bytes.Buffer
-	b.WriteByte('[')
-	n := 0
-	for _, v := range a {
-		if v == nil {
-			continue
-		}
-		if n > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(v)
-		n++
-	}
-	b.WriteByte(']')
-	return b.Bytes()
-}
-
-func compact(b []byte) []byte {
-	var out bytes.Buffer
-	if json.Compact(&out, b) != nil {
-		return b
-	}
-	return out.Bytes()
 }
