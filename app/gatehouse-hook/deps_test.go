@@ -23,7 +23,7 @@ var allowed = []string{
 	// fspath is one standard-library function (Within) that sandbox
 	// shares with the analysis; it has no initialisation.
 	"github.com/gatehouse-dev/gatehouse/internal/fspath",
-	// jsonobj edits settings files (hook/cursor's installer); standard
+	// jsonobj edits settings files (the hooks' installers); standard
 	// library only, no initialisation.
 	"github.com/gatehouse-dev/gatehouse/internal/jsonobj",
 	"github.com/gatehouse-dev/gatehouse/internal/scale",
