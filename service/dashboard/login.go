@@ -29,6 +29,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/service/api"
@@ -135,7 +136,7 @@ func writeLaunchPage(dir, action, code string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	err = launchPage.Execute(f, struct{ Action, Code string }{action, code})
+	err = launchPage().Execute(f, struct{ Action, Code string }{action, code})
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -150,7 +151,8 @@ func writeLaunchPage(dir, action, code string) (string, error) {
 // opens, not a page the dashboard serves: its one inline script (which
 // submits the form) is under no policy of the dashboard's, and the
 // button does the same by hand where scripts are off.
-var launchPage = template.Must(template.New("launch").Parse(`<!doctype html>
+var launchPage = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("launch").Parse(`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -166,6 +168,7 @@ var launchPage = template.Must(template.New("launch").Parse(`<!doctype html>
 </body>
 </html>
 `))
+})
 
 // loginPage is the form for a code typed or pasted. A code in the
 // address is not taken: it stays unspent, and the form is shown.
