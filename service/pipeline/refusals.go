@@ -23,6 +23,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/gatehouse-dev/gatehouse/internal/fspath"
 	"github.com/gatehouse-dev/gatehouse/sandbox"
@@ -224,11 +225,13 @@ var daemonClients = []string{"docker", "docker-compose", "podman", "podman-compo
 // socketWord finds a Unix socket in a word: a unix:// address
 // (DOCKER_HOST=unix:///run/docker.sock) or a path ending in .sock (its
 // first group).
-var socketWord = regexp.MustCompile(`unix://[^\s"'<>;|&)]*|([\w./~@+-]*\.sock)(?:$|[^\w./~@+-])`)
+var socketWord = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`unix://[^\s"'<>;|&)]*|([\w./~@+-]*\.sock)(?:$|[^\w./~@+-])`)
+})
 
 // socketIn returns the socket w names, "" for none.
 func socketIn(w string) string {
-	m := socketWord.FindStringSubmatch(w)
+	m := socketWord().FindStringSubmatch(w)
 	switch {
 	case m == nil:
 		return ""
