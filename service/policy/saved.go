@@ -27,6 +27,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 
 	"go.yaml.in/yaml/v3"
@@ -341,14 +342,14 @@ func ProposeRule(t *analysis.Tree, v Verdict, action string) *Rule {
 }
 
 // nameWord keeps a command name's safe characters for a rule name.
-var nameWord = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
+var nameWord = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9_.-]+`) })
 
 // SavedRuleName names a saved rule by its verb, command and a hash of
 // what it matches, so that the same rule saved twice has one name.
 func SavedRuleName(verb string, r *Rule) string {
 	word := "command"
 	if len(r.Command) > 0 {
-		if w := nameWord.ReplaceAllString(filepath.Base(r.Command[0]), ""); w != "" {
+		if w := nameWord().ReplaceAllString(filepath.Base(r.Command[0]), ""); w != "" {
 			word = w
 		}
 	}
