@@ -374,7 +374,7 @@ func agentName(client string) string {
 		return gemini.Agent
 	}
 	s := strings.ToLower(client)
-	s = nonAgent.ReplaceAllString(s, "-")
+	s = nonAgent().ReplaceAllString(s, "-")
 	s = strings.Trim(s, "-")
 	if len(s) > 64 {
 		s = strings.TrimRight(s[:64], "-")
@@ -385,7 +385,7 @@ func agentName(client string) string {
 	return s
 }
 
-var nonAgent = regexp.MustCompile(`[^a-z0-9_-]+`)
+var nonAgent = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^a-z0-9_-]+`) })
 
 // clientAgents are the MCP clients whose clientInfo name is not the name
 // their hook puts on the record: Cursor's MCP client says cursor-vscode,
