@@ -67,6 +67,10 @@ func runService(gh, small string, n int) error {
 	}
 	// One run each first: the warm pool follows the agent that runs (cli).
 	samples := make([][]time.Duration, len(cases))
+	// The CPU time of the process run (its user and system time, and its
+	// waited-for children's): unlike the wall time, it does not grow with
+	// what else the machine runs.
+	cpu := make([][]time.Duration, len(cases))
 	for i := -1; i < n; i++ {
 		for c, tc := range cases {
 			cmd := exec.Command(tc.argv[0], tc.argv[1:]...)
@@ -79,6 +83,7 @@ func runService(gh, small string, n int) error {
 			}
 			if i >= 0 {
 				samples[c] = append(samples[c], time.Since(t0))
+				cpu[c] = append(cpu[c], cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime())
 			}
 			// The pool refills in the background; give it the time a
 			// user between two commands does, so that no case pays for
@@ -86,11 +91,11 @@ func runService(gh, small string, n int) error {
 			time.Sleep(40 * time.Millisecond)
 		}
 	}
-	fmt.Printf("gatehouse exec -- true through the service, %d interleaved runs each (median, min, max):\n", n)
+	fmt.Printf("gatehouse exec -- true through the service, %d interleaved runs each (median, min, max; the process's median CPU time):\n", n)
 	med := make([]time.Duration, len(cases))
 	for c, tc := range cases {
 		med[c] = median(samples[c])
-		fmt.Printf("  %-40s %8.2f ms  (%.2f .. %.2f)\n", tc.name, ms(med[c]), ms(minOf(samples[c])), ms(maxOf(samples[c])))
+		fmt.Printf("  %-40s %8.2f ms  (%.2f .. %.2f)  cpu %.2f ms\n", tc.name, ms(med[c]), ms(minOf(samples[c])), ms(maxOf(samples[c])), ms(median(cpu[c])))
 	}
 	floor := med[0]
 	fmt.Printf("  warm pool / bare bwrap %.2fx (target <= 1.2x); pool off / bare bwrap %.2fx; in-process / bare bwrap %.2fx (target <= 2.5x)\n",
@@ -103,8 +108,8 @@ func runService(gh, small string, n int) error {
 	fmt.Printf("  the warm call past the binary's start (warm pool - gatehouse help): %.2f ms, %.2fx bare bwrap\n", ms(past), float64(past)/float64(floor))
 	if len(cases) > 6 {
 		thin := past + med[6]
-		fmt.Printf("  a thin client starting as gatehouse-hook does would save %.2f ms: warm call about %.2f ms, %.2fx bare bwrap\n",
-			ms(med[5]-med[6]), ms(thin), float64(thin)/float64(floor))
+		fmt.Printf("  a thin client starting as gatehouse-hook does would save %.2f ms (%.2f ms of CPU): warm call about %.2f ms, %.2fx bare bwrap\n",
+			ms(med[5]-med[6]), ms(median(cpu[5])-median(cpu[6])), ms(thin), float64(thin)/float64(floor))
 	}
 	if st, err := localapi.NewClient(warm.socket()).Status(context.Background()); err == nil {
 		fmt.Printf("  warm pool: %d of %d ready for %s, %.1f MiB resident while idle\n", st.WarmPool.Ready, st.WarmPool.Size, st.WarmPool.Agent, float64(st.WarmPool.IdleRSS)/(1<<20))
