@@ -251,20 +251,12 @@ func RemoveHook(settings []byte) ([]byte, bool, error) {
 			continue
 		}
 		changed = true
-		if len(kept) == 0 {
-			hooks.Del(ev.name)
-		} else {
-			hooks.Set(ev.name, jsonobj.Array(kept))
-		}
+		hooks.SetOrDel(ev.name, jsonobj.Array(kept))
 	}
 	if !changed {
 		return settings, false, nil
 	}
-	if hooks.Len() == 0 {
-		root.Del("hooks")
-	} else {
-		root.Set("hooks", hooks.Encode())
-	}
+	root.SetOrDel("hooks", hooks.Encode())
 	return root.Indent(), true, nil
 }
 

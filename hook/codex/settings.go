@@ -162,11 +162,7 @@ func RemoveHook(hooks []byte) (out []byte, changed bool, index int, err error) {
 	if index < 0 {
 		return hooks, false, index, nil
 	}
-	if len(kept) == 0 {
-		events.Del(EventPreToolUse)
-	} else {
-		events.Set(EventPreToolUse, jsonobj.Array(kept))
-	}
+	events.SetOrDel(EventPreToolUse, jsonobj.Array(kept))
 	root.Set("hooks", events.Encode())
 	return root.Indent(), true, index, nil
 }

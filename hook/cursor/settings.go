@@ -154,16 +154,8 @@ func RemoveHook(hooks []byte) ([]byte, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	if len(kept) == 0 {
-		ev.Del(EventBeforeShellExecution)
-	} else {
-		ev.Set(EventBeforeShellExecution, jsonobj.Array(kept))
-	}
-	if ev.Len() == 0 {
-		root.Del("hooks")
-	} else {
-		root.Set("hooks", ev.Encode())
-	}
+	ev.SetOrDel(EventBeforeShellExecution, jsonobj.Array(kept))
+	root.SetOrDel("hooks", ev.Encode())
 	return root.Indent(), true, nil
 }
 
@@ -271,10 +263,6 @@ func RemoveMCPServer(config []byte) ([]byte, bool, error) {
 		return config, false, nil
 	}
 	servers.Del(MCPServerName)
-	if servers.Len() == 0 {
-		root.Del("mcpServers")
-	} else {
-		root.Set("mcpServers", servers.Encode())
-	}
+	root.SetOrDel("mcpServers", servers.Encode())
 	return root.Indent(), true, nil
 }

@@ -189,16 +189,8 @@ func RemoveHook(settings []byte) ([]byte, bool, error) {
 	if !dropped {
 		return settings, false, nil
 	}
-	if len(kept) == 0 {
-		hooks.Del(EventBeforeTool)
-	} else {
-		hooks.Set(EventBeforeTool, jsonobj.Array(kept))
-	}
-	if hooks.Len() == 0 {
-		root.Del("hooks")
-	} else {
-		root.Set("hooks", hooks.Encode())
-	}
+	hooks.SetOrDel(EventBeforeTool, jsonobj.Array(kept))
+	root.SetOrDel("hooks", hooks.Encode())
 	return root.Indent(), true, nil
 }
 

@@ -95,6 +95,16 @@ func (o *Object) Del(k string) {
 	}
 }
 
+// SetOrDel is Set, or Del when v is an empty list or object: a section
+// emptied of its last entry leaves the file.
+func (o *Object) SetOrDel(k string, v json.RawMessage) {
+	if c := string(Compact(v)); c == "[]" || c == "{}" {
+		o.Del(k)
+		return
+	}
+	o.Set(k, v)
+}
+
 // Object returns the member k as an object, empty when absent.
 func (o *Object) Object(k string) (*Object, error) {
 	v, ok := o.vals[k]

@@ -64,3 +64,19 @@ func TestParseJSONOnly(t *testing.T) {
 		t.Errorf("Compact of not JSON: %s", got)
 	}
 }
+
+// SetOrDel sets a member that has something in it and removes one that is
+// an empty list or object.
+func TestSetOrDel(t *testing.T) {
+	o, err := Parse([]byte(`{"a": [1], "b": {"x": 1}, "c": 0}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.SetOrDel("a", Array(nil))
+	o.SetOrDel("b", json.RawMessage(`{ }`))
+	o.SetOrDel("c", json.RawMessage(`[2]`))
+	o.SetOrDel("d", json.RawMessage(`{"y":[]}`))
+	if got := string(o.Encode()); got != `{"c":[2],"d":{"y":[]}}` {
+		t.Errorf("encoded %s", got)
+	}
+}
