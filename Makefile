@@ -10,6 +10,12 @@ PKGS      := ./...
 # command) as root, warm (every command in a warm sandbox) as the user.
 SANDBOX_PKGS := ./sandbox/... ./service ./app/cli/...
 PIPELINE_PKGS := ./service/pipeline/...
+# The agents' end-to-end tests whose meaning changes with root (Claude
+# Code refuses bypass mode as root; the relay's way out of Claude Code's
+# sandbox; a hook that fails or a service that is down): run again as the
+# unprivileged user, on the programs make build made.
+AGENT_E2E_PKGS := ./hook/claude/e2e ./hook/codex/e2e ./hook/gemini/e2e
+AGENT_E2E_USER := ^(TestRelayRunsOutsideClaudeSandbox|TestNoEscapeWithoutThePreToolUseHook|TestRelayWithoutThePermissionHook|TestMCPHookFailsClosed|TestCodexServiceDown|TestGeminiBlocksWithoutService)$$
 TEST_USER ?= gatehouse-test
 FUZZTIME  ?= 30s
 PACKAGE_ARCHES ?= amd64 arm64
@@ -77,9 +83,10 @@ test-root:
 	$(GO) test -count=1 -run='^$$' -fuzz=FuzzMCPArgs -fuzztime=10s ./app/cli
 	$(GO) test -count=1 -run='^$$' -fuzz=FuzzProfilePath -fuzztime=10s ./sandbox/seatbelt
 
-test-user:
+test-user: build
 	@.ci/test-as-user.sh $(TEST_USER) $(SANDBOX_PKGS)
 	@GATEHOUSE_TEST_WARM=1 .ci/test-as-user.sh $(TEST_USER) $(PIPELINE_PKGS)
+	@GATEHOUSE_E2E_BIN=build .ci/test-as-user.sh $(TEST_USER) -run '$(AGENT_E2E_USER)' $(AGENT_E2E_PKGS)
 
 # test-readme: the README's install lines, run as written by a fresh
 # unprivileged account (.ci/readme-install-test.sh), on this tree's build,
