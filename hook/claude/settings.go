@@ -31,6 +31,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/gatehouse-dev/gatehouse/hook/hookfile"
 	"github.com/gatehouse-dev/gatehouse/internal/jsonobj"
 )
 
@@ -187,7 +188,7 @@ func MergeHook(settings []byte, command string) ([]byte, bool, error) {
 		want := ev.group(command)
 		found := false
 		for i, g := range groups {
-			cmds := groupCommands(g)
+			cmds := hookfile.Commands(g)
 			if len(cmds) != 1 || !IsHookCommand(cmds[0]) {
 				continue
 			}
@@ -238,15 +239,7 @@ func RemoveHook(settings []byte) ([]byte, bool, error) {
 		if err := json.Unmarshal(graw, &groups); err != nil {
 			return nil, false, fmt.Errorf("hooks.%s is not a list", ev.name)
 		}
-		dropped := false
-		var kept []json.RawMessage
-		for _, g := range groups {
-			ng, removed := dropOurs(g)
-			dropped = dropped || removed
-			if ng != nil {
-				kept = append(kept, ng)
-			}
-		}
+		kept, dropped := hookfile.Drop(groups, IsHookCommand)
 		if !dropped {
 			continue
 		}
@@ -258,39 +251,6 @@ func RemoveHook(settings []byte) ([]byte, bool, error) {
 	}
 	root.SetOrDel("hooks", hooks.Encode())
 	return root.Indent(), true, nil
-}
-
-// dropOurs removes Gatehouse's hook from a matcher group; it returns nil
-// when nothing of the group is left.
-func dropOurs(g json.RawMessage) (json.RawMessage, bool) {
-	obj, err := jsonobj.ParseJSONOnly(g)
-	if err != nil {
-		return g, false
-	}
-	raw, ok := obj.Get("hooks")
-	if !ok {
-		return g, false
-	}
-	var hs []json.RawMessage
-	if json.Unmarshal(raw, &hs) != nil {
-		return g, false
-	}
-	var kept []json.RawMessage
-	for _, h := range hs {
-		var e hookEntry
-		if json.Unmarshal(h, &e) == nil && e.Type == "command" && IsHookCommand(e.Command) {
-			continue
-		}
-		kept = append(kept, h)
-	}
-	if len(kept) == len(hs) {
-		return g, false
-	}
-	if len(kept) == 0 {
-		return nil, true
-	}
-	obj.Set("hooks", jsonobj.Array(kept))
-	return obj.Encode(), true
 }
 
 // HasHook reports whether settings hold Gatehouse's hook, and its command.
@@ -311,20 +271,6 @@ func HasHook(settings []byte) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-func groupCommands(g json.RawMessage) []string {
-	var mg struct {
-		Hooks []hookEntry `json:"hooks"`
-	}
-	if json.Unmarshal(g, &mg) != nil {
-		return nil
-	}
-	var out []string
-	for _, h := range mg.Hooks {
-		out = append(out, h.Command)
-	}
-	return out
 }
 
 // ManagedOptions configure RenderManaged.

@@ -23,6 +23,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/gatehouse-dev/gatehouse/hook/hookfile"
 	"github.com/gatehouse-dev/gatehouse/internal/jsonobj"
 )
 
@@ -134,7 +135,7 @@ func MergeHook(settings []byte, command string) ([]byte, bool, error) {
 	want := HookGroup(command)
 	found := false
 	for i, g := range groups {
-		cmds := groupCommands(g)
+		cmds := hookfile.Commands(g)
 		if len(cmds) != 1 || !IsHookCommand(cmds[0]) {
 			continue
 		}
@@ -177,60 +178,11 @@ func RemoveHook(settings []byte) ([]byte, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	dropped := false
-	var kept []json.RawMessage
-	for _, g := range groups {
-		ng, removed := dropOurs(g)
-		dropped = dropped || removed
-		if ng != nil {
-			kept = append(kept, ng)
-		}
-	}
+	kept, dropped := hookfile.Drop(groups, IsHookCommand)
 	if !dropped {
 		return settings, false, nil
 	}
 	hooks.SetOrDel(EventBeforeTool, jsonobj.Array(kept))
 	root.SetOrDel("hooks", hooks.Encode())
 	return root.Indent(), true, nil
-}
-
-// dropOurs removes Gatehouse's hook from a matcher group; it returns nil
-// when nothing of the group is left.
-func dropOurs(g json.RawMessage) (json.RawMessage, bool) {
-	obj, err := jsonobj.Parse(g)
-	if err != nil {
-		return g, false
-	}
-	hs, err := obj.Array("hooks", "hooks")
-	if err != nil || hs == nil {
-		return g, false
-	}
-	var kept []json.RawMessage
-	for _, h := range hs {
-		var e hookEntry
-		if json.Unmarshal(h, &e) == nil && e.Type == "command" && IsHookCommand(e.Command) {
-			continue
-		}
-		kept = append(kept, h)
-	}
-	if len(kept) == len(hs) {
-		return g, false
-	}
-	if len(kept) == 0 {
-		return nil, true
-	}
-	obj.Set("hooks", jsonobj.Array(kept))
-	return obj.Encode(), true
-}
-
-func groupCommands(g json.RawMessage) []string {
-	var mg matcherGroup
-	if json.Unmarshal(g, &mg) != nil {
-		return nil
-	}
-	var out []string
-	for _, h := range mg.Hooks {
-		out = append(out, h.Command)
-	}
-	return out
 }

@@ -1,0 +1,40 @@
+package hookfile
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// Drop takes our command hooks out of their groups, drops a group left
+// empty, and keeps every other group and hook byte for byte.
+func TestDrop(t *testing.T) {
+	ours := func(c string) bool { return strings.HasPrefix(c, "gatehouse ") }
+	groups := []json.RawMessage{
+		json.RawMessage(`{"matcher":"Bash","hooks":[{"type":"command","command":"gatehouse hook"}]}`),
+		json.RawMessage(`{"matcher": "Bash", "hooks": [{"type":"command","command":"gatehouse hook"}, {"type": "command", "command": "mine"}]}`),
+		json.RawMessage(`{"matcher": "*", "hooks": [{"type": "mcp_tool", "command": "gatehouse hook"}]}`),
+		json.RawMessage(`not json`),
+	}
+	kept, dropped := Drop(groups, ours)
+	var got []string
+	for _, g := range kept {
+		got = append(got, string(g))
+	}
+	want := []string{
+		`{"matcher":"Bash","hooks":[{"type": "command", "command": "mine"}]}`,
+		string(groups[2]), string(groups[3]),
+	}
+	if !dropped || strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("Drop = %v, %q", dropped, got)
+	}
+	if kept, dropped := Drop(groups[2:], ours); dropped || len(kept) != 2 {
+		t.Errorf("Drop of nothing ours = %v, %q", dropped, kept)
+	}
+	if c := Commands(groups[1]); len(c) != 2 || c[0] != "gatehouse hook" || c[1] != "mine" {
+		t.Errorf("Commands = %q", c)
+	}
+	if c := Commands(groups[3]); c != nil {
+		t.Errorf("Commands of no group = %q", c)
+	}
+}
