@@ -20,42 +20,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/internal/e2etest"
 	"github.com/gatehouse-dev/gatehouse/sandbox/sandboxtest"
 	"github.com/gatehouse-dev/gatehouse/service/api"
-	"github.com/gatehouse-dev/gatehouse/service/localapi"
 )
 
 // The Codex CLI these tests drive (.ci/test-deps.sh installs it).
 const codexVersion = "0.169.0"
 
-var gatehouseBin, hookBin string
+func TestMain(m *testing.M) { e2etest.Main(m, "gatehouse-codex-e2e-bin-") }
 
-func TestMain(m *testing.M) {
-	if dir := os.Getenv("GATEHOUSE_E2E_BIN"); dir != "" {
-		gatehouseBin, hookBin = filepath.Join(dir, "gatehouse"), filepath.Join(dir, "gatehouse-hook")
-		os.Exit(m.Run())
-	}
-	dir, err := os.MkdirTemp("/var/tmp", "gatehouse-codex-e2e-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	os.Chmod(dir, 0o755)
-	gatehouseBin, hookBin = filepath.Join(dir, "gatehouse"), filepath.Join(dir, "gatehouse-hook")
-	for bin, pkg := range map[string]string{gatehouseBin: "app/gatehouse", hookBin: "app/gatehouse-hook",
-		filepath.Join(dir, "gatehouse-init"): "app/gatehouse-init"} {
-		build := exec.Command("go", "build", "-o", bin, "github.com/gatehouse-dev/gatehouse/"+pkg)
-		build.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := build.CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "building %s: %v\n%s", pkg, err, out)
-			os.RemoveAll(dir)
-			os.Exit(1)
-		}
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+var must, contains = e2etest.Must, e2etest.Contains
 
 // requireCodex returns the codex binary of the pinned version, or skips
 // (fails under REQUIRE_SANDBOX=1).
@@ -188,93 +163,26 @@ func (f *fakeResponses) results(t *testing.T, n int) []string {
 	return out
 }
 
-// world is one isolated user: a home with a Codex home, a workspace, and
-// the service when started.
+// world is one isolated user (e2etest.World) with a Codex home.
 type world struct {
-	t         *testing.T
-	codex     string
-	dir       string
-	home      string
-	workspace string
-	runtime   string
-	serve     *exec.Cmd
-	serveLog  bytes.Buffer
+	*e2etest.World
+	t     *testing.T
+	codex string
 }
 
 func newWorld(t *testing.T) *world {
-	w := &world{t: t, codex: requireCodex(t)}
-	w.dir = sandboxtest.Dir(t)
-	w.home = filepath.Join(w.dir, "home")
-	w.workspace = filepath.Join(w.home, "src", "proj")
-	must(t, os.MkdirAll(w.workspace, 0o755))
-	must(t, os.MkdirAll(filepath.Join(w.home, ".ssh"), 0o700))
-	must(t, os.WriteFile(filepath.Join(w.home, ".ssh", "id_rsa"), []byte("-----BEGIN OPENSSH PRIVATE KEY-----\nSECRET-KEY-E2E\n"), 0o600))
-	rt, err := os.MkdirTemp("/tmp", "ghrt")
-	must(t, err)
-	t.Cleanup(func() { os.RemoveAll(rt) })
-	w.runtime = rt
+	w := &world{World: e2etest.NewWorld(t), t: t, codex: requireCodex(t)}
+	w.WriteSecret("id_rsa", "-----BEGIN OPENSSH PRIVATE KEY-----\nSECRET-KEY-E2E\n")
+	w.AgentEnv = []string{"SHELL=/bin/bash"}
 	return w
-}
-
-func must(t testing.TB, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-func (w *world) env() []string {
-	return []string{"HOME=" + w.home, "PATH=" + os.Getenv("PATH"), "XDG_RUNTIME_DIR=" + w.runtime, "LANG=C.UTF-8", "SHELL=/bin/bash"}
-}
-
-func (w *world) gatehouse(args ...string) string {
-	w.t.Helper()
-	cmd := exec.Command(gatehouseBin, args...)
-	cmd.Env, cmd.Dir = w.env(), w.home
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		w.t.Fatalf("gatehouse %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
-}
-
-func (w *world) startService() {
-	w.t.Helper()
-	w.serve = exec.Command(gatehouseBin, "serve")
-	w.serve.Env = w.env()
-	w.serve.Stdout, w.serve.Stderr = &w.serveLog, &w.serveLog
-	must(w.t, w.serve.Start())
-	w.t.Cleanup(w.stopService)
-	for i := 0; ; i++ {
-		if _, err := w.client().Status(context.Background()); err == nil {
-			return
-		}
-		if i == 400 {
-			w.t.Fatalf("the service did not come up:\n%s", w.serveLog.String())
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
-}
-
-func (w *world) stopService() {
-	if w.serve == nil || w.serve.Process == nil {
-		return
-	}
-	w.serve.Process.Signal(os.Interrupt)
-	w.serve.Wait()
-	w.serve = nil
-}
-
-func (w *world) client() *localapi.Client {
-	return localapi.NewClient(filepath.Join(w.runtime, "gatehouse", "gatehouse.sock"))
 }
 
 // install runs gatehouse install --agent codex and adds the fake model
 // provider to Codex's config.toml.
 func (w *world) install() {
 	w.t.Helper()
-	out := w.gatehouse("install", "--agent", "codex", "--no-service", "--no-tray")
-	for _, want := range []string{"Gatehouse hook installed", "'" + hookBin + "' hook codex", "the hook is trusted"} {
+	out := w.Gatehouse("install", "--agent", "codex", "--no-service", "--no-tray")
+	for _, want := range []string{"Gatehouse hook installed", "'" + e2etest.HookBin + "' hook codex", "the hook is trusted"} {
 		if !strings.Contains(out, want) {
 			w.t.Fatalf("install output lacks %q:\n%s", want, out)
 		}
@@ -300,32 +208,13 @@ func (w *world) run(cwd string, commands ...string) ([]string, string) {
 		"-c", `approval_policy="never"`,
 		"-m", "gpt-e2e", "run the commands")
 	cmd.Dir = cwd
-	cmd.Env = append(w.env(), "E2E_API_KEY=e2e-test-key", "CODEX_DISABLE_UPDATE_CHECK=1")
+	cmd.Env = append(w.Env(), "E2E_API_KEY=e2e-test-key", "CODEX_DISABLE_UPDATE_CHECK=1")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
-		w.t.Fatalf("codex: %v\n%s\nservice log:\n%s", err, out.String(), w.serveLog.String())
+		w.t.Fatalf("codex: %v\n%s\nservice log:\n%s", err, out.String(), w.ServeLog.String())
 	}
 	return f.results(w.t, len(commands)), out.String()
-}
-
-func (w *world) events() []api.Event {
-	w.t.Helper()
-	evs, err := w.client().Events(context.Background(), 100)
-	must(w.t, err)
-	for i, j := 0, len(evs)-1; i < j; i, j = i+1, j-1 {
-		evs[i], evs[j] = evs[j], evs[i]
-	}
-	return evs
-}
-
-func contains(t *testing.T, what, got string, wants ...string) {
-	t.Helper()
-	for _, w := range wants {
-		if !strings.Contains(got, w) {
-			t.Errorf("%s does not contain %q:\n%s", what, w, got)
-		}
-	}
 }
 
 // One Codex session, the service up: an allowed command is routed and runs
@@ -336,21 +225,18 @@ func contains(t *testing.T, what, got string, wants ...string) {
 // on a terminal, then runs.
 func TestCodexRoutedDeniedHeld(t *testing.T) {
 	w := newWorld(t)
-	dir := filepath.Join(w.home, ".config", "gatehouse")
-	must(t, os.MkdirAll(dir, 0o755))
-	must(t, os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(
-		"policy:\n  rules:\n    - {name: ask-deploy, action: ask, reason: deploys need a person, command: [echo], args: [{seq: [deploy]}]}\n"), 0o644))
-	w.startService()
+	w.WriteConfig("policy:\n  rules:\n    - {name: ask-deploy, action: ask, reason: deploys need a person, command: [echo], args: [{seq: [deploy]}]}\n")
+	w.StartService()
 	w.install()
 	answered := make(chan string, 1)
 	go func() {
-		a := w.awaitApproval()
+		a, _ := w.AwaitApproval(60 * time.Second)
 		if a.Agent != "codex" || a.Surface != api.SurfaceAgentHook || a.Rule != "ask-deploy" || a.SessionID == "" {
 			t.Errorf("approval request %+v", a)
 		}
-		answered <- w.answerOnTerminal("approve", a.ID)
+		answered <- w.AnswerOnTerminal("approve", a.ID)
 	}()
-	outs, log := w.run(w.workspace,
+	outs, log := w.run(w.Workspace,
 		"echo hello from $GATEHOUSE_EXECUTION_ID; cat ~/.ssh/id_rsa || echo ssh-hidden; echo data > inside.txt && echo wrote-inside",
 		"rm -rf ~; touch ran-marker",
 		"echo deploy now; echo done-$((6*7))")
@@ -360,12 +246,12 @@ func TestCodexRoutedDeniedHeld(t *testing.T) {
 		t.Errorf("the command did not run in Gatehouse's sandbox:\n%s", outs[0])
 	}
 	contains(t, "denied output", outs[1], "Command blocked by PreToolUse hook", "Gatehouse denied this command (policy_rule)")
-	if _, err := os.Stat(filepath.Join(w.workspace, "ran-marker")); err == nil {
+	if _, err := os.Stat(filepath.Join(w.Workspace, "ran-marker")); err == nil {
 		t.Error("a denied command ran")
 	}
 	contains(t, "held output", outs[2], "deploy now", "done-42")
 	contains(t, "approve output", <-answered, "approved")
-	evs := w.events()
+	evs := w.Events()
 	if len(evs) != 5 {
 		t.Fatalf("want a decision and an execution, a denial, a decision and an execution: %d events: %+v\ncodex:\n%s", len(evs), evs, log)
 	}
@@ -378,34 +264,10 @@ func TestCodexRoutedDeniedHeld(t *testing.T) {
 		evs[3].Approval == nil || evs[3].Approval.By != api.ByCLI || evs[4].Status != "completed" {
 		t.Errorf("events: %+v", evs)
 	}
-	card := w.gatehouse("audit", "show", evs[1].ID)
+	card := w.Gatehouse("audit", "show", evs[1].ID)
 	contains(t, "the card", card, "codex")
-	list := w.gatehouse("audit", "list", "--agent", "codex")
+	list := w.Gatehouse("audit", "list", "--agent", "codex")
 	contains(t, "audit list --agent codex", list, evs[1].ID[:8])
-}
-
-// awaitApproval waits for a pending approval request and returns it.
-func (w *world) awaitApproval() api.Approval {
-	c := w.client()
-	for start := time.Now(); time.Since(start) < 60*time.Second; time.Sleep(50 * time.Millisecond) {
-		if as, err := c.Approvals(context.Background()); err == nil && len(as) > 0 {
-			return as[0]
-		}
-	}
-	w.t.Errorf("no approval request appeared\nservice log:\n%s", w.serveLog.String())
-	return api.Approval{}
-}
-
-// answerOnTerminal runs gatehouse with args on a terminal (script(1)), as
-// a person answering would.
-func (w *world) answerOnTerminal(args ...string) string {
-	cmd := exec.Command("script", "-qec", gatehouseBin+" "+strings.Join(args, " "), "/dev/null")
-	cmd.Env = w.env()
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		w.t.Errorf("gatehouse %s on a terminal: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
 }
 
 // With the service down the command does not run: the hook denies it and
@@ -416,22 +278,22 @@ func (w *world) answerOnTerminal(args ...string) string {
 func TestCodexServiceDown(t *testing.T) {
 	w := newWorld(t)
 	w.install()
-	outs, _ := w.run(w.workspace, "touch ran-marker")
+	outs, _ := w.run(w.Workspace, "touch ran-marker")
 	contains(t, "output", outs[0], "Command blocked by PreToolUse hook", "not reachable", "gatehouse service start")
-	if _, err := os.Stat(filepath.Join(w.workspace, "ran-marker")); err == nil {
+	if _, err := os.Stat(filepath.Join(w.Workspace, "ran-marker")); err == nil {
 		t.Error("the command ran without the service")
 	}
 
-	hooks := filepath.Join(w.home, ".codex", "hooks.json")
+	hooks := filepath.Join(w.Home, ".codex", "hooks.json")
 	b, err := os.ReadFile(hooks)
 	must(t, err)
-	must(t, os.WriteFile(hooks, bytes.ReplaceAll(b, []byte(hookBin), []byte("/nonexistent/gatehouse-hook")), 0o600))
-	wrapper := filepath.Join(w.dir, "codex")
+	must(t, os.WriteFile(hooks, bytes.ReplaceAll(b, []byte(e2etest.HookBin), []byte("/nonexistent/gatehouse-hook")), 0o600))
+	wrapper := filepath.Join(w.Dir, "codex")
 	must(t, os.WriteFile(wrapper, []byte("#!/bin/sh\nexec "+w.codex+" --dangerously-bypass-hook-trust \"$@\"\n"), 0o755))
 	w.codex = wrapper
-	outs, _ = w.run(w.workspace, "touch ran-marker")
+	outs, _ = w.run(w.Workspace, "touch ran-marker")
 	contains(t, "output", outs[0], "Command blocked by PreToolUse hook: ", "Gatehouse's hook failed (exit status 127), so the command did not run")
-	if _, err := os.Stat(filepath.Join(w.workspace, "ran-marker")); err == nil {
+	if _, err := os.Stat(filepath.Join(w.Workspace, "ran-marker")); err == nil {
 		t.Error("the command ran without the hook's program")
 	}
 }
@@ -449,8 +311,8 @@ func TestCodexServiceDown(t *testing.T) {
 // for this run by --dangerously-bypass-hook-trust, with a 1 s timeout.
 func TestCodexHookFailureModes(t *testing.T) {
 	w := newWorld(t)
-	must(t, os.MkdirAll(filepath.Join(w.home, ".codex"), 0o700))
-	script := filepath.Join(w.dir, "hook.sh")
+	must(t, os.MkdirAll(filepath.Join(w.Home, ".codex"), 0o700))
+	script := filepath.Join(w.Dir, "hook.sh")
 	must(t, os.WriteFile(script, []byte(`#!/bin/sh
 in=$(cat)
 case "$in" in
@@ -462,14 +324,14 @@ esac
 `), 0o755))
 	hooks := fmt.Sprintf(`{"hooks":{"PreToolUse":[{"matcher":"^Bash$","hooks":[{"type":"command","command":%q,"timeout":1}]},`+
 		`{"matcher":"^Bash$","hooks":[{"type":"command","command":"/nonexistent/gatehouse-hook hook codex"}]}]}}`, script)
-	must(t, os.WriteFile(filepath.Join(w.home, ".codex", "hooks.json"), []byte(hooks), 0o600))
-	wrapper := filepath.Join(w.dir, "codex")
+	must(t, os.WriteFile(filepath.Join(w.Home, ".codex", "hooks.json"), []byte(hooks), 0o600))
+	wrapper := filepath.Join(w.Dir, "codex")
 	must(t, os.WriteFile(wrapper, []byte("#!/bin/sh\nexec "+w.codex+" --dangerously-bypass-hook-trust \"$@\"\n"), 0o755))
 	w.codex = wrapper
-	outs, _ := w.run(w.workspace, "touch case-exit2", "touch case-exit1", "touch case-signal", "touch case-timeout")
+	outs, _ := w.run(w.Workspace, "touch case-exit2", "touch case-exit1", "touch case-signal", "touch case-timeout")
 	contains(t, "exit 2", outs[0], "Command blocked by PreToolUse hook: blocked by the hook")
 	for _, m := range []string{"case-exit2", "case-exit1", "case-signal", "case-timeout"} {
-		_, err := os.Stat(filepath.Join(w.workspace, m))
+		_, err := os.Stat(filepath.Join(w.Workspace, m))
 		if ran := err == nil; ran != (m != "case-exit2") {
 			t.Errorf("%s: the command ran: %v (want it to run unless the hook exits 2)", m, ran)
 		}
