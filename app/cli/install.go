@@ -152,51 +152,25 @@ func runInstall(fl *flag.FlagSet) runFunc {
 
 // installClaude merges Gatehouse's hooks into Claude Code's user settings.
 func installClaude(env *Env, exe string) error {
-	file, old, err := readClaudeSettings(env)
+	file, err := claudeSettingsPath(env)
 	if err != nil {
 		return err
 	}
 	hook := claude.HookCommand(hookExe(exe), "")
-	merged, changed, err := claude.MergeHook(old, hook)
-	if err != nil {
-		return withHint(fmt.Errorf("%s: %w", file, err), "fix the file (Claude Code reads it as JSON) and run 'gatehouse install' again; nothing was changed")
-	}
-	if !changed {
-		fmt.Fprintf(env.Stdout, "%s: the Gatehouse hook is already installed\n", file)
-		return nil
-	}
-	backup, err := writeWithBackup(file, old, merged)
-	if err != nil {
-		return err
-	}
-	if backup != "" {
-		fmt.Fprintf(env.Stdout, "%s: backed up to %s\n", file, backup)
-	}
-	fmt.Fprintf(env.Stdout, "%s: Gatehouse hook installed (%s)\n", file, hook)
-	return nil
+	return mergeFile(env, file, "fix the file (Claude Code reads it as JSON) and run 'gatehouse install' again; nothing was changed", func(old []byte) ([]byte, bool, error) {
+		return claude.MergeHook(old, hook)
+	}, "the Gatehouse hook is already installed", "Gatehouse hook installed ("+hook+")")
 }
 
 // uninstallClaude removes Gatehouse's hooks from Claude Code's user
 // settings.
 func uninstallClaude(env *Env) error {
-	file, old, err := readClaudeSettings(env)
+	file, err := claudeSettingsPath(env)
 	if err != nil {
 		return err
 	}
-	out, changed, err := claude.RemoveHook(old)
-	if err != nil {
-		return fmt.Errorf("%s: %w", file, err)
-	}
-	if !changed {
-		fmt.Fprintf(env.Stdout, "%s: no Gatehouse hook to remove\n", file)
-		return nil
-	}
-	backup, err := writeWithBackup(file, old, out)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(env.Stdout, "%s: Gatehouse hook removed (backup: %s)\n", file, backup)
-	return nil
+	_, err = removeHookFile(env, file, claude.RemoveHook)
+	return err
 }
 
 func runUninstall(fl *flag.FlagSet) runFunc {
@@ -260,22 +234,70 @@ func selfPath() (string, error) {
 	return exe, nil
 }
 
-// readClaudeSettings returns the path of Claude Code's user settings and
-// their bytes (nil when the file does not exist).
-func readClaudeSettings(env *Env) (file string, old []byte, err error) {
-	if file, err = claudeSettingsPath(env); err != nil {
-		return "", nil, err
-	}
-	old, err = readOptional(file)
-	return file, old, err
-}
-
 func readOptional(file string) ([]byte, error) {
 	b, err := os.ReadFile(file)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	return b, err
+}
+
+// editFile rewrites file by edit, after a backup, and returns whether it
+// wrote and the backup's path (none for a new file). A file that does not
+// exist is edited as empty; an edit that fails leaves the file alone and
+// is the error, with hint when there is one.
+func editFile(file, hint string, edit func([]byte) ([]byte, bool, error)) (changed bool, backup string, err error) {
+	old, err := readOptional(file)
+	if err != nil {
+		return false, "", err
+	}
+	out, changed, err := edit(old)
+	if err != nil {
+		err = fmt.Errorf("%s: %w", file, err)
+		if hint != "" {
+			err = withHint(err, hint)
+		}
+		return false, "", err
+	}
+	if !changed {
+		return false, "", nil
+	}
+	backup, err = writeWithBackup(file, old, out)
+	return err == nil, backup, err
+}
+
+// mergeFile is editFile that says on env.Stdout what it did: same when
+// nothing changed, the backup and done when it wrote.
+func mergeFile(env *Env, file, hint string, edit func([]byte) ([]byte, bool, error), same, done string) error {
+	changed, backup, err := editFile(file, hint, edit)
+	if err != nil {
+		return err
+	}
+	if !changed {
+		fmt.Fprintf(env.Stdout, "%s: %s\n", file, same)
+		return nil
+	}
+	if backup != "" {
+		fmt.Fprintf(env.Stdout, "%s: backed up to %s\n", file, backup)
+	}
+	fmt.Fprintf(env.Stdout, "%s: %s\n", file, done)
+	return nil
+}
+
+// removeHookFile takes Gatehouse's hook out of an agent's settings file
+// by remove, after a backup, says so on env.Stdout, and returns whether it
+// did.
+func removeHookFile(env *Env, file string, remove func([]byte) ([]byte, bool, error)) (bool, error) {
+	changed, backup, err := editFile(file, "", remove)
+	if err != nil {
+		return false, err
+	}
+	if !changed {
+		fmt.Fprintf(env.Stdout, "%s: no Gatehouse hook to remove\n", file)
+		return false, nil
+	}
+	fmt.Fprintf(env.Stdout, "%s: Gatehouse hook removed (backup: %s)\n", file, backup)
+	return true, nil
 }
 
 // writeWithBackup backs up the current file (when there is one) and

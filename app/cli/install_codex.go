@@ -104,23 +104,14 @@ func uninstallCodex(env *Env) error {
 		return err
 	}
 	hooksFile, configFile := filepath.Join(dir, codex.HooksFile), filepath.Join(dir, codex.ConfigFile)
-	old, err := readOptional(hooksFile)
-	if err != nil {
+	var index int // the group's position, which named its trust entry
+	removed, err := removeHookFile(env, hooksFile, func(old []byte) (out []byte, changed bool, err error) {
+		out, changed, index, err = codex.RemoveHook(old)
+		return out, changed, err
+	})
+	if err != nil || !removed {
 		return err
 	}
-	out, changed, index, err := codex.RemoveHook(old)
-	if err != nil {
-		return fmt.Errorf("%s: %w", hooksFile, err)
-	}
-	if !changed {
-		fmt.Fprintf(env.Stdout, "%s: no Gatehouse hook to remove\n", hooksFile)
-		return nil
-	}
-	backup, err := writeWithBackup(hooksFile, old, out)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(env.Stdout, "%s: Gatehouse hook removed (backup: %s)\n", hooksFile, backup)
 	oldConfig, err := readOptional(configFile)
 	if err != nil {
 		return err

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"flag"
-	"fmt"
 
 	"github.com/gatehouse-dev/gatehouse/hook/cursor"
 )
@@ -65,36 +64,4 @@ func uninstallCursor(env *Env) error {
 		return err
 	}
 	return mergeFile(env, cursor.MCPPath(home), "", cursor.RemoveMCPServer, "no Gatehouse MCP server to remove", "Gatehouse MCP server removed")
-}
-
-// mergeFile rewrites file by edit, after a backup, and says on env.Stdout
-// what it did: same when nothing changed, done when it wrote. A file that
-// does not exist is edited as empty; an edit that fails leaves the file
-// alone and is the error, with hint when there is one.
-func mergeFile(env *Env, file, hint string, edit func([]byte) ([]byte, bool, error), same, done string) error {
-	old, err := readOptional(file)
-	if err != nil {
-		return err
-	}
-	out, changed, err := edit(old)
-	if err != nil {
-		err = fmt.Errorf("%s: %w", file, err)
-		if hint != "" {
-			err = withHint(err, hint)
-		}
-		return err
-	}
-	if !changed {
-		fmt.Fprintf(env.Stdout, "%s: %s\n", file, same)
-		return nil
-	}
-	backup, err := writeWithBackup(file, old, out)
-	if err != nil {
-		return err
-	}
-	if backup != "" {
-		fmt.Fprintf(env.Stdout, "%s: backed up to %s\n", file, backup)
-	}
-	fmt.Fprintf(env.Stdout, "%s: %s\n", file, done)
-	return nil
 }

@@ -1,10 +1,6 @@
 package cli
 
-import (
-	"fmt"
-
-	"github.com/gatehouse-dev/gatehouse/hook/gemini"
-)
+import "github.com/gatehouse-dev/gatehouse/hook/gemini"
 
 // geminiSettingsPath is Gemini CLI's user settings file,
 // ~/.gemini/settings.json.
@@ -23,28 +19,10 @@ func installGemini(env *Env, exe string) error {
 	if err != nil {
 		return err
 	}
-	old, err := readOptional(file)
-	if err != nil {
-		return err
-	}
 	cmd := gemini.HookCommand(hookExe(exe))
-	merged, changed, err := gemini.MergeHook(old, cmd)
-	if err != nil {
-		return withHint(fmt.Errorf("%s: %w", file, err), "fix the file (a settings file with comments is left to you: add the hook 'gatehouse managed-settings --agent gemini' prints) and run 'gatehouse install --agent gemini' again; nothing was changed")
-	}
-	if !changed {
-		fmt.Fprintf(env.Stdout, "%s: the Gatehouse hook is already installed\n", file)
-		return nil
-	}
-	backup, err := writeWithBackup(file, old, merged)
-	if err != nil {
-		return err
-	}
-	if backup != "" {
-		fmt.Fprintf(env.Stdout, "%s: backed up to %s\n", file, backup)
-	}
-	fmt.Fprintf(env.Stdout, "%s: Gatehouse hook installed (%s)\n", file, cmd)
-	return nil
+	return mergeFile(env, file, "fix the file (a settings file with comments is left to you: add the hook 'gatehouse managed-settings --agent gemini' prints) and run 'gatehouse install --agent gemini' again; nothing was changed", func(old []byte) ([]byte, bool, error) {
+		return gemini.MergeHook(old, cmd)
+	}, "the Gatehouse hook is already installed", "Gatehouse hook installed ("+cmd+")")
 }
 
 // uninstallGemini removes Gatehouse's hook from Gemini CLI's user
@@ -54,22 +32,6 @@ func uninstallGemini(env *Env) error {
 	if err != nil {
 		return err
 	}
-	old, err := readOptional(file)
-	if err != nil {
-		return err
-	}
-	out, changed, err := gemini.RemoveHook(old)
-	if err != nil {
-		return fmt.Errorf("%s: %w", file, err)
-	}
-	if !changed {
-		fmt.Fprintf(env.Stdout, "%s: no Gatehouse hook to remove\n", file)
-		return nil
-	}
-	backup, err := writeWithBackup(file, old, out)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(env.Stdout, "%s: Gatehouse hook removed (backup: %s)\n", file, backup)
-	return nil
+	_, err = removeHookFile(env, file, gemini.RemoveHook)
+	return err
 }
