@@ -375,46 +375,29 @@ func installMCP(env *Env, exe string) error {
 	if err != nil {
 		return err
 	}
-	old, err := os.ReadFile(file)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	out, changed, err := claude.MergeMCPServer(old, exe)
+	changed, _, err := editFile(file, "fix the file (Claude Code reads it as JSON) and run 'gatehouse install --mcp' again; it was not changed", func(old []byte) ([]byte, bool, error) {
+		return claude.MergeMCPServer(old, exe)
+	})
 	if err != nil {
-		return withHint(fmt.Errorf("%s: %w", file, err), "fix the file (Claude Code reads it as JSON) and run 'gatehouse install --mcp' again; it was not changed")
+		return err
 	}
 	if !changed {
 		fmt.Fprintf(env.Stdout, "%s: the Gatehouse MCP server is already registered\n", file)
 		return nil
 	}
-	if _, err := writeWithBackup(file, old, out); err != nil {
-		return err
-	}
 	fmt.Fprintf(env.Stdout, "%s: Gatehouse MCP server registered (%s mcp; tool mcp__gatehouse__shell__execute)\n", file, exe)
 	return nil
 }
 
-// uninstallMCP removes what installMCP added.
+// uninstallMCP removes what installMCP added, silently when there is
+// nothing to remove.
 func uninstallMCP(env *Env) error {
 	file, err := claudeConfigPath(env)
 	if err != nil {
 		return err
 	}
-	old, err := os.ReadFile(file)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	out, changed, err := claude.RemoveMCPServer(old)
-	if err != nil {
-		return fmt.Errorf("%s: %w", file, err)
-	}
-	if !changed {
-		return nil
-	}
-	if _, err := writeWithBackup(file, old, out); err != nil {
+	changed, _, err := editFile(file, "", claude.RemoveMCPServer)
+	if err != nil || !changed {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "%s: Gatehouse MCP server removed\n", file)
