@@ -19,9 +19,9 @@ var allowed = []string{
 	"github.com/gatehouse-dev/gatehouse/hook/cursor",
 	"github.com/gatehouse-dev/gatehouse/hook/decide",
 	"github.com/gatehouse-dev/gatehouse/hook/gemini",
-	// hookfile reads matcher groups (the installers'); standard library
-	// and jsonobj only, no initialisation.
-	"github.com/gatehouse-dev/gatehouse/hook/hookfile",
+	// hookjson reads the hooks' shared JSON (input, matcher groups);
+	// standard library and jsonobj only, no initialisation.
+	"github.com/gatehouse-dev/gatehouse/hook/hookjson",
 	"github.com/gatehouse-dev/gatehouse/hook/relay",
 	// fspath is one standard-library function (Within) that sandbox
 	// shares with the analysis; it has no initialisation.

@@ -31,7 +31,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/gatehouse-dev/gatehouse/hook/hookfile"
+	"github.com/gatehouse-dev/gatehouse/hook/hookjson"
 	"github.com/gatehouse-dev/gatehouse/internal/jsonobj"
 )
 
@@ -188,7 +188,7 @@ func MergeHook(settings []byte, command string) ([]byte, bool, error) {
 		want := ev.group(command)
 		found := false
 		for i, g := range groups {
-			cmds := hookfile.Commands(g)
+			cmds := hookjson.Commands(g)
 			if len(cmds) != 1 || !IsHookCommand(cmds[0]) {
 				continue
 			}
@@ -239,7 +239,7 @@ func RemoveHook(settings []byte) ([]byte, bool, error) {
 		if err := json.Unmarshal(graw, &groups); err != nil {
 			return nil, false, fmt.Errorf("hooks.%s is not a list", ev.name)
 		}
-		kept, dropped := hookfile.Drop(groups, IsHookCommand)
+		kept, dropped := hookjson.Drop(groups, IsHookCommand)
 		if !dropped {
 			continue
 		}

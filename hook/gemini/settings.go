@@ -23,7 +23,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/gatehouse-dev/gatehouse/hook/hookfile"
+	"github.com/gatehouse-dev/gatehouse/hook/hookjson"
 	"github.com/gatehouse-dev/gatehouse/internal/jsonobj"
 )
 
@@ -135,7 +135,7 @@ func MergeHook(settings []byte, command string) ([]byte, bool, error) {
 	want := HookGroup(command)
 	found := false
 	for i, g := range groups {
-		cmds := hookfile.Commands(g)
+		cmds := hookjson.Commands(g)
 		if len(cmds) != 1 || !IsHookCommand(cmds[0]) {
 			continue
 		}
@@ -178,7 +178,7 @@ func RemoveHook(settings []byte) ([]byte, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	kept, dropped := hookfile.Drop(groups, IsHookCommand)
+	kept, dropped := hookjson.Drop(groups, IsHookCommand)
 	if !dropped {
 		return settings, false, nil
 	}

@@ -1,4 +1,4 @@
-package hookfile
+package hookjson
 
 import (
 	"encoding/json"

@@ -1,8 +1,8 @@
-// Package hookfile reads and edits the matcher groups that Claude Code and
-// Gemini CLI keep under their settings' hooks: {"matcher": …, "hooks":
-// [{"type": "command", "command": …}, …]}. It links the standard library
-// and jsonobj alone, as the small hook client does.
-package hookfile
+// Package hookjson holds the JSON the agents' hooks share: the matcher groups that Claude
+// Code and Gemini CLI keep under their settings' hooks ({"matcher": …,
+// "hooks": [{"type": "command", "command": …}, …]}). It links the standard
+// library and jsonobj alone, as the small hook client does.
+package hookjson
 
 import (
 	"encoding/json"
