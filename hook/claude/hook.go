@@ -19,6 +19,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/gatehouse-dev/gatehouse/hook/hookjson"
 	"github.com/gatehouse-dev/gatehouse/service/api"
 )
 
@@ -77,16 +78,9 @@ const (
 // output (PostToolUse), or the end of a session (SessionEnd, which has no
 // tool).
 func Decode(r io.Reader) (*Input, error) {
-	b, err := io.ReadAll(io.LimitReader(r, maxInput+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading the hook input: %w", err)
-	}
-	if len(b) > maxInput {
-		return nil, fmt.Errorf("the hook input is larger than %d bytes", maxInput)
-	}
 	var in Input
-	if err := json.Unmarshal(b, &in); err != nil {
-		return nil, fmt.Errorf("the hook input is not valid JSON: %v", err)
+	if err := hookjson.DecodeInput(r, maxInput, &in); err != nil {
+		return nil, err
 	}
 	if in.HookEventName == EventSessionEnd {
 		return &in, nil

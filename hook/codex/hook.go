@@ -23,6 +23,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/gatehouse-dev/gatehouse/hook/hookjson"
 )
 
 // ToolBash is the tool_name Codex gives its shell tools' calls.
@@ -54,16 +56,9 @@ type Input struct {
 
 // Decode reads and checks the hook input.
 func Decode(r io.Reader) (*Input, error) {
-	b, err := io.ReadAll(io.LimitReader(r, maxInput+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading the hook input: %w", err)
-	}
-	if len(b) > maxInput {
-		return nil, fmt.Errorf("the hook input is larger than %d bytes", maxInput)
-	}
 	var in Input
-	if err := json.Unmarshal(b, &in); err != nil {
-		return nil, fmt.Errorf("the hook input is not valid JSON: %v", err)
+	if err := hookjson.DecodeInput(r, maxInput, &in); err != nil {
+		return nil, err
 	}
 	if in.HookEventName != EventPreToolUse {
 		return nil, fmt.Errorf("hook_event_name is %q; this hook handles PreToolUse", in.HookEventName)

@@ -26,6 +26,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+
+	"github.com/gatehouse-dev/gatehouse/hook/hookjson"
 )
 
 // Agent is the agent name on the record of a call Cursor made through
@@ -111,16 +113,9 @@ func Hook(stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 func decode(r io.Reader) (*Input, error) {
-	b, err := io.ReadAll(io.LimitReader(r, maxInput+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading the hook input: %w", err)
-	}
-	if len(b) > maxInput {
-		return nil, fmt.Errorf("the hook input is larger than %d bytes", maxInput)
-	}
 	var in Input
-	if err := json.Unmarshal(b, &in); err != nil {
-		return nil, fmt.Errorf("the hook input is not valid JSON: %v", err)
+	if err := hookjson.DecodeInput(r, maxInput, &in); err != nil {
+		return nil, err
 	}
 	return &in, nil
 }

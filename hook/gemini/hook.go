@@ -25,6 +25,8 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+
+	"github.com/gatehouse-dev/gatehouse/hook/hookjson"
 )
 
 // ToolShell is the shell tool Gatehouse decides and routes.
@@ -60,16 +62,9 @@ type Input struct {
 
 // Decode reads and checks the hook input.
 func Decode(r io.Reader) (*Input, error) {
-	b, err := io.ReadAll(io.LimitReader(r, maxInput+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading the hook input: %w", err)
-	}
-	if len(b) > maxInput {
-		return nil, fmt.Errorf("the hook input is larger than %d bytes", maxInput)
-	}
 	var in Input
-	if err := json.Unmarshal(b, &in); err != nil {
-		return nil, fmt.Errorf("the hook input is not valid JSON: %v", err)
+	if err := hookjson.DecodeInput(r, maxInput, &in); err != nil {
+		return nil, err
 	}
 	if in.HookEventName != EventBeforeTool {
 		return nil, fmt.Errorf("hook_event_name is %q; this hook handles BeforeTool", in.HookEventName)

@@ -1,4 +1,5 @@
-// Package hookjson holds the JSON the agents' hooks share: the matcher groups that Claude
+// Package hookjson holds the JSON the agents' hooks share: the input an
+// agent writes on the hook's stdin, and the matcher groups that Claude
 // Code and Gemini CLI keep under their settings' hooks ({"matcher": …,
 // "hooks": [{"type": "command", "command": …}, …]}). It links the standard
 // library and jsonobj alone, as the small hook client does.
@@ -6,9 +7,27 @@ package hookjson
 
 import (
 	"encoding/json"
+	"fmt"
+	"io"
 
 	"github.com/gatehouse-dev/gatehouse/internal/jsonobj"
 )
+
+// DecodeInput reads the hook's input from r, at most max bytes of JSON,
+// into v.
+func DecodeInput(r io.Reader, max int, v any) error {
+	b, err := io.ReadAll(io.LimitReader(r, int64(max)+1))
+	if err != nil {
+		return fmt.Errorf("reading the hook input: %w", err)
+	}
+	if len(b) > max {
+		return fmt.Errorf("the hook input is larger than %d bytes", max)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("the hook input is not valid JSON: %v", err)
+	}
+	return nil
+}
 
 // entry is what a group's hook is matched by.
 type entry struct {

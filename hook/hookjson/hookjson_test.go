@@ -38,3 +38,22 @@ func TestDrop(t *testing.T) {
 		t.Errorf("Commands of no group = %q", c)
 	}
 }
+
+// DecodeInput reads at most max bytes of JSON, and says which of the
+// three ways an input it cannot take fails.
+func TestDecodeInput(t *testing.T) {
+	var v struct {
+		Cwd string `json:"cwd"`
+	}
+	if err := DecodeInput(strings.NewReader(`{"cwd":"/w"}`), 12, &v); err != nil || v.Cwd != "/w" {
+		t.Errorf("DecodeInput = %v, %+v", err, v)
+	}
+	for in, want := range map[string]string{
+		`{"cwd":"/ws"}`: "the hook input is larger than 12 bytes",
+		`{"cwd":`:       "the hook input is not valid JSON: unexpected end of JSON input",
+	} {
+		if err := DecodeInput(strings.NewReader(in), 12, &v); err == nil || err.Error() != want {
+			t.Errorf("DecodeInput(%s) = %v, want %s", in, err, want)
+		}
+	}
+}
