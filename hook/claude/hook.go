@@ -8,7 +8,6 @@
 package claude
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -343,16 +342,7 @@ func ShellQuote(s string) string {
 }
 
 // Encode writes o as one line of JSON.
-func (o *Output) Encode(w io.Writer) error {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(o); err != nil {
-		return err
-	}
-	_, err := w.Write(buf.Bytes())
-	return err
-}
+func (o *Output) Encode(w io.Writer) error { return hookjson.Write(w, o) }
 
 // ParseMS parses BASH_DEFAULT_TIMEOUT_MS; 0 when unset or invalid.
 func ParseMS(s string) int64 {

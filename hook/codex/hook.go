@@ -131,13 +131,4 @@ func Route(in *Input, relay, reason string) *Output {
 }
 
 // Encode writes o as one line of JSON.
-func (o *Output) Encode(w io.Writer) error {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(o); err != nil {
-		return err
-	}
-	_, err := w.Write(buf.Bytes())
-	return err
-}
+func (o *Output) Encode(w io.Writer) error { return hookjson.Write(w, o) }

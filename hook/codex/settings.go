@@ -13,6 +13,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/gatehouse-dev/gatehouse/hook/hookjson"
 	"github.com/gatehouse-dev/gatehouse/internal/jsonobj"
 )
 
@@ -77,13 +78,9 @@ type group struct {
 
 // Group returns the PreToolUse matcher group that runs command.
 func Group(command string) json.RawMessage {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false) // the line's >&2 stays legible in the file
-	enc.Encode(group{Matcher: Matcher, Hooks: []handler{{
+	return hookjson.Marshal(group{Matcher: Matcher, Hooks: []handler{{
 		Type: "command", Command: command, Timeout: HookTimeoutSeconds, StatusMessage: HookStatusMessage,
 	}}})
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
 // MergeHook returns the hooks file with the hook that runs command

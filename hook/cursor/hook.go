@@ -23,7 +23,6 @@
 package cursor
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -103,9 +102,7 @@ func Hook(stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "gatehouse: hook cursor: %v; the command is denied\n", err)
 		in = nil
 	}
-	enc := json.NewEncoder(stdout)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(Deny(in)); err != nil {
+	if err := hookjson.Write(stdout, Deny(in)); err != nil {
 		fmt.Fprintf(stderr, "Gatehouse denied the command (use the gatehouse MCP server's %s tool); writing the answer failed: %v\n", MCPTool, err)
 		return ExitBlock
 	}

@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/gatehouse-dev/gatehouse/hook/hookjson"
 	"github.com/gatehouse-dev/gatehouse/internal/jsonobj"
 )
 
@@ -93,15 +94,7 @@ type hookEntry struct {
 
 // HookEntry returns the beforeShellExecution entry that runs command.
 func HookEntry(command string) json.RawMessage {
-	return marshal(hookEntry{Command: command, FailClosed: true})
-}
-
-func marshal(v any) json.RawMessage {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false) // the command's >&2 stays legible in the file
-	enc.Encode(v)
-	return json.RawMessage(strings.TrimSpace(b.String()))
+	return hookjson.Marshal(hookEntry{Command: command, FailClosed: true})
 }
 
 // MergeHook returns hooks.json with the hook that runs command installed
@@ -199,7 +192,7 @@ type mcpServer struct {
 
 // MCPServerEntry is the mcpServers entry that runs `exe mcp`.
 func MCPServerEntry(exe string) json.RawMessage {
-	return marshal(mcpServer{Command: exe, Args: []string{"mcp"}})
+	return hookjson.Marshal(mcpServer{Command: exe, Args: []string{"mcp"}})
 }
 
 // isOurServer reports whether an mcpServers entry runs a gatehouse

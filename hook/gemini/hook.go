@@ -19,7 +19,6 @@
 package gemini
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -161,13 +160,4 @@ func Route(relay string) *Output {
 func (o *Output) Blocks() bool { return o.Decision == "deny" }
 
 // Encode writes o as one line of JSON.
-func (o *Output) Encode(w io.Writer) error {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(o); err != nil {
-		return err
-	}
-	_, err := w.Write(buf.Bytes())
-	return err
-}
+func (o *Output) Encode(w io.Writer) error { return hookjson.Write(w, o) }

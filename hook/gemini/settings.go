@@ -108,13 +108,9 @@ type matcherGroup struct {
 
 // HookGroup returns the BeforeTool matcher group that runs command.
 func HookGroup(command string) json.RawMessage {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false) // the command's >&2 stays legible in the file
-	enc.Encode(matcherGroup{Matcher: ToolShell, Hooks: []hookEntry{{
+	return hookjson.Marshal(matcherGroup{Matcher: ToolShell, Hooks: []hookEntry{{
 		Name: HookName, Type: "command", Command: command, Timeout: HookTimeoutMS,
 	}}})
-	return bytes.TrimSpace(b.Bytes())
 }
 
 // MergeHook returns settings with the hook that runs command installed,

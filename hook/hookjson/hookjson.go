@@ -6,6 +6,7 @@
 package hookjson
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -27,6 +28,25 @@ func DecodeInput(r io.Reader, max int, v any) error {
 		return fmt.Errorf("the hook input is not valid JSON: %v", err)
 	}
 	return nil
+}
+
+// Marshal encodes v compact, with <, > and & as they are: a command's
+// >&2 stays legible in a settings file. v is a type of ours that always
+// encodes.
+func Marshal(v any) json.RawMessage {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v)
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+// Write writes v to w as one line of JSON, with <, > and & as they are,
+// in a single write: a hook's answer.
+func Write(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
 }
 
 // entry is what a group's hook is matched by.

@@ -57,3 +57,16 @@ func TestDecodeInput(t *testing.T) {
 		}
 	}
 }
+
+// Marshal and Write keep a command's >&2 as it is written; Write ends the
+// line, Marshal does not.
+func TestMarshalWrite(t *testing.T) {
+	v := map[string]string{"command": "x 2>&1 <in"}
+	if got := string(Marshal(v)); got != `{"command":"x 2>&1 <in"}` {
+		t.Errorf("Marshal = %s", got)
+	}
+	var b strings.Builder
+	if err := Write(&b, v); err != nil || b.String() != "{\"command\":\"x 2>&1 <in\"}\n" {
+		t.Errorf("Write = %v, %q", err, b.String())
+	}
+}
