@@ -12,11 +12,16 @@ package e2etest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -69,6 +74,110 @@ func Main(m *testing.M, prefix string) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// RequireAgent returns the path of the agent's program (title names it in
+// messages) when it is on PATH at the pinned version (a field of what
+// program --version prints), or skips the test; under REQUIRE_SANDBOX=1
+// it fails it. Bubblewrap is required too.
+func RequireAgent(tb testing.TB, program, title, version string) string {
+	tb.Helper()
+	sandboxtest.RequireBwrap(tb)
+	path, err := exec.LookPath(program)
+	if err == nil {
+		var out []byte
+		out, err = exec.Command(path, "--version").Output()
+		if err == nil && !slices.Contains(strings.Fields(string(out)), version) {
+			err = fmt.Errorf("%s --version says %q, want %s", program, strings.TrimSpace(string(out)), version)
+		}
+	}
+	if err != nil {
+		if sandboxtest.Required() {
+			tb.Fatalf("REQUIRE_SANDBOX=1 but %s %s is missing (%v); run .ci/test-deps.sh", title, version, err)
+		}
+		tb.Skipf("%s %s missing: %v", title, version, err)
+	}
+	return path
+}
+
+// ServeAPI serves a fake model API on a free port of 127.0.0.1 until the
+// test ends and returns its address (host:port).
+func ServeAPI(tb testing.TB, h http.Handler) string {
+	tb.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	Must(tb, err)
+	srv := &http.Server{Handler: h}
+	go srv.Serve(l)
+	tb.Cleanup(func() { srv.Close() })
+	return l.Addr().String()
+}
+
+// Results records what a fake model API is sent back for the calls it
+// asked for: each call's result once, by the call's id, in the order they
+// came (a client may send a request again). Its zero value is empty and
+// ready.
+type Results[T any] struct {
+	mu   sync.Mutex
+	seen map[string]bool
+	list []T
+}
+
+// Add records v as the result of call id, unless one is recorded for it.
+func (r *Results[T]) Add(id string, v T) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.seen[id] {
+		return
+	}
+	if r.seen == nil {
+		r.seen = map[string]bool{}
+	}
+	r.seen[id] = true
+	r.list = append(r.list, v)
+}
+
+// Len is how many results are recorded: the index of the next call to ask
+// for.
+func (r *Results[T]) Len() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.list)
+}
+
+// All returns the results recorded so far.
+func (r *Results[T]) All() []T {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.list)
+}
+
+// Want returns the results and fails tb unless there are n of them; what
+// names them in the message.
+func (r *Results[T]) Want(tb testing.TB, n int, what string) []T {
+	tb.Helper()
+	got := r.All()
+	if len(got) != n {
+		tb.Fatalf("the fake API saw %d %s, want %d: %+v", len(got), what, n, got)
+	}
+	return got
+}
+
+// Text flattens the content a client sends back for a call: a string, or
+// items with text (Anthropic's tool_result, OpenAI's function_call_output).
+func Text(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var items []struct {
+		Text string `json:"text"`
+	}
+	json.Unmarshal(raw, &items)
+	var b strings.Builder
+	for _, x := range items {
+		b.WriteString(x.Text)
+	}
+	return b.String()
 }
 
 // World is one isolated user: a home, a workspace in it, a runtime
@@ -169,6 +278,19 @@ func (w *World) StopService() {
 	w.Serve.Process.Signal(os.Interrupt)
 	w.Serve.Wait()
 	w.Serve = nil
+}
+
+// RunAgent runs the agent's command (its arguments, directory and
+// environment set by the suite) and returns its output; if the agent
+// fails, the test fails with that output and the service's log.
+func (w *World) RunAgent(cmd *exec.Cmd) string {
+	w.TB.Helper()
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		w.TB.Fatalf("%s: %v\n%s\nservice log:\n%s", filepath.Base(cmd.Path), err, out.String(), w.ServeLog.String())
+	}
+	return out.String()
 }
 
 // Client is a client of the world's service.

@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -21,7 +20,6 @@ import (
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/e2etest"
-	"github.com/gatehouse-dev/gatehouse/sandbox/sandboxtest"
 	"github.com/gatehouse-dev/gatehouse/service/api"
 )
 
@@ -32,39 +30,17 @@ func TestMain(m *testing.M) { e2etest.Main(m, "gatehouse-codex-e2e-bin-") }
 
 var must, contains = e2etest.Must, e2etest.Contains
 
-// requireCodex returns the codex binary of the pinned version, or skips
-// (fails under REQUIRE_SANDBOX=1).
-func requireCodex(t *testing.T) string {
-	t.Helper()
-	sandboxtest.RequireBwrap(t)
-	path, err := exec.LookPath("codex")
-	if err == nil {
-		var out []byte
-		out, err = exec.Command(path, "--version").Output()
-		if err == nil && !strings.Contains(string(out), codexVersion) {
-			err = fmt.Errorf("codex --version says %q, want %s", strings.TrimSpace(string(out)), codexVersion)
-		}
-	}
-	if err != nil {
-		if sandboxtest.Required() {
-			t.Fatalf("REQUIRE_SANDBOX=1 but Codex CLI %s is missing (%v); run .ci/test-deps.sh", codexVersion, err)
-		}
-		t.Skipf("codex %s missing: %v", codexVersion, err)
-	}
-	return path
-}
-
 // fakeResponses is an OpenAI Responses API that answers each turn with the
 // next of its shell commands (a function call of the exec_command tool
 // Codex offers), then ends the conversation, and records every
 // function_call_output and the first request's tools.
 type fakeResponses struct {
 	commands []string
+	outputs  e2etest.Results[string]
 
-	mu      sync.Mutex
-	outputs map[string]string // call_id: output
-	order   []string
-	tools   []string
+	mu    sync.Mutex
+	tools []string // offered in the first request
+	asked bool
 }
 
 func (f *fakeResponses) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -83,12 +59,13 @@ func (f *fakeResponses) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	json.Unmarshal(body, &req)
 	f.mu.Lock()
-	if f.outputs == nil {
-		f.outputs = map[string]string{}
+	if !f.asked {
+		f.asked = true
 		for _, t := range req.Tools {
 			f.tools = append(f.tools, t.Type+":"+t.Name)
 		}
 	}
+	f.mu.Unlock()
 	for _, raw := range req.Input {
 		var it struct {
 			Type   string          `json:"type"`
@@ -98,13 +75,9 @@ func (f *fakeResponses) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if json.Unmarshal(raw, &it) != nil || it.Type != "function_call_output" {
 			continue
 		}
-		if _, seen := f.outputs[it.CallID]; !seen {
-			f.outputs[it.CallID] = outputText(it.Output)
-			f.order = append(f.order, it.CallID)
-		}
+		f.outputs.Add(it.CallID, e2etest.Text(it.Output))
 	}
-	next := len(f.order)
-	f.mu.Unlock()
+	next := f.outputs.Len()
 
 	w.Header().Set("Content-Type", "text/event-stream")
 	fl := w.(http.Flusher)
@@ -129,38 +102,14 @@ func (f *fakeResponses) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		"usage": map[string]any{"input_tokens": 1, "input_tokens_details": nil, "output_tokens": 1, "output_tokens_details": nil, "total_tokens": 2}}})
 }
 
-// outputText flattens a function_call_output's output (a string, or
-// content items with text).
-func outputText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var items []struct {
-		Text string `json:"text"`
-	}
-	json.Unmarshal(raw, &items)
-	var b strings.Builder
-	for _, x := range items {
-		b.WriteString(x.Text)
-	}
-	return b.String()
-}
-
 // results returns the function_call_outputs in the order they came, n of
 // them.
 func (f *fakeResponses) results(t *testing.T, n int) []string {
 	t.Helper()
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	var out []string
-	for _, id := range f.order {
-		out = append(out, f.outputs[id])
-	}
-	if len(out) != n {
-		t.Fatalf("the fake API saw %d function_call_outputs, want %d (tools offered: %v): %q", len(out), n, f.tools, out)
-	}
-	return out
+	tools := f.tools
+	f.mu.Unlock()
+	return f.outputs.Want(t, n, fmt.Sprintf("function_call_outputs (tools offered: %v)", tools))
 }
 
 // world is one isolated user (e2etest.World) with a Codex home.
@@ -171,7 +120,8 @@ type world struct {
 }
 
 func newWorld(t *testing.T) *world {
-	w := &world{World: e2etest.NewWorld(t), t: t, codex: requireCodex(t)}
+	codex := e2etest.RequireAgent(t, "codex", "Codex CLI", codexVersion)
+	w := &world{World: e2etest.NewWorld(t), t: t, codex: codex}
 	w.WriteSecret("id_rsa", "-----BEGIN OPENSSH PRIVATE KEY-----\nSECRET-KEY-E2E\n")
 	w.AgentEnv = []string{"SHELL=/bin/bash"}
 	return w
@@ -195,26 +145,18 @@ func (w *world) install() {
 func (w *world) run(cwd string, commands ...string) ([]string, string) {
 	w.t.Helper()
 	f := &fakeResponses{commands: commands}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	must(w.t, err)
-	srv := &http.Server{Handler: f}
-	go srv.Serve(l)
-	defer srv.Close()
+	addr := e2etest.ServeAPI(w.t, f)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, w.codex, "exec", "--skip-git-repo-check", "--sandbox", "workspace-write",
 		"-c", `model_provider="e2e"`,
-		"-c", `model_providers.e2e={ name = "e2e", base_url = "http://`+l.Addr().String()+`/v1", wire_api = "responses", env_key = "E2E_API_KEY" }`,
+		"-c", `model_providers.e2e={ name = "e2e", base_url = "http://`+addr+`/v1", wire_api = "responses", env_key = "E2E_API_KEY" }`,
 		"-c", `approval_policy="never"`,
 		"-m", "gpt-e2e", "run the commands")
 	cmd.Dir = cwd
 	cmd.Env = append(w.Env(), "E2E_API_KEY=e2e-test-key", "CODEX_DISABLE_UPDATE_CHECK=1")
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		w.t.Fatalf("codex: %v\n%s\nservice log:\n%s", err, out.String(), w.ServeLog.String())
-	}
-	return f.results(w.t, len(commands)), out.String()
+	out := w.RunAgent(cmd)
+	return f.results(w.t, len(commands)), out
 }
 
 // One Codex session, the service up: an allowed command is routed and runs

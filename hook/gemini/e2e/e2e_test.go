@@ -10,18 +10,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/e2etest"
-	"github.com/gatehouse-dev/gatehouse/sandbox/sandboxtest"
 	"github.com/gatehouse-dev/gatehouse/service/api"
 )
 
@@ -33,38 +30,13 @@ func TestMain(m *testing.M) { e2etest.Main(m, "gatehouse-e2e-bin-") }
 
 var must, contains = e2etest.Must, e2etest.Contains
 
-// requireGemini returns the gemini program, or skips (fails under
-// REQUIRE_SANDBOX=1).
-func requireGemini(t *testing.T) string {
-	t.Helper()
-	sandboxtest.RequireBwrap(t)
-	path, err := exec.LookPath("gemini")
-	if err == nil {
-		var out []byte
-		out, err = exec.Command(path, "--version").Output()
-		if err == nil && strings.TrimSpace(string(out)) != geminiVersion {
-			err = fmt.Errorf("gemini is %s, not %s", strings.TrimSpace(string(out)), geminiVersion)
-		}
-	}
-	if err != nil {
-		if sandboxtest.Required() {
-			t.Fatalf("REQUIRE_SANDBOX=1 but Gemini CLI %s is missing (%v); run .ci/test-deps.sh", geminiVersion, err)
-		}
-		t.Skipf("Gemini CLI %s missing: %v", geminiVersion, err)
-	}
-	return path
-}
-
 // fakeGemini is the Gemini API's generateContent and
 // streamGenerateContent: each turn of the conversation is answered with
 // the next of its shell commands as a run_shell_command call, then with
 // text; every functionResponse it is sent is recorded, once.
 type fakeGemini struct {
-	commands []string
-
-	mu        sync.Mutex
-	responses []string // each functionResponse's response, as JSON
-	seen      map[string]bool
+	commands  []string
+	responses e2etest.Results[string] // each functionResponse's response, as JSON
 }
 
 func (f *fakeGemini) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -81,20 +53,14 @@ func (f *fakeGemini) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		} `json:"contents"`
 	}
 	json.Unmarshal(body, &req)
-	f.mu.Lock()
-	if f.seen == nil {
-		f.seen = map[string]bool{}
-	}
 	for _, c := range req.Contents {
 		for _, p := range c.Parts {
-			if fr := p.FunctionResponse; fr != nil && !f.seen[fr.ID] {
-				f.seen[fr.ID] = true
-				f.responses = append(f.responses, string(fr.Response))
+			if fr := p.FunctionResponse; fr != nil {
+				f.responses.Add(fr.ID, string(fr.Response))
 			}
 		}
 	}
-	next := len(f.responses)
-	f.mu.Unlock()
+	next := f.responses.Len()
 	text := func(s string) map[string]any { return map[string]any{"text": s} }
 	part := text("done")
 	if !strings.Contains(r.URL.Path, ":streamGenerateContent") {
@@ -119,17 +85,6 @@ func (f *fakeGemini) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Write(out)
 }
 
-// results returns the functionResponses, n of them.
-func (f *fakeGemini) results(t *testing.T, n int) []string {
-	t.Helper()
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if len(f.responses) != n {
-		t.Fatalf("the fake API saw %d function responses, want %d: %q", len(f.responses), n, f.responses)
-	}
-	return f.responses
-}
-
 // world is one isolated user (e2etest.World) with Gemini's settings.
 type world struct {
 	*e2etest.World
@@ -138,7 +93,8 @@ type world struct {
 }
 
 func newWorld(t *testing.T) *world {
-	w := &world{World: e2etest.NewWorld(t), t: t, gemini: requireGemini(t)}
+	gemini := e2etest.RequireAgent(t, "gemini", "Gemini CLI", geminiVersion)
+	w := &world{World: e2etest.NewWorld(t), t: t, gemini: gemini}
 	w.WriteSecret("id_rsa", "SECRET-KEY-E2E\n")
 	// Gemini's API key is chosen in its settings; the install merges the
 	// hook beside it.
@@ -158,25 +114,17 @@ func newWorld(t *testing.T) *world {
 func (w *world) converse(commands ...string) []string {
 	w.t.Helper()
 	f := &fakeGemini{commands: commands}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	must(w.t, err)
-	srv := &http.Server{Handler: f}
-	go srv.Serve(l)
-	defer srv.Close()
+	addr := e2etest.ServeAPI(w.t, f)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, w.gemini, "-p", "run the commands", "--approval-mode", "yolo", "--skip-trust", "-o", "json")
 	cmd.Dir = w.Workspace
 	cmd.Env = append(w.Env(),
-		"GOOGLE_GEMINI_BASE_URL=http://"+l.Addr().String(),
+		"GOOGLE_GEMINI_BASE_URL=http://"+addr,
 		"GEMINI_API_KEY=e2e-test-key",
 	)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		w.t.Fatalf("gemini: %v\n%s\nservice log:\n%s", err, out.String(), w.ServeLog.String())
-	}
-	return f.results(w.t, len(commands))
+	w.RunAgent(cmd)
+	return f.responses.Want(w.t, len(commands), "function responses")
 }
 
 // One Gemini session asks for three commands. The first is routed: it
