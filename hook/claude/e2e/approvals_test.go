@@ -16,70 +16,32 @@ import (
 	"github.com/gatehouse-dev/gatehouse/service/api"
 )
 
-// writeConfig writes the world's user configuration.
-func (w *world) writeConfig(yaml string) {
-	w.t.Helper()
-	dir := filepath.Join(w.home, ".config", "gatehouse")
-	must(w.t, os.MkdirAll(dir, 0o755))
-	must(w.t, os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(yaml), 0o644))
-}
-
-// awaitApproval waits for a pending approval request and returns it.
-func (w *world) awaitApproval() api.Approval {
-	w.t.Helper()
-	c := w.client()
-	for start := time.Now(); time.Since(start) < 60*time.Second; time.Sleep(50 * time.Millisecond) {
-		as, err := c.Approvals(context.Background())
-		if err == nil && len(as) > 0 {
-			return as[0]
-		}
-	}
-	w.t.Fatalf("no approval request appeared\nservice log:\n%s", w.serveLog.String())
-	return api.Approval{}
-}
-
-// answerOnTerminal runs gatehouse with args on a terminal (script(1)), as
-// a person answering would.
-func (w *world) answerOnTerminal(args ...string) string {
-	w.t.Helper()
-	if _, err := exec.LookPath("script"); err != nil {
-		w.t.Fatal("script (util-linux) is needed to answer on a terminal")
-	}
-	cmd := exec.Command("script", "-qec", gatehouseBin+" "+strings.Join(args, " "), "/dev/null")
-	cmd.Env = w.env()
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		w.t.Fatalf("gatehouse %s on a terminal: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
-}
-
 // A Bash call an ask rule holds waits inside Claude Code's hook while a
 // person approves it from the CLI; then it runs in Gatehouse and the
 // tool_result is its output, and the decision's record carries the answer.
 func TestHeldCallApprovedFromCLI(t *testing.T) {
 	w := newWorld(t)
-	w.writeConfig("policy:\n  rules:\n    - {name: ask-deploy, action: ask, reason: deploys need a person, command: [echo], args: [{seq: [deploy]}]}\n")
-	w.startService()
-	w.gatehouse("install", "--no-service")
+	w.WriteConfig("policy:\n  rules:\n    - {name: ask-deploy, action: ask, reason: deploys need a person, command: [echo], args: [{seq: [deploy]}]}\n")
+	w.StartService()
+	w.Gatehouse("install", "--no-service")
 	settings := w.sandboxSettings(false)
 
 	answered := make(chan string, 1)
 	go func() {
-		a := w.awaitApproval()
+		a, _ := w.AwaitApproval(60 * time.Second)
 		if a.Agent != "claude-code" || a.Surface != api.SurfaceAgentHook || a.Rule != "ask-deploy" || a.SessionID == "" || !strings.Contains(a.Command, "echo deploy now") {
 			t.Errorf("approval request %+v", a)
 		}
-		answered <- w.answerOnTerminal("approve", a.ID)
+		answered <- w.AnswerOnTerminal("approve", a.ID)
 	}()
-	res, _ := w.runClaude(w.workspace, settings, map[string]any{"command": "echo deploy now; echo done-$((6*7))", "description": "e2e"})
+	res, _ := w.runClaude(w.Workspace, settings, map[string]any{"command": "echo deploy now; echo done-$((6*7))", "description": "e2e"})
 	contains(t, "tool_result", res.Content, "deploy now", "done-42")
 	if res.IsError {
 		t.Errorf("the approved call is an error result: %s", res.Content)
 	}
 	contains(t, "approve output", <-answered, "approved", "(once)")
 
-	evs := w.events()
+	evs := w.Events()
 	if len(evs) != 2 {
 		t.Fatalf("want a decision and an execution, got %+v", evs)
 	}
@@ -99,18 +61,18 @@ func TestHeldCallApprovedFromCLI(t *testing.T) {
 // the trusted root.
 func TestWorkspaceTrust(t *testing.T) {
 	w := newWorld(t)
-	w.startService()
-	w.gatehouse("install", "--no-service")
+	w.StartService()
+	w.Gatehouse("install", "--no-service")
 	settings := w.sandboxSettings(false)
-	project := filepath.Join(w.home, "work", "api")
+	project := filepath.Join(w.Home, "work", "api")
 	sub := filepath.Join(project, "cmd")
 	must(t, os.MkdirAll(sub, 0o755))
 	must(t, exec.Command("git", "init", "-q", project).Run())
 
 	answered := make(chan api.Approval, 1)
 	go func() {
-		a := w.awaitApproval()
-		w.answerOnTerminal("approve", a.ID, "--trust")
+		a, _ := w.AwaitApproval(60 * time.Second)
+		w.AnswerOnTerminal("approve", a.ID, "--trust")
 		answered <- a
 	}()
 	res, _ := w.runClaude(sub, settings, map[string]any{"command": "pwd; echo data > made.txt && echo wrote-here", "description": "e2e"})
@@ -122,22 +84,22 @@ func TestWorkspaceTrust(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(sub, "made.txt")); err != nil {
 		t.Errorf("the trusted workspace is not writable: %v", err)
 	}
-	contains(t, "workspace list", w.gatehouse("workspace", "list"), "trusted  "+project, "for claude-code only")
-	evs := w.events()
+	contains(t, "workspace list", w.Gatehouse("workspace", "list"), "trusted  "+project, "for claude-code only")
+	evs := w.Events()
 	if len(evs) != 2 || evs[0].Approval == nil || evs[0].Approval.Kind != api.ApprovalWorkspace || evs[0].Approval.Workspace != project {
 		t.Errorf("events %+v", evs)
 	}
 
 	// Never a workspace, whatever is asked.
-	must(t, os.Symlink(w.home, filepath.Join(project, "homelink")))
-	for _, dir := range []string{"/", w.home, filepath.Join(w.home, ".ssh"), filepath.Join(project, "homelink")} {
+	must(t, os.Symlink(w.Home, filepath.Join(project, "homelink")))
+	for _, dir := range []string{"/", w.Home, filepath.Join(w.Home, ".ssh"), filepath.Join(project, "homelink")} {
 		res, _ := w.runClaude(dir, settings, map[string]any{"command": "echo ran-in-" + filepath.Base(dir), "description": "e2e"})
 		contains(t, "tool_result from "+dir, res.Content, "Gatehouse denied this command (cwd_outside_workspace)", "cannot be trusted as a workspace")
 		if strings.Contains(res.Content, "ran-in-") && !strings.Contains(res.Content, "echo ran-in-") {
 			t.Errorf("the call from %s ran: %s", dir, res.Content)
 		}
 	}
-	if as, _ := w.client().Approvals(context.Background()); len(as) != 0 {
+	if as, _ := w.Client().Approvals(context.Background()); len(as) != 0 {
 		t.Errorf("a refused directory asked: %+v", as)
 	}
 }
@@ -148,9 +110,9 @@ func TestWorkspaceTrust(t *testing.T) {
 // held gatehouse exec prints (waitline.Line).
 func TestHeldCallSaysItWaits(t *testing.T) {
 	w := newWorld(t)
-	w.writeConfig("policy:\n  rules:\n    - {name: ask-deploy, action: ask, reason: deploys need a person, command: [echo], args: [{seq: [deploy]}]}\n")
-	w.startService()
-	w.gatehouse("install", "--no-service")
+	w.WriteConfig("policy:\n  rules:\n    - {name: ask-deploy, action: ask, reason: deploys need a person, command: [echo], args: [{seq: [deploy]}]}\n")
+	w.StartService()
+	w.Gatehouse("install", "--no-service")
 	settings := w.sandboxSettings(false)
 
 	// The call is answered once Claude Code has passed on the hook's
@@ -160,17 +122,17 @@ func TestHeldCallSaysItWaits(t *testing.T) {
 	held, answered := make(chan api.Approval, 1), make(chan struct{})
 	go func() {
 		defer close(answered)
-		a := w.awaitApproval()
+		a, _ := w.AwaitApproval(60 * time.Second)
 		held <- a
 		select {
 		case <-said.seen:
 		case <-time.After(60 * time.Second):
 			t.Error("Claude Code passed on no hook output while the call was held")
 		}
-		w.answerOnTerminal("approve", a.ID)
+		w.AnswerOnTerminal("approve", a.ID)
 	}()
 	fake := &fakeAPI{input: map[string]any{"command": "echo deploy now", "description": "e2e"}}
-	out := w.converse(w.workspace, settings, fake, "--output-format", "stream-json", "--verbose", "--include-hook-events")
+	out := w.converse(w.Workspace, settings, fake, "--output-format", "stream-json", "--verbose", "--include-hook-events")
 	a := <-held
 	<-answered
 	res := fake.result(t)

@@ -3,13 +3,12 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/internal/e2etest"
 	"github.com/gatehouse-dev/gatehouse/sandbox/sandboxtest"
 )
 
@@ -23,26 +22,14 @@ import (
 
 func benchWorld(b *testing.B) *world {
 	sandboxtest.RequireBwrap(b)
-	w := &world{dir: sandboxtest.Dir(b)}
-	w.home = filepath.Join(w.dir, "home")
-	w.workspace = filepath.Join(w.home, "src", "proj")
-	if err := os.MkdirAll(w.workspace, 0o755); err != nil {
-		b.Fatal(err)
-	}
-	rt, err := os.MkdirTemp("/tmp", "ghrt")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { os.RemoveAll(rt) })
-	w.runtime = rt
-	w.tb = b
-	w.startService()
+	w := &world{World: e2etest.NewWorld(b)}
+	w.StartService()
 	return w
 }
 
 func hookInput(w *world, command string) []byte {
 	in, _ := json.Marshal(map[string]any{
-		"session_id": "bench", "cwd": w.workspace, "hook_event_name": "PreToolUse",
+		"session_id": "bench", "cwd": w.Workspace, "hook_event_name": "PreToolUse",
 		"tool_name": "Bash", "tool_input": map[string]any{"command": command, "description": "bench"},
 		"tool_use_id": "toolu_bench",
 	})
@@ -51,8 +38,8 @@ func hookInput(w *world, command string) []byte {
 
 // runHook runs the hook process once and returns its answer.
 func runHook(b *testing.B, w *world, input []byte) []byte {
-	cmd := exec.Command(hookBin, "hook", "claude") // as the settings name it
-	cmd.Env = w.env()
+	cmd := exec.Command(e2etest.HookBin, "hook", "claude") // as the settings name it
+	cmd.Env = w.Env()
 	cmd.Stdin = bytes.NewReader(input)
 	out, err := cmd.Output()
 	if err != nil {
@@ -105,7 +92,7 @@ func BenchmarkRoutedTrue(b *testing.B) {
 			b.Fatal(err)
 		}
 		relay := exec.Command("/bin/bash", "-c", ans.HookSpecificOutput.UpdatedInput.Command)
-		relay.Env = w.env()
+		relay.Env = w.Env()
 		if out, err := relay.CombinedOutput(); err != nil {
 			b.Fatalf("relay: %v %s", err, out)
 		}

@@ -50,8 +50,8 @@ func requireBrowser(t *testing.T) string {
 func TestEgressApprovedFromDashboard(t *testing.T) {
 	w := newWorld(t)
 	chrome := requireBrowser(t)
-	w.startService()
-	w.gatehouse("install", "--no-service")
+	w.StartService()
+	w.Gatehouse("install", "--no-service")
 	settings := w.sandboxSettings(false)
 
 	var nonce [6]byte
@@ -63,7 +63,7 @@ func TestEgressApprovedFromDashboard(t *testing.T) {
 
 	// The dashboard, signed in through the page gatehouse dashboard
 	// writes, on the approvals page: it follows the live stream.
-	out := w.gatehouse("dashboard", "--no-open")
+	out := w.Gatehouse("dashboard", "--no-open")
 	m := regexp.MustCompile(`(?m)^dashboard: +(http://127\.0\.0\.1:[0-9]+)/login\n(?:.*\n)?sign-in page: +(/\S+\.html)$`).FindStringSubmatch(out)
 	if m == nil {
 		t.Fatalf("gatehouse dashboard --no-open: %q", out)
@@ -82,7 +82,7 @@ func TestEgressApprovedFromDashboard(t *testing.T) {
 	do := func(what string, steps ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
 		if err := chromedp.Do(bctx, steps...); err != nil {
-			t.Fatalf("%s: %v\nservice log:\n%s", what, err, w.serveLog.String())
+			t.Fatalf("%s: %v\nservice log:\n%s", what, err, w.ServeLog.String())
 		}
 	}
 	do("signing in", chromedp.Navigate("file://"+signIn), chromedp.WaitVisible(chromedp.CSS("#executions")))
@@ -98,14 +98,12 @@ func TestEgressApprovedFromDashboard(t *testing.T) {
 	done := make(chan ran, 1)
 	go func() {
 		api := &fakeAPI{input: map[string]any{"command": `curl -sS --noproxy '' -x "$HTTP_PROXY" ` + url, "description": "e2e"}}
-		out, err := w.converseErr(w.workspace, settings, api)
+		out, err := w.converseErr(w.Workspace, settings, api)
 		var r ran
 		r.out = fmt.Sprint(out, err)
-		api.mu.Lock()
-		if len(api.results) > 0 {
-			r.res = api.results[0]
+		if res := api.results.All(); len(res) > 0 {
+			r.res = res[0]
 		}
-		api.mu.Unlock()
 		done <- r
 	}()
 
@@ -132,14 +130,14 @@ func TestEgressApprovedFromDashboard(t *testing.T) {
 	select {
 	case r = <-done:
 	case <-time.After(2 * time.Minute):
-		t.Fatalf("claude did not end\nservice log:\n%s", w.serveLog.String())
+		t.Fatalf("claude did not end\nservice log:\n%s", w.ServeLog.String())
 	}
 	contains(t, "tool_result", r.res.Content, body)
 	if r.res.IsError {
 		t.Errorf("the call is an error result: %s\nclaude: %s", r.res.Content, r.out)
 	}
 
-	evs := w.events()
+	evs := w.Events()
 	i := slices.IndexFunc(evs, func(e api.Event) bool { return e.Status != "" })
 	if i < 0 {
 		t.Fatalf("no execution event: %+v", evs)

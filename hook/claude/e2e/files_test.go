@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gatehouse-dev/gatehouse/internal/e2etest"
 	"github.com/gatehouse-dev/gatehouse/service/api"
 )
 
@@ -16,15 +17,15 @@ import (
 // claude --settings.
 func (w *world) settingsWith(edit func(m map[string]any)) string {
 	w.t.Helper()
-	cmd := exec.Command(gatehouseBin, "managed-settings")
-	cmd.Env = w.env()
+	cmd := exec.Command(e2etest.GatehouseBin, "managed-settings")
+	cmd.Env = w.Env()
 	out, err := cmd.Output()
 	must(w.t, err)
 	var m map[string]any
 	must(w.t, json.Unmarshal(out, &m))
 	edit(m)
 	b, _ := json.Marshal(m)
-	path := filepath.Join(w.dir, "claude-settings.json")
+	path := filepath.Join(w.Dir, "claude-settings.json")
 	must(w.t, os.WriteFile(path, b, 0o644))
 	return path
 }
@@ -38,22 +39,22 @@ func (w *world) settingsWith(edit func(m map[string]any)) string {
 // tested in service (TestFileScope, TestFileAccess) and hook/claude.)
 func TestFileToolsRefused(t *testing.T) {
 	w := newWorld(t)
-	cfgDir := filepath.Join(w.home, ".config", "gatehouse")
+	cfgDir := filepath.Join(w.Home, ".config", "gatehouse")
 	cfgFile := filepath.Join(cfgDir, "config.yaml")
 	cfg := "policy:\n  exec_timeout_seconds: 120\n"
 	must(t, os.MkdirAll(cfgDir, 0o700))
 	must(t, os.WriteFile(cfgFile, []byte(cfg), 0o600))
-	must(t, os.Symlink(filepath.Join(w.home, ".ssh", "id_e2e"), filepath.Join(w.workspace, "innocent.txt")))
-	must(t, os.WriteFile(filepath.Join(w.workspace, "plain.txt"), []byte("PLAIN-CONTENT\n"), 0o644))
-	w.startService()
-	w.gatehouse("install", "--no-service")
+	must(t, os.Symlink(filepath.Join(w.Home, ".ssh", "id_e2e"), filepath.Join(w.Workspace, "innocent.txt")))
+	must(t, os.WriteFile(filepath.Join(w.Workspace, "plain.txt"), []byte("PLAIN-CONTENT\n"), 0o644))
+	w.StartService()
+	w.Gatehouse("install", "--no-service")
 	settings := w.settingsWith(func(m map[string]any) {
 		delete(m, "hooks")
 		delete(m, "allowManagedHooksOnly")
 		delete(m, "permissions")
 	})
-	ssh := filepath.Join(w.home, ".ssh")
-	outside := filepath.Join(w.home, "outside.txt")
+	ssh := filepath.Join(w.Home, ".ssh")
+	outside := filepath.Join(w.Home, "outside.txt")
 	extra := filepath.Join(cfgDir, "extra.yaml")
 	fa := &fakeAPI{calls: []toolCall{
 		{"Read", map[string]any{"file_path": filepath.Join(ssh, "id_e2e")}},
@@ -62,15 +63,15 @@ func TestFileToolsRefused(t *testing.T) {
 		{"Edit", map[string]any{"file_path": cfgFile, "old_string": "120", "new_string": "3600"}},
 		{"Write", map[string]any{"file_path": extra, "content": "policy: {}\n"}},
 		{"Write", map[string]any{"file_path": outside, "content": "written\n"}},
-		{"Read", map[string]any{"file_path": filepath.Join(w.workspace, "innocent.txt")}},
-		{"Read", map[string]any{"file_path": filepath.Join(w.workspace, "plain.txt")}},
+		{"Read", map[string]any{"file_path": filepath.Join(w.Workspace, "innocent.txt")}},
+		{"Read", map[string]any{"file_path": filepath.Join(w.Workspace, "plain.txt")}},
 	}}
 	// One conversation a call, as Claude Code asks again after some
 	// refusals.
 	var res []toolResult
 	for _, c := range fa.calls {
 		one := &fakeAPI{calls: []toolCall{c}}
-		w.converse(w.workspace, settings, one)
+		w.converse(w.Workspace, settings, one)
 		res = append(res, one.result(t))
 	}
 	type want struct {
@@ -107,7 +108,7 @@ func TestFileToolsRefused(t *testing.T) {
 	}
 
 	var files []api.Event
-	for _, e := range w.events() {
+	for _, e := range w.Events() {
 		if strings.HasPrefix(e.ActionType, "file:") {
 			files = append(files, e)
 		}
@@ -129,7 +130,7 @@ func TestFileToolsRefused(t *testing.T) {
 // configuration.
 func TestManagedRulesRefuseFileTools(t *testing.T) {
 	w := newWorld(t)
-	cfgDir := filepath.Join(w.home, ".config", "gatehouse")
+	cfgDir := filepath.Join(w.Home, ".config", "gatehouse")
 	cfgFile := filepath.Join(cfgDir, "config.yaml")
 	must(t, os.MkdirAll(cfgDir, 0o700))
 	must(t, os.WriteFile(cfgFile, []byte("SECRET-CONFIG\n"), 0o600))
@@ -138,10 +139,10 @@ func TestManagedRulesRefuseFileTools(t *testing.T) {
 		delete(m, "allowManagedHooksOnly")
 	})
 	fa := &fakeAPI{calls: []toolCall{
-		{"Read", map[string]any{"file_path": filepath.Join(w.home, ".ssh", "id_e2e")}},
+		{"Read", map[string]any{"file_path": filepath.Join(w.Home, ".ssh", "id_e2e")}},
 		{"Read", map[string]any{"file_path": cfgFile}},
 	}}
-	w.converse(w.workspace, settings, fa)
+	w.converse(w.Workspace, settings, fa)
 	for i, r := range fa.all(t, 2) {
 		if !r.IsError || strings.Contains(r.Content, "SECRET-") {
 			t.Errorf("call %d was not refused: %+v", i, r)
@@ -154,17 +155,17 @@ func TestManagedRulesRefuseFileTools(t *testing.T) {
 // even where Claude Code's settings would honour it.
 func TestFrameworkRoutingKeepsSandbox(t *testing.T) {
 	w := newWorld(t)
-	cfgDir := filepath.Join(w.home, ".config", "gatehouse")
+	cfgDir := filepath.Join(w.Home, ".config", "gatehouse")
 	must(t, os.MkdirAll(cfgDir, 0o700))
 	must(t, os.WriteFile(filepath.Join(cfgDir, "config.yaml"), []byte("policy:\n  builtin_exec_routing: framework\n"), 0o600))
-	w.startService()
-	w.gatehouse("install", "--no-service")
+	w.StartService()
+	w.Gatehouse("install", "--no-service")
 	settings := w.settingsWith(func(m map[string]any) {
 		delete(m, "hooks")
 		delete(m, "allowManagedHooksOnly")
 		m["sandbox"].(map[string]any)["allowUnsandboxedCommands"] = true
 	})
-	marker := filepath.Join(w.home, "unsandboxed-marker")
+	marker := filepath.Join(w.Home, "unsandboxed-marker")
 	// Permission prompts are skipped, so that only the sandbox stands in
 	// the way (Claude Code allows that mode to root only in a sandbox).
 	w.extraEnv = []string{"IS_SANDBOX=1"}
@@ -172,7 +173,7 @@ func TestFrameworkRoutingKeepsSandbox(t *testing.T) {
 		"command": "touch " + marker + " && echo wrote-marker || echo marker-refused", "description": "e2e",
 		"dangerouslyDisableSandbox": true,
 	}}
-	w.converse(w.workspace, settings, fa, "--permission-mode", "bypassPermissions")
+	w.converse(w.Workspace, settings, fa, "--permission-mode", "bypassPermissions")
 	res := fa.result(t)
 	if _, err := os.Stat(marker); err == nil {
 		t.Errorf("the command ran outside Claude Code's sandbox: %s", res.Content)
@@ -186,19 +187,19 @@ func TestFrameworkRoutingKeepsSandbox(t *testing.T) {
 // the file arrives as it was, and the redaction is on the record.
 func TestReadOutputRedacted(t *testing.T) {
 	w := newWorld(t)
-	must(t, os.WriteFile(filepath.Join(w.workspace, "settings.ini"),
+	must(t, os.WriteFile(filepath.Join(w.Workspace, "settings.ini"),
 		[]byte("region = eu-west-1\naws_key = AKIAABCDEFGHIJKLMNOP\nplain = PLAIN-CONTENT\n"), 0o644))
-	w.startService()
-	w.gatehouse("install", "--no-service")
-	fa := &fakeAPI{calls: []toolCall{{"Read", map[string]any{"file_path": filepath.Join(w.workspace, "settings.ini")}}}}
-	w.converse(w.workspace, w.sandboxSettings(false), fa)
+	w.StartService()
+	w.Gatehouse("install", "--no-service")
+	fa := &fakeAPI{calls: []toolCall{{"Read", map[string]any{"file_path": filepath.Join(w.Workspace, "settings.ini")}}}}
+	w.converse(w.Workspace, w.sandboxSettings(false), fa)
 	res := fa.result(t)
 	contains(t, "tool_result", res.Content, "[REDACTED:pattern:aws_access_key_id]", "PLAIN-CONTENT", "eu-west-1")
 	if strings.Contains(res.Content, "AKIAABCDEFGHIJKLMNOP") || res.IsError {
 		t.Errorf("the model got the key, or an error: %+v", res)
 	}
 	var out []api.Event
-	for _, e := range w.events() {
+	for _, e := range w.Events() {
 		if e.ActionType == api.ActionToolOutput {
 			out = append(out, e)
 		}

@@ -57,9 +57,9 @@ func BenchmarkClaudeHookKinds(b *testing.B) {
 			"headers": map[string]any{"Authorization": "Bearer $GATEHOUSE_BENCH_SECRET"}, "allowedEnvVars": []string{"GATEHOUSE_BENCH_SECRET"}}), nil},
 		{"mcp_tool", group(map[string]any{"type": "mcp_tool", "server": "gatehouse", "tool": "claude_hook",
 			"input": map[string]any{"hook_event_name": "${hook_event_name}", "session_id": "${session_id}", "cwd": "${cwd}", "tool_name": "Noop"}}),
-			[]string{"--mcp-config", filepath.Join(w.dir, "mcp.json")}},
+			[]string{"--mcp-config", filepath.Join(w.Dir, "mcp.json")}},
 	}
-	must(b, os.WriteFile(filepath.Join(w.dir, "mcp.json"), w.ghRun("managed-settings", "--mcp-config"), 0o644))
+	must(b, os.WriteFile(filepath.Join(w.Dir, "mcp.json"), w.ghRun("managed-settings", "--mcp-config"), 0o644))
 	w.extraEnv = []string{"GATEHOUSE_BENCH_SECRET=" + secret}
 	settings := make([]string, len(kinds))
 	for i, k := range kinds {
@@ -67,7 +67,7 @@ func BenchmarkClaudeHookKinds(b *testing.B) {
 		if k.hooks != nil {
 			m["hooks"] = k.hooks
 		}
-		settings[i] = writeJSON(b, filepath.Join(w.dir, "kind-"+k.name+".json"), m)
+		settings[i] = writeJSON(b, filepath.Join(w.Dir, "kind-"+k.name+".json"), m)
 		w.session(settings[i], 1, k.args...) // the first start is not what a call costs
 	}
 	gaps := make([][]time.Duration, len(kinds))

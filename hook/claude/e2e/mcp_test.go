@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gatehouse-dev/gatehouse/internal/e2etest"
 	"github.com/gatehouse-dev/gatehouse/service/api"
 )
 
@@ -19,17 +20,17 @@ func TestMCPThroughClaude(t *testing.T) {
 	// MCP tools in the request itself, not behind Claude Code's tool
 	// search, so that the fake API can call it at once.
 	w.extraEnv = append(w.extraEnv, "ENABLE_TOOL_SEARCH=false")
-	w.startService()
+	w.StartService()
 	cfg := map[string]any{"mcpServers": map[string]any{"gatehouse": map[string]any{
-		"type": "stdio", "command": gatehouseBin, "args": []string{"mcp"}}}}
+		"type": "stdio", "command": e2etest.GatehouseBin, "args": []string{"mcp"}}}}
 	b, _ := json.Marshal(cfg)
-	path := filepath.Join(w.dir, "mcp.json")
+	path := filepath.Join(w.Dir, "mcp.json")
 	must(t, os.WriteFile(path, b, 0o644))
 
 	fake := &fakeAPI{calls: []toolCall{{"mcp__gatehouse__shell__execute", map[string]any{
 		"command": "echo from-mcp; cat ~/.ssh/id_e2e 2>/dev/null || echo ssh-hidden; touch ~/outside 2>/dev/null || echo outside-denied",
 	}}, {"mcp__gatehouse__shell__execute", map[string]any{"command": "rm -rf ~"}}}}
-	w.converse(w.workspace, "", fake, "--mcp-config", path, "--strict-mcp-config", "--allowedTools", "mcp__gatehouse__shell__execute")
+	w.converse(w.Workspace, "", fake, "--mcp-config", path, "--strict-mcp-config", "--allowedTools", "mcp__gatehouse__shell__execute")
 	both := fake.all(t, 2)
 	res, denied := both[0], both[1]
 	contains(t, "denied tool_result", denied.Content, "Gatehouse denied this command (policy_rule)", "rm-root")
@@ -40,7 +41,7 @@ func TestMCPThroughClaude(t *testing.T) {
 	if strings.Contains(res.Content, "SECRET-KEY") || res.IsError {
 		t.Errorf("the tool_result: %+v", res)
 	}
-	evs := w.events()
+	evs := w.Events()
 	if len(evs) != 2 {
 		t.Fatalf("events %+v", evs)
 	}

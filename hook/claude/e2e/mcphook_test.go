@@ -24,16 +24,16 @@ import (
 // they call, and returns their paths.
 func (w *world) mcpSettings(name string, edit func(m map[string]any)) (settings, mcpConfig string) {
 	var m map[string]any
-	must(w.tb, json.Unmarshal(w.ghRun("managed-settings", "--hook-kind", "mcp_tool"), &m))
+	must(w.TB, json.Unmarshal(w.ghRun("managed-settings", "--hook-kind", "mcp_tool"), &m))
 	if h := hookCommand(m); h == nil || h["type"] != "mcp_tool" {
-		w.tb.Fatalf("the settings carry no mcp_tool hook: %v", m)
+		w.TB.Fatalf("the settings carry no mcp_tool hook: %v", m)
 	}
 	if edit != nil {
 		edit(m)
 	}
-	settings = writeJSON(w.tb, filepath.Join(w.dir, name+".json"), m)
-	mcpConfig = filepath.Join(w.dir, name+"-mcp.json")
-	must(w.tb, os.WriteFile(mcpConfig, w.ghRun("managed-settings", "--mcp-config"), 0o644))
+	settings = writeJSON(w.TB, filepath.Join(w.Dir, name+".json"), m)
+	mcpConfig = filepath.Join(w.Dir, name+"-mcp.json")
+	must(w.TB, os.WriteFile(mcpConfig, w.ghRun("managed-settings", "--mcp-config"), 0o644))
 	return settings, mcpConfig
 }
 
@@ -44,7 +44,7 @@ func (w *world) mcpSettings(name string, edit func(m map[string]any)) (settings,
 // both with Claude Code's session.
 func TestMCPHookRelayOutside(t *testing.T) {
 	w := newWorld(t)
-	w.startService()
+	w.StartService()
 	hostNet, err := os.Readlink("/proc/self/ns/net")
 	must(t, err)
 	const where = "echo gh-exec=$GATEHOUSE_EXECUTION_ID; echo net=$(readlink /proc/self/ns/net); " +
@@ -54,7 +54,7 @@ func TestMCPHookRelayOutside(t *testing.T) {
 		{"Bash", map[string]any{"command": where, "description": "e2e", "dangerouslyDisableSandbox": true}},
 		// The model calling the hook's tool itself: refused by the
 		// settings' permissions.deny, which the hooks' calls pass.
-		{claude.MCPHookPermission, map[string]any{"hook_event_name": "PreToolUse", "session_id": "x", "cwd": w.workspace,
+		{claude.MCPHookPermission, map[string]any{"hook_event_name": "PreToolUse", "session_id": "x", "cwd": w.Workspace,
 			"tool_name": "Bash", "tool_input": `{"command":"echo model-ticket"}`}},
 	}
 	// MCP tools offered to the model whole, not behind a search: what
@@ -79,7 +79,7 @@ func TestMCPHookRelayOutside(t *testing.T) {
 	}
 	noEscape(t, w)
 	var runs int
-	for _, e := range w.events() {
+	for _, e := range w.Events() {
 		if e.ParentID != "" {
 			runs++
 			if e.Status != "completed" || e.SessionID == "" || !strings.HasPrefix(e.SandboxMode, "bubblewrap") {
@@ -88,7 +88,7 @@ func TestMCPHookRelayOutside(t *testing.T) {
 		}
 	}
 	if runs != 2 {
-		t.Errorf("%d executions recorded, want 2: %+v", runs, w.events())
+		t.Errorf("%d executions recorded, want 2: %+v", runs, w.Events())
 	}
 
 	// Without the rule the model is offered the tool, and its call is
@@ -112,11 +112,11 @@ func TestMCPHookRelayOutside(t *testing.T) {
 // PermissionRequest hook that fails leaves the question to the person.
 func TestMCPHookFailsClosed(t *testing.T) {
 	w := newWorld(t)
-	w.startService()
+	w.StartService()
 	hostNet, err := os.Readlink("/proc/self/ns/net")
 	must(t, err)
 	s, mc := w.mcpSettings("mcp", nil)
-	failing := filepath.Join(w.dir, "failing-mcp.json")
+	failing := filepath.Join(w.Dir, "failing-mcp.json")
 	must(t, os.WriteFile(failing, []byte(`{"mcpServers": {"gatehouse": {"type": "stdio", "command": "/bin/false", "args": []}}}`), 0o644))
 	noTool, _ := w.mcpSettings("no-tool", func(m map[string]any) {
 		for _, ev := range []string{"PreToolUse", "PermissionRequest"} {
@@ -153,14 +153,14 @@ func TestMCPHookFailsClosed(t *testing.T) {
 		if seen && p.netns == hostNet {
 			t.Errorf("the relay (pid %d) ran outside Claude Code's sandbox without Gatehouse's word\nclaude: %s", p.pid, out)
 		}
-		if _, err := os.Stat(filepath.Join(w.workspace, "routed-perm")); err == nil || !r.IsError {
+		if _, err := os.Stat(filepath.Join(w.Workspace, "routed-perm")); err == nil || !r.IsError {
 			t.Errorf("the routed command ran: %s", outcome(r))
 		}
 		contains(t, "tool_result", r.Content, "Run outside of the sandbox")
 	})
 
 	t.Run("service down", func(t *testing.T) {
-		w.stopService()
+		w.StopService()
 		fa, _, _, _ := w.watchedConversation(s, escapeCalls("down"), "--mcp-config", mc)
 		res := fa.all(t, 2)
 		w.checkEscapes(t, "down", res, false)

@@ -8,9 +8,9 @@ import "testing"
 // file or directory".
 func TestRefusalsReachTheModel(t *testing.T) {
 	w := newWorld(t)
-	w.startService()
-	w.gatehouse("install", "--no-service")
-	res, _ := w.runClaude(w.workspace, w.sandboxSettings(false), map[string]any{
+	w.StartService()
+	w.Gatehouse("install", "--no-service")
+	res, _ := w.runClaude(w.Workspace, w.sandboxSettings(false), map[string]any{
 		"command":     "curl -sS https://example.com/; cat ~/.ssh/id_e2e",
 		"description": "e2e",
 	})

@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/sandbox/sandboxtest"
+	"github.com/gatehouse-dev/gatehouse/internal/e2etest"
 	"github.com/gatehouse-dev/gatehouse/service/api"
 )
 
@@ -109,26 +109,19 @@ type wrappedBreakdown struct {
 
 // sessionWorld is one isolated user for the benchmark.
 func sessionWorld(b *testing.B, claude string) *world {
-	w := &world{tb: b, claude: claude, dir: sandboxtest.Dir(b)}
-	w.home = filepath.Join(w.dir, "home")
-	w.workspace = filepath.Join(w.home, "src", "proj")
-	must(b, os.MkdirAll(w.workspace, 0o755))
-	rt, err := os.MkdirTemp("/tmp", "ghrt")
-	must(b, err)
-	b.Cleanup(func() { os.RemoveAll(rt) })
-	w.runtime = rt
+	w := &world{World: e2etest.NewWorld(b), claude: claude}
 	return w
 }
 
 // ghRun runs the built gatehouse as w's user.
 func (w *world) ghRun(args ...string) []byte {
-	w.tb.Helper()
-	cmd := exec.Command(gatehouseBin, args...)
-	cmd.Env = w.env()
-	cmd.Dir = w.home
+	w.TB.Helper()
+	cmd := exec.Command(e2etest.GatehouseBin, args...)
+	cmd.Env = w.Env()
+	cmd.Dir = w.Home
 	out, err := cmd.Output()
 	if err != nil {
-		w.tb.Fatalf("gatehouse %s: %v\n%s", strings.Join(args, " "), err, out)
+		w.TB.Fatalf("gatehouse %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	return out
 }
@@ -137,7 +130,7 @@ func (w *world) ghRun(args ...string) []byte {
 // for w.
 func (w *world) managedSettings() map[string]any {
 	var m map[string]any
-	must(w.tb, json.Unmarshal(w.ghRun("managed-settings"), &m))
+	must(w.TB, json.Unmarshal(w.ghRun("managed-settings"), &m))
 	return m
 }
 
@@ -214,9 +207,7 @@ func (a *timedAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !turn {
 		return // not the agent's loop
 	}
-	a.fakeAPI.mu.Lock()
-	n := len(a.fakeAPI.results)
-	a.fakeAPI.mu.Unlock()
+	n := a.fakeAPI.results.Len()
 	a.tmu.Lock()
 	if n == len(a.turns) { // a request sent again is not a new turn
 		a.turns = append(a.turns, t)
@@ -228,7 +219,7 @@ func (a *timedAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // workspace, with extra arguments, and returns the fake API, its turns
 // complete.
 func (w *world) session(settings string, n int, extra ...string) *timedAPI {
-	tb := w.tb
+	tb := w.TB
 	tb.Helper()
 	calls := make([]toolCall, n)
 	for i := range calls {
@@ -244,8 +235,8 @@ func (w *world) session(settings string, n int, extra ...string) *timedAPI {
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, w.claude, append([]string{"-p", "run the commands", "--output-format", "json", "--settings", settings}, extra...)...)
-	cmd.Dir = w.workspace
-	cmd.Env = append(w.env(),
+	cmd.Dir = w.Workspace
+	cmd.Env = append(w.Env(),
 		"ANTHROPIC_BASE_URL=http://"+l.Addr().String(),
 		"ANTHROPIC_API_KEY=e2e-test-key",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
@@ -255,17 +246,16 @@ func (w *world) session(settings string, n int, extra ...string) *timedAPI {
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
-		tb.Fatalf("claude: %v\n%s\nservice log:\n%s", err, out.String(), w.serveLog.String())
+		tb.Fatalf("claude: %v\n%s\nservice log:\n%s", err, out.String(), w.ServeLog.String())
 	}
-	a.fakeAPI.mu.Lock()
-	defer a.fakeAPI.mu.Unlock()
-	for i, r := range a.fakeAPI.results {
+	results := a.fakeAPI.results.All()
+	for i, r := range results {
 		if r.IsError {
-			tb.Fatalf("call %d failed: %+v\nclaude: %s\nservice log:\n%s", i, r, out.String(), w.serveLog.String())
+			tb.Fatalf("call %d failed: %+v\nclaude: %s\nservice log:\n%s", i, r, out.String(), w.ServeLog.String())
 		}
 	}
-	if len(a.fakeAPI.results) != n || len(a.turns) != n+1 {
-		tb.Fatalf("%d tool_results and %d turns, want %d and %d\nclaude: %s", len(a.fakeAPI.results), len(a.turns), n, n+1, out.String())
+	if len(results) != n || len(a.turns) != n+1 {
+		tb.Fatalf("%d tool_results and %d turns, want %d and %d\nclaude: %s", len(results), len(a.turns), n, n+1, out.String())
 	}
 	return a
 }
@@ -290,8 +280,8 @@ type routedCall struct {
 // routedCalls returns the n routed calls the service recorded since since,
 // in order.
 func (w *world) routedCalls(since time.Time, n int) []routedCall {
-	tb := w.tb
-	evs, err := w.client().Events(context.Background(), 4*n+20)
+	tb := w.TB
+	evs, err := w.Client().Events(context.Background(), 4*n+20)
 	must(tb, err)
 	dec := map[string]api.Event{}
 	var runs []api.Event
@@ -374,7 +364,7 @@ func relayTimes(tb testing.TB, content string) (start, end time.Time) {
 // wrappedSession runs one session with the hook and the relay timed and
 // returns its breakdown.
 func (w *world) wrappedSession(settings, hookLog string, n int, extra ...string) *wrappedBreakdown {
-	tb := w.tb
+	tb := w.TB
 	os.Remove(hookLog)
 	since := time.Now()
 	a := w.session(settings, n, extra...)
@@ -385,7 +375,7 @@ func (w *world) wrappedSession(settings, hookLog string, n int, extra ...string)
 	}
 	wb := &wrappedBreakdown{gaps: a.gaps()}
 	for j := 0; j < n; j++ {
-		rs, re := relayTimes(tb, a.fakeAPI.results[j].Content)
+		rs, re := relayTimes(tb, a.fakeAPI.results.All()[j].Content)
 		wb.toHook = append(wb.toHook, hs[j].Sub(a.turns[j]))
 		wb.hook = append(wb.hook, he[j].Sub(hs[j]))
 		wb.hookToDecision = append(wb.hookToDecision, calls[j].decision.Sub(hs[j]))
@@ -400,7 +390,7 @@ func (w *world) wrappedSession(settings, hookLog string, n int, extra ...string)
 
 // buildTimewrap builds the timer beside the test's binaries.
 func buildTimewrap(tb testing.TB) string {
-	bin := filepath.Join(filepath.Dir(hookBin), "timewrap")
+	bin := filepath.Join(filepath.Dir(e2etest.HookBin), "timewrap")
 	if os.Getenv("GATEHOUSE_E2E_BIN") != "" {
 		return bin // built with the others
 	}
@@ -423,30 +413,30 @@ func measureSessions(b *testing.B, claude string) *sessionFigures {
 	// each their own (4's user settings carry the installed hook).
 	plain := sessionWorld(b, claude)
 	managed := sessionWorld(b, claude)
-	managed.startService()
+	managed.StartService()
 	hooked := sessionWorld(b, claude)
-	hooked.startService()
+	hooked.StartService()
 	hooked.ghRun("install", "--no-service")
 	mcp := sessionWorld(b, claude)
-	mcp.startService()
+	mcp.StartService()
 
 	allow := map[string]any{"permissions": map[string]any{"allow": []string{"Bash(true)"}}}
 	var settings [nConfigs]string
 	worlds := [nConfigs]*world{plain, plain, managed, hooked, mcp}
-	settings[cfgAlone] = writeJSON(b, filepath.Join(plain.dir, "alone.json"), allow)
+	settings[cfgAlone] = writeJSON(b, filepath.Join(plain.Dir, "alone.json"), allow)
 	sb := plain.managedSettings()
 	delete(sb, "hooks")
 	delete(sb, "allowManagedHooksOnly")
 	if s, _ := sb["sandbox"].(map[string]any); s["enabled"] != true {
 		b.Fatalf("the managed settings do not turn Claude Code's sandbox on: %v", s)
 	}
-	settings[cfgSandbox] = writeJSON(b, filepath.Join(plain.dir, "sandbox.json"), sb)
+	settings[cfgSandbox] = writeJSON(b, filepath.Join(plain.Dir, "sandbox.json"), sb)
 	ms := managed.managedSettings()
 	if hookCommand(ms) == nil {
 		b.Fatalf("the managed settings carry no hook: %v", ms)
 	}
-	settings[cfgManaged] = writeJSON(b, filepath.Join(managed.dir, "managed.json"), ms)
-	settings[cfgHook] = writeJSON(b, filepath.Join(hooked.dir, "alone.json"), allow)
+	settings[cfgManaged] = writeJSON(b, filepath.Join(managed.Dir, "managed.json"), ms)
+	settings[cfgHook] = writeJSON(b, filepath.Join(hooked.Dir, "alone.json"), allow)
 	settings[cfgMCP], f.args[cfgMCP] = mcp.mcpSession()
 
 	// One short session each first: Claude Code's first start in a new
@@ -476,18 +466,18 @@ func measureSessions(b *testing.B, claude string) *sessionFigures {
 		tw := buildTimewrap(b)
 		// 3: the managed settings' hook, timed.
 		m := managed.managedSettings()
-		wrapHook(b, m, tw, filepath.Join(managed.dir, "hook.log"))
-		s := writeJSON(b, filepath.Join(managed.dir, "managed-timed.json"), m)
-		f.wrapped[cfgManaged] = managed.wrappedSession(s, filepath.Join(managed.dir, "hook.log"), n)
+		wrapHook(b, m, tw, filepath.Join(managed.Dir, "hook.log"))
+		s := writeJSON(b, filepath.Join(managed.Dir, "managed-timed.json"), m)
+		f.wrapped[cfgManaged] = managed.wrappedSession(s, filepath.Join(managed.Dir, "hook.log"), n)
 		// 4: the installed hook in the user's settings, timed.
-		user := filepath.Join(hooked.home, ".claude", "settings.json")
+		user := filepath.Join(hooked.Home, ".claude", "settings.json")
 		orig, err := os.ReadFile(user)
 		must(b, err)
 		var um map[string]any
 		must(b, json.Unmarshal(orig, &um))
-		wrapHook(b, um, tw, filepath.Join(hooked.dir, "hook.log"))
+		wrapHook(b, um, tw, filepath.Join(hooked.Dir, "hook.log"))
 		writeJSON(b, user, um)
-		f.wrapped[cfgHook] = hooked.wrappedSession(settings[cfgHook], filepath.Join(hooked.dir, "hook.log"), n)
+		f.wrapped[cfgHook] = hooked.wrappedSession(settings[cfgHook], filepath.Join(hooked.Dir, "hook.log"), n)
 		must(b, os.WriteFile(user, orig, 0o644))
 	}
 	return f

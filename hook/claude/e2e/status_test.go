@@ -49,16 +49,16 @@ func TestHeldCallShowsStatusMessage(t *testing.T) {
 	if _, err := exec.LookPath("script"); err != nil {
 		t.Fatal("script (util-linux) is needed to run Claude Code on a terminal")
 	}
-	w.writeConfig("policy:\n  rules:\n    - {name: ask-deploy, action: ask, reason: deploys need a person, command: [echo], args: [{seq: [deploy]}]}\n")
-	w.startService()
-	w.gatehouse("install", "--no-service")
+	w.WriteConfig("policy:\n  rules:\n    - {name: ask-deploy, action: ask, reason: deploys need a person, command: [echo], args: [{seq: [deploy]}]}\n")
+	w.StartService()
+	w.Gatehouse("install", "--no-service")
 	// A first start's dialogs (theme, this folder's trust, the API key)
 	// answered already.
 	key := "e2e-test-key-0123456789abcdefghij"
 	state, _ := json.Marshal(map[string]any{"hasCompletedOnboarding": true, "theme": "dark", "numStartups": 5,
 		"customApiKeyResponses": map[string]any{"approved": []string{key[len(key)-20:]}, "rejected": []string{}},
-		"projects":              map[string]any{w.workspace: map[string]any{"hasTrustDialogAccepted": true, "hasCompletedProjectOnboarding": true}}})
-	must(t, os.WriteFile(filepath.Join(w.home, ".claude.json"), state, 0o600))
+		"projects":              map[string]any{w.Workspace: map[string]any{"hasTrustDialogAccepted": true, "hasCompletedProjectOnboarding": true}}})
+	must(t, os.WriteFile(filepath.Join(w.Home, ".claude.json"), state, 0o600))
 
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	must(t, err)
@@ -68,8 +68,8 @@ func TestHeldCallShowsStatusMessage(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "script", "-qfec", w.claude+" 'run the command'", "/dev/null")
-	cmd.Dir = w.workspace
-	cmd.Env = append(w.env(), "ANTHROPIC_BASE_URL=http://"+l.Addr().String(), "ANTHROPIC_API_KEY="+key,
+	cmd.Dir = w.Workspace
+	cmd.Env = append(w.Env(), "ANTHROPIC_BASE_URL=http://"+l.Addr().String(), "ANTHROPIC_API_KEY="+key,
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "TERM=xterm-256color")
 	scr := &screen{}
 	cmd.Stdout, cmd.Stderr = scr, scr
@@ -79,7 +79,10 @@ func TestHeldCallShowsStatusMessage(t *testing.T) {
 	must(t, cmd.Start())
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
 
-	a := w.awaitApproval()
+	a, ok := w.AwaitApproval(60 * time.Second)
+	if !ok {
+		t.FailNow()
+	}
 	for !strings.Contains(scr.text(), claude.HookStatusMessage) {
 		if ctx.Err() != nil {
 			t.Fatalf("the terminal never showed %q while the call was held:\n%s", claude.HookStatusMessage, scr.text())
@@ -89,5 +92,5 @@ func TestHeldCallShowsStatusMessage(t *testing.T) {
 	if strings.Contains(scr.text(), "running PreToolUse hook") {
 		t.Errorf("the terminal showed the generic hook spinner:\n%s", scr.text())
 	}
-	w.answerOnTerminal("approve", a.ID)
+	w.AnswerOnTerminal("approve", a.ID)
 }

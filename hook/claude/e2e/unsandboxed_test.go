@@ -27,6 +27,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/internal/e2etest"
 	"github.com/gatehouse-dev/gatehouse/service/api"
 )
 
@@ -37,7 +38,7 @@ type relayProc struct {
 }
 
 // watchRelay looks in /proc, until ctx ends, for a process running
-// hookBin's relay (or gatehouseBin's, which the mcp_tool hook writes:
+// e2etest.HookBin's relay (or e2etest.GatehouseBin's, which the mcp_tool hook writes:
 // mcphook_test.go), and returns the first one found.
 func watchRelay(ctx context.Context) (relayProc, bool) {
 	for ctx.Err() == nil {
@@ -52,7 +53,7 @@ func watchRelay(ctx context.Context) (relayProc, bool) {
 				continue
 			}
 			args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
-			if len(args) != 3 || (args[0] != hookBin && args[0] != gatehouseBin) || args[1] != "relay" {
+			if len(args) != 3 || (args[0] != e2etest.HookBin && args[0] != e2etest.GatehouseBin) || args[1] != "relay" {
 				continue
 			}
 			net, err1 := os.Readlink(filepath.Join("/proc", e.Name(), "ns", "net"))
@@ -73,7 +74,7 @@ func watchRelay(ctx context.Context) (relayProc, bool) {
 // in Gatehouse's sandbox too.
 func TestRelayRunsOutsideClaudeSandbox(t *testing.T) {
 	w := newWorld(t)
-	w.startService()
+	w.StartService()
 	hostNet, err := os.Readlink("/proc/self/ns/net")
 	must(t, err)
 	hostMnt, err := os.Readlink("/proc/self/ns/mnt")
@@ -104,7 +105,7 @@ func TestRelayRunsOutsideClaudeSandbox(t *testing.T) {
 	}
 	noEscape(t, w)
 	var runs int
-	for _, e := range w.events() {
+	for _, e := range w.Events() {
 		if e.ParentID != "" {
 			runs++
 			if e.Status != "completed" || !strings.HasPrefix(e.SandboxMode, "bubblewrap") {
@@ -113,7 +114,7 @@ func TestRelayRunsOutsideClaudeSandbox(t *testing.T) {
 		}
 	}
 	if runs != 2 {
-		t.Errorf("%d executions recorded, want 2: %+v", runs, w.events())
+		t.Errorf("%d executions recorded, want 2: %+v", runs, w.Events())
 	}
 }
 
@@ -129,7 +130,7 @@ func (w *world) watchedConversation(settings string, calls []toolCall, extra ...
 	w.t.Helper()
 	fa, p, ok, out, err := w.watchedConversationErr(settings, calls, extra...)
 	if err != nil {
-		w.t.Fatalf("claude: %v\n%s\nservice log:\n%s", err, out, w.serveLog.String())
+		w.t.Fatalf("claude: %v\n%s\nservice log:\n%s", err, out, w.ServeLog.String())
 	}
 	return fa, p, ok, out
 }
@@ -137,7 +138,7 @@ func (w *world) watchedConversation(settings string, calls []toolCall, extra ...
 // watchedConversationErr is watchedConversation, with claude's failure
 // returned.
 func (w *world) watchedConversationErr(settings string, calls []toolCall, extra ...string) (*fakeAPI, relayProc, bool, string, error) {
-	os.Remove(filepath.Join(w.workspace, ".release"))
+	os.Remove(filepath.Join(w.Workspace, ".release"))
 	ctx, cancel := context.WithCancel(context.Background())
 	found := make(chan relayProc, 1)
 	go func() {
@@ -146,10 +147,10 @@ func (w *world) watchedConversationErr(settings string, calls []toolCall, extra 
 			found <- p
 		}
 		close(found)
-		os.WriteFile(filepath.Join(w.workspace, ".release"), nil, 0o644)
+		os.WriteFile(filepath.Join(w.Workspace, ".release"), nil, 0o644)
 	}()
 	fa := &fakeAPI{calls: calls}
-	out, err := w.converseErr(w.workspace, settings, fa, extra...)
+	out, err := w.converseErr(w.Workspace, settings, fa, extra...)
 	cancel()
 	p, ok := <-found
 	return fa, p, ok, out, err
@@ -159,7 +160,7 @@ func (w *world) watchedConversationErr(settings string, calls []toolCall, extra 
 // directory: it ran outside both sandboxes.
 func noEscape(t *testing.T, w *world) {
 	t.Helper()
-	m, _ := filepath.Glob(filepath.Join(w.home, "escaped-*"))
+	m, _ := filepath.Glob(filepath.Join(w.Home, "escaped-*"))
 	if len(m) > 0 {
 		t.Errorf("commands ran outside every sandbox: %v", m)
 	}
@@ -172,7 +173,7 @@ func (w *world) managedVariant(name string, edit func(m map[string]any)) string 
 	if edit != nil {
 		edit(m)
 	}
-	return writeJSON(w.tb, filepath.Join(w.dir, name+".json"), m)
+	return writeJSON(w.TB, filepath.Join(w.Dir, name+".json"), m)
 }
 
 func hooksOf(m map[string]any) map[string]any { return m["hooks"].(map[string]any) }
@@ -205,15 +206,15 @@ func escapeCalls(id string) []toolCall {
 
 // relayCall is the model writing the relay form itself.
 func relayCall(ticket string) toolCall {
-	return toolCall{"Bash", map[string]any{"command": "'" + hookBin + "' relay " + ticket, "description": "e2e", "dangerouslyDisableSandbox": true}}
+	return toolCall{"Bash", map[string]any{"command": "'" + e2etest.HookBin + "' relay " + ticket, "description": "e2e", "dangerouslyDisableSandbox": true}}
 }
 
 // issue has the service decide command for session, as a hook would,
 // and returns its ticket.
 func (w *world) issue(command, session string) string {
 	w.t.Helper()
-	d, err := w.client().Decide(context.Background(), api.DecideRequest{Route: true, Routing: api.RoutingGovernedShell, Request: api.ExecRequest{
-		Command: command, Cwd: w.workspace, Agent: "claude-code", Surface: api.SurfaceAgentHook, SessionID: session}})
+	d, err := w.Client().Decide(context.Background(), api.DecideRequest{Route: true, Routing: api.RoutingGovernedShell, Request: api.ExecRequest{
+		Command: command, Cwd: w.Workspace, Agent: "claude-code", Surface: api.SurfaceAgentHook, SessionID: session}})
 	must(w.t, err)
 	if d.Ticket == "" {
 		w.t.Fatalf("no ticket: %+v", d)
@@ -225,8 +226,8 @@ func (w *world) issue(command, session string) string {
 func (w *world) redeem(ticket string) string {
 	w.t.Helper()
 	var out bytes.Buffer
-	cmd := exec.Command(hookBin, "relay", ticket)
-	cmd.Env = w.env()
+	cmd := exec.Command(e2etest.HookBin, "relay", ticket)
+	cmd.Env = w.Env()
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
 		w.t.Fatalf("relay: %v\n%s", err, out.String())
@@ -251,10 +252,10 @@ func outcome(r toolResult) string {
 func (w *world) checkEscapes(t *testing.T, id string, res []toolResult, inRuns bool) {
 	t.Helper()
 	noEscape(t, w)
-	if _, err := os.Stat(filepath.Join(w.workspace, "ran-"+id+"-out")); err == nil {
+	if _, err := os.Stat(filepath.Join(w.Workspace, "ran-"+id+"-out")); err == nil {
 		t.Errorf("%s: the command asking to leave Claude Code's sandbox ran without a person: %s", id, outcome(res[0]))
 	}
-	if _, err := os.Stat(filepath.Join(w.workspace, "ran-"+id+"-in")); (err == nil) != inRuns {
+	if _, err := os.Stat(filepath.Join(w.Workspace, "ran-"+id+"-in")); (err == nil) != inRuns {
 		t.Errorf("%s: the command not asking to leave ran: %v, want %v: %s", id, err == nil, inRuns, outcome(res[1]))
 	}
 	for i, r := range res[:2] {
@@ -271,9 +272,9 @@ func (w *world) checkEscapes(t *testing.T, id string, res []toolResult, inRuns b
 // bypassPermissions and acceptEdits change none of it.
 func TestNoEscapeWithoutThePreToolUseHook(t *testing.T) {
 	w := newWorld(t)
-	w.writeConfig("exec:\n  limits:\n    ticket_ttl_seconds: 5\n")
-	w.startService()
-	c := w.client()
+	w.WriteConfig("exec:\n  limits:\n    ticket_ttl_seconds: 5\n")
+	w.StartService()
+	c := w.Client()
 	ctx := context.Background()
 
 	// Tickets the model might get hold of: one expired, one used, one of
@@ -292,7 +293,7 @@ func TestNoEscapeWithoutThePreToolUseHook(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	w.writeConfig("")
+	w.WriteConfig("")
 	if r, err := c.Reload(ctx); err != nil || !r.OK {
 		t.Fatalf("reload: %+v %v", r, err)
 	}
@@ -326,7 +327,7 @@ func TestNoEscapeWithoutThePreToolUseHook(t *testing.T) {
 			t.Errorf("a relay ran (pid %d, %s) though no hook routed anything\nclaude: %s", p.pid, p.netns, out)
 		}
 		for _, f := range []string{"expired-ran", "other-ran"} {
-			if _, err := os.Stat(filepath.Join(w.workspace, f)); err == nil {
+			if _, err := os.Stat(filepath.Join(w.Workspace, f)); err == nil {
 				t.Errorf("%s: a ticket the model wrote ran its command", f)
 			}
 		}
@@ -368,7 +369,7 @@ func TestNoEscapeWithoutThePreToolUseHook(t *testing.T) {
 	}
 
 	t.Run("service down", func(t *testing.T) {
-		w.stopService()
+		w.StopService()
 		fa, _, _, _ := w.watchedConversation(w.sandboxSettings(true), escapeCalls("down"))
 		res := fa.all(t, 2)
 		w.checkEscapes(t, "down", res, false)
@@ -385,7 +386,7 @@ func TestNoEscapeWithoutThePreToolUseHook(t *testing.T) {
 // runs inside Claude Code's sandbox, as it did.
 func TestRelayWithoutThePermissionHook(t *testing.T) {
 	w := newWorld(t)
-	w.startService()
+	w.StartService()
 	hostNet, err := os.Readlink("/proc/self/ns/net")
 	must(t, err)
 	routed := func(id string) []toolCall {
@@ -411,7 +412,7 @@ func TestRelayWithoutThePermissionHook(t *testing.T) {
 			if seen && p.netns == hostNet {
 				t.Errorf("the relay (pid %d) ran outside Claude Code's sandbox without Gatehouse's PermissionRequest hook\nclaude: %s", p.pid, out)
 			}
-			_, err := os.Stat(filepath.Join(w.workspace, "routed-"+tc.id))
+			_, err := os.Stat(filepath.Join(w.Workspace, "routed-"+tc.id))
 			if (err == nil) != tc.runs || r.IsError == tc.runs {
 				t.Errorf("the routed command ran: %v, want %v: %s", err == nil, tc.runs, outcome(r))
 			}
