@@ -74,14 +74,16 @@ run-deps:
 test-root:
 	.ci/with-desktop-session.sh env REQUIRE_SANDBOX=1 REQUIRE_KEYRING=1 REQUIRE_NOTIFY=1 REQUIRE_BROWSER=1 \
 		$(GO) test -race -count=1 $(PKGS)
-	# A short minimisation: FuzzPolicyLoad's inputs are slow to minimise, and
-	# the default (60 s) would spend the whole run on the first new input.
+	# A short minimisation for every bounded run: the default (60 s) spends
+	# the whole run on the first new input and then fails it with "context
+	# deadline exceeded" (FuzzPolicyLoad's and FuzzSettingsFile's inputs are
+	# slow to minimise).
 	$(GO) test -count=1 -run='^$$' -fuzz=FuzzPolicyLoad -fuzztime=10s -fuzzminimizetime=2s ./service/policy
-	$(GO) test -count=1 -run='^$$' -fuzz=FuzzSettingsFile -fuzztime=10s ./service/policy
-	$(GO) test -count=1 -run='^$$' -fuzz=FuzzAnalyze -fuzztime=15s ./service/analysis
-	$(GO) test -count=1 -run='^$$' -fuzz=FuzzDecide -fuzztime=20s ./service/pipeline
-	$(GO) test -count=1 -run='^$$' -fuzz=FuzzMCPArgs -fuzztime=10s ./app/cli
-	$(GO) test -count=1 -run='^$$' -fuzz=FuzzProfilePath -fuzztime=10s ./sandbox/seatbelt
+	$(GO) test -count=1 -run='^$$' -fuzz=FuzzSettingsFile -fuzztime=10s -fuzzminimizetime=2s ./service/policy
+	$(GO) test -count=1 -run='^$$' -fuzz=FuzzAnalyze -fuzztime=15s -fuzzminimizetime=2s ./service/analysis
+	$(GO) test -count=1 -run='^$$' -fuzz=FuzzDecide -fuzztime=20s -fuzzminimizetime=2s ./service/pipeline
+	$(GO) test -count=1 -run='^$$' -fuzz=FuzzMCPArgs -fuzztime=10s -fuzzminimizetime=2s ./app/cli
+	$(GO) test -count=1 -run='^$$' -fuzz=FuzzProfilePath -fuzztime=10s -fuzzminimizetime=2s ./sandbox/seatbelt
 
 test-user: build
 	@.ci/test-as-user.sh $(TEST_USER) $(SANDBOX_PKGS)
