@@ -22,22 +22,8 @@ import (
 	"github.com/gatehouse-dev/gatehouse/sandbox/sandboxtest"
 )
 
-// requireBrowser returns Debian's chromium, skipping the test when it is
-// missing, or failing it under REQUIRE_BROWSER=1 or REQUIRE_SANDBOX=1
-// (make test sets both).
-func requireBrowser(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("REQUIRE_BROWSER") == "1" || sandboxtest.Required() {
-		t.Fatal("REQUIRE_BROWSER=1 (or REQUIRE_SANDBOX=1) but chromium is not installed; install it (apt-get install chromium, or .ci/test-deps.sh)")
-	}
-	t.Skip("chromium is not installed")
-	return ""
-}
+// requireBrowser is sandboxtest.Browser.
+var requireBrowser = sandboxtest.Browser
 
 // lockedBuf is a buffer several goroutines write.
 type lockedBuf struct {
