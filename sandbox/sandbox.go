@@ -9,6 +9,7 @@ package sandbox
 
 import (
 	"errors"
+	"os"
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/internal/scale"
@@ -112,6 +113,11 @@ type Spec struct {
 	// reach Addr alone and points the variables there; mode none ignores
 	// it.
 	Egress *Egress
+	// Network, when set, is a network namespace the command joins instead
+	// of getting one of its own (bubblewrap): its agent session's, whose
+	// loopback the session's other executions share. Nil is a network of
+	// the command's own.
+	Network *Network
 
 	Seccomp     SeccompLevel
 	AllowPtrace bool
@@ -163,6 +169,21 @@ type Pin struct {
 	Source string // host file holding the inspected bytes
 	SHA256 string
 	Size   int64
+}
+
+// A Network is a network namespace held open for the executions of one
+// agent session (bubblewrap): the user namespace that owns it and the
+// namespace itself, and nsenter, which joins both before bwrap starts.
+// Only loopback is in it; the executions' egress still goes through each
+// one's own bridge and proxy.
+type Network struct {
+	// Name is what the execution card says: "session <id>".
+	Name string
+	// Nsenter is util-linux's nsenter.
+	Nsenter string
+	// User and Net are the open namespace files (/proc/PID/ns/user and
+	// /proc/PID/ns/net of the process holding them).
+	User, Net *os.File
 }
 
 // Egress is the host's side of the egress proxy, as a sandbox needs it.

@@ -30,6 +30,9 @@ const (
 	// BridgeAddr is where the init's network bridge listens, in the
 	// sandbox's own network namespace; the proxy variables point at it.
 	BridgeAddr = "127.0.0.1:3128"
+	// SessionBridgeAddr is where the bridge listens in a session's shared
+	// network: a port the kernel picks.
+	SessionBridgeAddr = "127.0.0.1:0"
 )
 
 // Mounts is what the host file system looks like, as far as Args needs to
@@ -103,6 +106,11 @@ func Args(spec *sandbox.Spec, m *Mounts, opt Options) []string {
 		// bwrap keeps capabilities inside the user namespace when run by
 		// root; a command never needs them.
 		"--cap-drop", "ALL",
+	}
+	if spec.Network != nil {
+		// The session's network namespace, joined before bwrap starts
+		// (run_linux.go); every other namespace is the command's own.
+		a = append(a, "--share-net")
 	}
 	if opt.DisableUserns {
 		a = append(a, "--disable-userns")
@@ -244,6 +252,11 @@ func Args(spec *sandbox.Spec, m *Mounts, opt Options) []string {
 func Bridge(spec *sandbox.Spec) *sandboxinit.Bridge {
 	if spec.Egress == nil {
 		return nil
+	}
+	if spec.Network != nil {
+		// The session's executions share the loopback: each bridge takes
+		// a port of its own, which the init puts in the proxy variables.
+		return &sandboxinit.Bridge{Listen: []string{SessionBridgeAddr}, Socket: ProxySocket}
 	}
 	return &sandboxinit.Bridge{Listen: []string{BridgeAddr}, Socket: ProxySocket}
 }

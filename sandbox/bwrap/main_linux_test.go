@@ -14,6 +14,7 @@ func TestMain(m *testing.M) {
 		"sandbox-init": sandboxinit.Init,
 		"sandbox-exec": sandboxinit.Exec,
 		"linger":       sandboxinit.Linger,
+		"session-net":  sandboxinit.SessionNet,
 	})
 	os.Exit(m.Run())
 }

@@ -107,8 +107,16 @@ func start(spec *sandbox.Spec, args []string, opt RunOptions) (*started, *sandbo
 		return fail(sandbox.ReasonSpawnError, fmt.Sprintf("creating pipes: %v", err))
 	}
 	cmd := exec.Command(spec.BwrapPath, append([]string{"--args", "5"}, InitCommand...)...)
-	cmd.Env = []string{}
 	cmd.ExtraFiles = []*os.File{ctlR, stW, argR}
+	if n := spec.Network; n != nil {
+		// nsenter joins the session's user and network namespaces
+		// (descriptors 6 and 7) and becomes bwrap, which makes the rest.
+		// The init closes both before anything of the command runs.
+		cmd = exec.Command(n.Nsenter, append([]string{"--user=/proc/self/fd/6", "--net=/proc/self/fd/7", "--preserve-credentials", "--",
+			spec.BwrapPath, "--args", "5"}, InitCommand...)...)
+		cmd.ExtraFiles = []*os.File{ctlR, stW, argR, n.User, n.Net}
+	}
+	cmd.Env = []string{}
 	cmd.Stdout, cmd.Stderr = s.outPump.W, s.errPump.W
 	if len(spec.Stdin) > 0 {
 		cmd.Stdin = bytes.NewReader(spec.Stdin)

@@ -32,6 +32,7 @@ func Init(args []string) int {
 	}
 	unix.CloseOnExec(3)
 	unix.CloseOnExec(4)
+	closeNamespaceFiles()
 	ctl := os.NewFile(3, "control")
 	status := os.NewFile(4, "status")
 	if _, err := status.Stat(); err != nil {
@@ -78,6 +79,8 @@ func Init(args []string) int {
 		for _, ln := range lns {
 			go b.Serve(ln)
 		}
+		// In a session's shared network the kernel picked the port.
+		b.Listen[0] = lns[0].Addr().String()
 		env = b.ProxyEnv(env)
 	}
 	sh.plan <- shellPlan{plan, env}
@@ -90,6 +93,20 @@ func Init(args []string) int {
 
 	go supervise(ctl)
 	return reap(st.pid)
+}
+
+// closeNamespaceFiles closes what nsenter left open when the sandbox
+// joined a session's network (descriptors 6 and 7: the session's user and
+// network namespace files). Nothing in the sandbox could use them (it has
+// no capability in their namespaces) but nothing there needs them either.
+// Only namespace files are closed: a descriptor of anything else is left.
+func closeNamespaceFiles() {
+	for fd := 5; fd < 8; fd++ {
+		var st unix.Statfs_t
+		if unix.Fstatfs(fd, &st) == nil && st.Type == unix.NSFS_MAGIC {
+			unix.Close(fd)
+		}
+	}
 }
 
 // setLimits applies the plan's resource limits to this process.

@@ -1,0 +1,243 @@
+package bwrap
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/sandbox"
+	"github.com/gatehouse-dev/gatehouse/sandbox/sandboxinit"
+	"golang.org/x/sys/unix"
+)
+
+// A SessionNet is a network namespace held for one agent session: bwrap
+// started the init's session-net stage in a new user and network
+// namespace (loopback only), and the session's sandboxes join both
+// through nsenter (Spec.Network). It lives until Close or until the
+// service that started it exits.
+type SessionNet struct {
+	cmd    *exec.Cmd
+	pid    int      // the holder's process, in the namespaces
+	user   *os.File // its namespace files, held open
+	netns  *os.File
+	ctl    *os.File // the holder's socket (sandboxinit.SessionNet)
+	exited chan struct{}
+	mu     sync.Mutex // serialises sends on ctl
+	once   sync.Once
+}
+
+// StartSessionNet starts a session's network. nsenter is util-linux's
+// nsenter, which joining the network needs: it is checked here, so that a
+// session without it gets no network rather than executions that fail.
+func StartSessionNet(bwrapPath, initPath, nsenter string) (*SessionNet, error) {
+	if _, err := os.Stat(nsenter); err != nil {
+		return nil, fmt.Errorf("%s: %w; install util-linux", nsenter, err)
+	}
+	infoR, infoW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer infoR.Close()
+	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		infoW.Close()
+		return nil, fmt.Errorf("creating the session network's socket: %w", err)
+	}
+	ctl, theirs := os.NewFile(uintptr(pair[0]), "session-net"), os.NewFile(uintptr(pair[1]), "session-net")
+	cmd := exec.Command(bwrapPath,
+		"--unshare-user", "--unshare-net", "--unshare-ipc", "--unshare-uts",
+		"--die-with-parent", "--new-session", "--cap-drop", "ALL",
+		"--ro-bind", "/", "/", "--info-fd", "4",
+		"--", initPath, "session-net")
+	cmd.Env = []string{}
+	cmd.ExtraFiles = []*os.File{theirs, infoW}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	err = cmd.Start()
+	theirs.Close()
+	infoW.Close()
+	if err != nil {
+		ctl.Close()
+		return nil, fmt.Errorf("starting bwrap for the session network: %w", err)
+	}
+	n := &SessionNet{cmd: cmd, ctl: ctl, exited: make(chan struct{})}
+	go func() {
+		cmd.Wait()
+		close(n.exited)
+	}()
+	fail := func(err error) (*SessionNet, error) {
+		n.Close()
+		if s := strings.TrimSpace(stderr.String()); s != "" {
+			err = fmt.Errorf("%w: %s", err, s)
+		}
+		return nil, err
+	}
+	var info struct {
+		Pid int `json:"child-pid"`
+	}
+	if err := json.NewDecoder(infoR).Decode(&info); err != nil || info.Pid <= 0 {
+		<-n.exited
+		return fail(errors.New("bwrap did not start the session network"))
+	}
+	n.pid = info.Pid
+	// The namespace files are opened once and held: a later execution
+	// joins these namespaces even if a process with the holder's pid
+	// came to be another.
+	if n.user, err = os.Open(fmt.Sprintf("/proc/%d/ns/user", n.pid)); err != nil {
+		return fail(err)
+	}
+	if n.netns, err = os.Open(fmt.Sprintf("/proc/%d/ns/net", n.pid)); err != nil {
+		return fail(err)
+	}
+	// The holder must still be bwrap's child now that its files are
+	// open: otherwise they may be another process's.
+	if !n.Alive() {
+		return fail(errors.New("the session network ended as it started"))
+	}
+	return n, nil
+}
+
+// Network is what a Spec joining the session's network carries.
+func (n *SessionNet) Network(name, nsenter string) *sandbox.Network {
+	return &sandbox.Network{Name: name, Nsenter: nsenter, User: n.user, Net: n.netns}
+}
+
+// Pid is the holder's process id.
+func (n *SessionNet) Pid() int { return n.pid }
+
+// Alive reports whether the network's holder still runs.
+func (n *SessionNet) Alive() bool {
+	select {
+	case <-n.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// Close ends the holder; the namespace goes with the last process in it
+// (executions still running keep it until they end).
+func (n *SessionNet) Close() {
+	n.once.Do(func() {
+		n.ctl.Close()
+		select {
+		case <-n.exited:
+		case <-time.After(2 * time.Second):
+			n.cmd.Process.Kill()
+			<-n.exited
+		}
+		if n.user != nil {
+			n.user.Close()
+		}
+		if n.netns != nil {
+			n.netns.Close()
+		}
+	})
+}
+
+// Forward hands c (a connection accepted on the host) to the holder, which
+// connects it to port on the session's loopback. c is closed here.
+func (n *SessionNet) Forward(c *net.TCPConn, port int) error {
+	defer c.Close()
+	f, err := c.File()
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	msg := binary.BigEndian.AppendUint16(nil, uint16(port))
+	if len(msg) != sandboxinit.SessionNetForward {
+		return errors.New("bad forward message")
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return unix.Sendmsg(int(n.ctl.Fd()), msg, unix.UnixRights(int(f.Fd())), nil, 0)
+}
+
+// A Listener is a TCP socket listening in a session's network.
+type Listener struct {
+	Addr string // 127.0.0.1, ::1, 0.0.0.0 or ::
+	Port int
+}
+
+// Listening returns the TCP sockets listening in the session's network,
+// by port, then address.
+func (n *SessionNet) Listening() ([]Listener, error) {
+	if !n.Alive() {
+		return nil, errors.New("the session network has ended")
+	}
+	var out []Listener
+	for _, f := range []string{"tcp", "tcp6"} {
+		ls, err := readListening(fmt.Sprintf("/proc/%d/net/%s", n.pid, f))
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		out = append(out, ls...)
+	}
+	slices.SortFunc(out, func(a, b Listener) int {
+		if a.Port != b.Port {
+			return a.Port - b.Port
+		}
+		return strings.Compare(a.Addr, b.Addr)
+	})
+	return slices.Compact(out), nil
+}
+
+// readListening parses /proc/net/tcp or tcp6 for sockets in state LISTEN
+// (0A).
+func readListening(path string) ([]Listener, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []Listener
+	sc := bufio.NewScanner(f)
+	sc.Scan() // the header
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 4 || fields[3] != "0A" {
+			continue
+		}
+		hexAddr, hexPort, ok := strings.Cut(fields[1], ":")
+		if !ok {
+			continue
+		}
+		port, err := strconv.ParseUint(hexPort, 16, 16)
+		if err != nil {
+			continue
+		}
+		out = append(out, Listener{Addr: procAddr(hexAddr), Port: int(port)})
+	}
+	return out, sc.Err()
+}
+
+// procAddr turns /proc/net/tcp's address (32-bit words in host byte
+// order, as hex) into text.
+func procAddr(h string) string {
+	b := make([]byte, 0, 16)
+	for i := 0; i+8 <= len(h); i += 8 {
+		w, err := strconv.ParseUint(h[i:i+8], 16, 32)
+		if err != nil {
+			return h
+		}
+		b = binary.NativeEndian.AppendUint32(b, uint32(w))
+	}
+	ip := net.IP(b)
+	if len(b) != net.IPv4len && len(b) != net.IPv6len {
+		return h
+	}
+	if v4 := ip.To4(); v4 != nil && len(b) == net.IPv4len {
+		return v4.String()
+	}
+	return ip.String()
+}

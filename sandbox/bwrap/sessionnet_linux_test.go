@@ -1,0 +1,223 @@
+package bwrap
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/sandbox"
+	"github.com/gatehouse-dev/gatehouse/sandbox/probe"
+	"github.com/gatehouse-dev/gatehouse/sandbox/sandboxtest"
+)
+
+// sessionSpec is a spec running command in ws, in network n (nil: its own).
+func sessionSpec(t *testing.T, ws, command string, n *sandbox.Network) (*sandbox.Spec, RunOptions) {
+	t.Helper()
+	bw := sandboxtest.RequireBwrap(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := &sandbox.Spec{
+		Shell: "/bin/bash", Command: command, Dir: ws,
+		Env:            []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + ws, "LC_ALL=C"},
+		WorkspaceRoots: []string{ws}, WriteDeny: sandbox.DefaultWriteDeny,
+		Seccomp: sandbox.SeccompPreferred, Timeout: 60 * time.Second, OutputMax: 1 << 20,
+		InitPath: exe, BwrapPath: bw, Network: n,
+	}
+	opt := RunOptions{CgroupFD: -1, BlockedSuffix: "t1"}
+	opt.DisableUserns = probe.BwrapAtLeast(probe.Gather(bw), 0, 8, 0)
+	return spec, opt
+}
+
+func startSessionNet(t *testing.T) *SessionNet {
+	t.Helper()
+	bw := sandboxtest.RequireBwrap(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	nsenter, err := exec.LookPath("nsenter")
+	if err != nil {
+		t.Skip("no nsenter (util-linux)")
+	}
+	n, err := StartSessionNet(bw, exe, nsenter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(n.Close)
+	return n
+}
+
+// freePort is a port free on the host now (the session's loopback is
+// empty: any port is free there).
+func freePort(t *testing.T) int {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+const fetchScript = `python3 - <<'PY'
+import sys, time, urllib.request
+for i in range(200):
+    try:
+        print(urllib.request.urlopen("http://127.0.0.1:%d/", timeout=2).read().decode().strip()); sys.exit(0)
+    except Exception as e:
+        err = e
+        time.sleep(0.05)
+print("unreachable", err); sys.exit(3)
+PY`
+
+// A server one execution of a session serves is reachable from the
+// session's next execution on the loopback, from nothing else: not an
+// execution with a network of its own, not the host; through a forward
+// the person opens, the host reaches it.
+func TestSessionNetShared(t *testing.T) {
+	sn := startSessionNet(t)
+	nsenter, _ := exec.LookPath("nsenter")
+	netw := sn.Network("session s1", nsenter)
+	ws := t.TempDir()
+	port := freePort(t)
+	if err := os.WriteFile(ws+"/index.html", []byte("served-in-session\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	// Call 1: the server, running until the test ends it.
+	ctx, cancel := context.WithCancel(context.Background())
+	serverDone := make(chan *sandbox.Result, 1)
+	var serverErr bytes.Buffer
+	go func() {
+		spec, opt := sessionSpec(t, ws, fmt.Sprintf("exec python3 -m http.server %d --bind 127.0.0.1", port), netw)
+		serverDone <- Run(ctx, spec, sandbox.Streams{Stdout: io.Discard, Stderr: &serverErr}, opt)
+	}()
+	defer func() {
+		cancel()
+		<-serverDone
+	}()
+
+	run := func(n *sandbox.Network) (*sandbox.Result, string) {
+		spec, opt := sessionSpec(t, ws, fmt.Sprintf(fetchScript, port), n)
+		if n != netw {
+			// The server is up (call 2 reached it): a few tries do.
+			spec.Command = strings.Replace(spec.Command, "range(200)", "range(10)", 1)
+		}
+		var out, errb bytes.Buffer
+		res := Run(context.Background(), spec, sandbox.Streams{Stdout: &out, Stderr: &errb}, opt)
+		if res.Status != sandbox.StatusCompleted {
+			t.Fatalf("status %s (%s): %s; stderr %q", res.Status, res.StatusReason, res.Error, errb.String())
+		}
+		return res, out.String()
+	}
+	// Call 2 of the same session.
+	if res, out := run(netw); res.ExitCode != 0 || strings.TrimSpace(out) != "served-in-session" {
+		t.Fatalf("the session's next call: exit %d, %q (server stderr %q)", res.ExitCode, out, serverErr.String())
+	}
+	ls, err := sn.Listening()
+	if err != nil || !slices.Contains(ls, Listener{Addr: "127.0.0.1", Port: port}) {
+		t.Fatalf("Listening() = %v, %v; want 127.0.0.1:%d among them", ls, err, port)
+	}
+	// A call with a network of its own, and another session's.
+	if res, out := run(nil); res.ExitCode != 3 {
+		t.Fatalf("a private network reached the session's server: exit %d, %q", res.ExitCode, out)
+	}
+	other := startSessionNet(t)
+	if res, out := run(other.Network("session s2", nsenter)); res.ExitCode != 3 {
+		t.Fatalf("another session reached the server: exit %d, %q", res.ExitCode, out)
+	}
+	// The host: nothing on its loopback.
+	if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second); err == nil {
+		c.Close()
+		t.Fatalf("the host reached the session's server without a forward")
+	}
+
+	// A forward: the host's connection handed to the holder.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			sn.Forward(c.(*net.TCPConn), port)
+		}
+	}()
+	resp, err := http.Get("http://" + ln.Addr().String() + "/")
+	if err != nil {
+		t.Fatalf("through the forward: %v", err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if strings.TrimSpace(string(body)) != "served-in-session" {
+		t.Fatalf("through the forward: %q", body)
+	}
+	// A port nothing listens on: the host's connection is closed.
+	ln2, _ := net.Listen("tcp", "127.0.0.1:0")
+	defer ln2.Close()
+	go func() {
+		c, err := ln2.Accept()
+		if err == nil {
+			sn.Forward(c.(*net.TCPConn), freePort(t))
+		}
+	}()
+	c, err := net.Dial("tcp", ln2.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if n, err := c.Read(make([]byte, 1)); err == nil || n != 0 {
+		t.Fatalf("a forward to a closed port: read %d, %v", n, err)
+	}
+	c.Close()
+
+	// Ending the holder ends nothing running: the server still answers
+	// its session's calls.
+	sn.Close()
+	if sn.Alive() {
+		t.Fatal("the holder outlived Close")
+	}
+	if _, err := sn.Listening(); err == nil {
+		t.Fatal("Listening() after Close succeeded")
+	}
+}
+
+// The namespace files nsenter left open do not reach the command.
+func TestSessionNetFilesClosed(t *testing.T) {
+	sn := startSessionNet(t)
+	nsenter, _ := exec.LookPath("nsenter")
+	ws := t.TempDir()
+	spec, opt := sessionSpec(t, ws, `for f in /proc/self/fd/*; do readlink "$f"; done; readlink /proc/self/ns/net`, sn.Network("session s", nsenter))
+	var out, errb bytes.Buffer
+	res := Run(context.Background(), spec, sandbox.Streams{Stdout: &out, Stderr: &errb}, opt)
+	if res.Status != sandbox.StatusCompleted || res.ExitCode != 0 {
+		t.Fatalf("status %s exit %d: %s %q", res.Status, res.ExitCode, res.Error, errb.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	want, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/net", sn.Pid()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lines[len(lines)-1] != want {
+		t.Fatalf("the command's network is %s, the session's %s", lines[len(lines)-1], want)
+	}
+	for _, l := range lines[:len(lines)-1] {
+		if strings.HasPrefix(l, "user:[") || strings.HasPrefix(l, "net:[") {
+			t.Fatalf("a namespace file reached the command: %q", out.String())
+		}
+	}
+}

@@ -1,0 +1,33 @@
+//go:build !linux
+
+package bwrap
+
+import (
+	"errors"
+	"net"
+
+	"github.com/gatehouse-dev/gatehouse/sandbox"
+)
+
+// A SessionNet is a session's network namespace: Linux only.
+type SessionNet struct{}
+
+// A Listener is a TCP socket listening in a session's network.
+type Listener struct {
+	Addr string
+	Port int
+}
+
+var errNoSessionNet = errors.New("session networks need Linux network namespaces")
+
+// StartSessionNet fails: there are no network namespaces here.
+func StartSessionNet(bwrapPath, initPath, nsenter string) (*SessionNet, error) {
+	return nil, errNoSessionNet
+}
+
+func (n *SessionNet) Network(name, nsenter string) *sandbox.Network { return nil }
+func (n *SessionNet) Pid() int                                      { return 0 }
+func (n *SessionNet) Alive() bool                                   { return false }
+func (n *SessionNet) Close()                                        {}
+func (n *SessionNet) Forward(c *net.TCPConn, port int) error        { c.Close(); return errNoSessionNet }
+func (n *SessionNet) Listening() ([]Listener, error)                { return nil, errNoSessionNet }

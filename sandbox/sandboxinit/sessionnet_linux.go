@@ -1,0 +1,130 @@
+package sandboxinit
+
+// "session-net" holds an agent session's network namespace: bwrap starts
+// it in a new user and network namespace (loopback only), and the
+// service joins the session's sandboxes to both while it runs. It runs no
+// command of the agent's. Its one other duty is the person's port
+// forwards: the service hands it a connection it accepted on the host's
+// loopback and the port to reach inside, and it carries the bytes between
+// the two.
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// SessionNetForward is one message on the session holder's socket: the
+// port inside the session (big-endian), with the host connection as the
+// message's one descriptor (SCM_RIGHTS).
+const SessionNetForward = 2
+
+// SessionNet is "session-net": descriptor 3 is a unix socket
+// (SOCK_SEQPACKET) to the service. It returns when the service closes it.
+func SessionNet(args []string) int {
+	unix.CloseOnExec(3)
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		fmt.Fprintf(os.Stderr, "gatehouse: session-net: %v\n", err)
+		return 126
+	}
+	if _, err := unix.GetsockoptInt(3, unix.SOL_SOCKET, unix.SO_TYPE); err != nil {
+		fmt.Fprintln(os.Stderr, "gatehouse: session-net is started by gatehouse only")
+		return 126
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	buf := make([]byte, 16)
+	oob := make([]byte, unix.CmsgSpace(4))
+	for {
+		n, oobn, _, _, err := unix.Recvmsg(3, buf, oob, unix.MSG_CMSG_CLOEXEC)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n == 0 {
+			return 0
+		}
+		fds := receivedFDs(oob[:oobn])
+		if n != SessionNetForward || len(fds) != 1 {
+			for _, fd := range fds {
+				unix.Close(fd)
+			}
+			continue
+		}
+		port := binary.BigEndian.Uint16(buf[:2])
+		host := os.NewFile(uintptr(fds[0]), "forward")
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			forward(host, int(port))
+		}()
+	}
+}
+
+// receivedFDs returns the descriptors of a message's SCM_RIGHTS.
+func receivedFDs(oob []byte) []int {
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return nil
+	}
+	var fds []int
+	for _, m := range msgs {
+		if got, err := unix.ParseUnixRights(&m); err == nil {
+			fds = append(fds, got...)
+		}
+	}
+	return fds
+}
+
+// forward connects host (a connection the person's client made to the
+// host's loopback) to port on the session's loopback, IPv4 first, and
+// copies both ways until both ends are done. A port nothing listens on
+// closes host at once.
+func forward(host *os.File, port int) {
+	hc, err := net.FileConn(host)
+	host.Close()
+	if err != nil {
+		return
+	}
+	defer hc.Close()
+	var in net.Conn
+	for _, addr := range []string{"127.0.0.1", "::1"} {
+		if in, err = net.DialTimeout("tcp", net.JoinHostPort(addr, strconv.Itoa(port)), 5*time.Second); err == nil {
+			break
+		}
+	}
+	if in == nil {
+		return
+	}
+	defer in.Close()
+	Splice(hc, in)
+}
+
+// Splice copies a to b and b to a until both directions end; each end's
+// write side is closed when its reader is done, so that a half-close
+// reaches the other side.
+func Splice(a, b net.Conn) {
+	done := make(chan struct{}, 2)
+	half := func(dst, src net.Conn) {
+		_, err := io.Copy(dst, src)
+		if cw, ok := dst.(interface{ CloseWrite() error }); ok && !errors.Is(err, net.ErrClosed) {
+			cw.CloseWrite()
+		} else {
+			dst.Close()
+		}
+		done <- struct{}{}
+	}
+	go half(a, b)
+	go half(b, a)
+	<-done
+	<-done
+}
+
+func init() { Stages["session-net"] = SessionNet }
