@@ -184,6 +184,10 @@ type Network struct {
 	// User and Net are the open namespace files (/proc/PID/ns/user and
 	// /proc/PID/ns/net of the process holding them).
 	User, Net *os.File
+	// Bridge is where this execution's egress bridge listens
+	// (127.0.0.1:PORT): the service gives each execution of a session a
+	// port of its own.
+	Bridge string
 }
 
 // Egress is the host's side of the egress proxy, as a sandbox needs it.

@@ -183,5 +183,6 @@ func nonNilWorkspaces(w []api.Workspace) []api.Workspace {
 // EndSession ends the approve-for-session grants of an agent's session.
 func (s *Service) EndSession(agent, session string) {
 	s.approvals.EndSession(agent, session)
+	s.sessions.EndSession(agent, session)
 	s.log.Info("session ended", "agent", agent, "session", session)
 }

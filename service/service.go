@@ -144,6 +144,9 @@ type Service struct {
 
 	exportMu sync.Mutex
 	export   *exportRun // the audit export running, if any
+	// sessions are the agent sessions' shared networks, kept across
+	// configurations (ports.go).
+	sessions *pipeline.SessionNets
 }
 
 // New loads the configuration and builds the pipeline. An invalid
@@ -168,7 +171,7 @@ func New(opts Options) (*Service, error) {
 	if opts.ProbeTTL <= 0 {
 		opts.ProbeTTL = defaultProbeTTL
 	}
-	s := &Service{opts: opts, log: opts.Logger, started: time.Now(), hub: newHub()}
+	s := &Service{opts: opts, log: opts.Logger, started: time.Now(), hub: newHub(), sessions: pipeline.NewSessionNets(opts.Logger)}
 	s.ring = newRing(512, func(ev api.Event) { s.hub.event(api.NoticeExecutionEnded, ev) })
 	var trustDir func(dir, agent, by string) (string, error)
 	if opts.Trust != nil {
@@ -226,6 +229,7 @@ func (s *Service) load() (*generation, error) {
 		return nil, err
 	}
 	ex.SetApprover(attendedBroker{s.approvals, s.hub})
+	ex.SetSessions(s.sessions)
 	return &generation{loaded: l, ex: ex, at: time.Now()}, nil
 }
 
@@ -335,6 +339,7 @@ func (s *Service) shutdown(srv *http.Server) {
 	}
 	s.gen.Load().ex.ClosePool()
 	s.stopExport()
+	s.sessions.Close()
 	s.stopRoot() // running executions: SIGTERM, then SIGKILL; recorded killed
 	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()

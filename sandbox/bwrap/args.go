@@ -30,9 +30,6 @@ const (
 	// BridgeAddr is where the init's network bridge listens, in the
 	// sandbox's own network namespace; the proxy variables point at it.
 	BridgeAddr = "127.0.0.1:3128"
-	// SessionBridgeAddr is where the bridge listens in a session's shared
-	// network: a port the kernel picks.
-	SessionBridgeAddr = "127.0.0.1:0"
 )
 
 // Mounts is what the host file system looks like, as far as Args needs to
@@ -253,10 +250,10 @@ func Bridge(spec *sandbox.Spec) *sandboxinit.Bridge {
 	if spec.Egress == nil {
 		return nil
 	}
-	if spec.Network != nil {
-		// The session's executions share the loopback: each bridge takes
-		// a port of its own, which the init puts in the proxy variables.
-		return &sandboxinit.Bridge{Listen: []string{SessionBridgeAddr}, Socket: ProxySocket}
+	if n := spec.Network; n != nil && n.Bridge != "" {
+		// The session's executions share the loopback: each bridge
+		// listens on a port of its own.
+		return &sandboxinit.Bridge{Listen: []string{n.Bridge}, Socket: ProxySocket}
 	}
 	return &sandboxinit.Bridge{Listen: []string{BridgeAddr}, Socket: ProxySocket}
 }

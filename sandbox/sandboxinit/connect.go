@@ -28,18 +28,10 @@ const maxConnectHead = 64 << 10
 // proxy's reason on standard error.
 func Connect(args []string) int {
 	if len(args) != 3 {
-		io.WriteString(stderr, "usage: gatehouse-init connect PROXY|- HOST PORT (an ssh ProxyCommand: connect 127.0.0.1:3128 %h %p; - takes the proxy from ALL_PROXY or HTTP_PROXY)\n")
+		io.WriteString(stderr, "usage: gatehouse-init connect PROXY HOST PORT (an ssh ProxyCommand: connect 127.0.0.1:3128 %h %p)\n")
 		return 2
 	}
 	proxy, host, port := args[0], strings.Trim(args[1], "[]"), args[2]
-	if proxy == "-" {
-		// The bridge's port is the init's pick (a session's shared
-		// network): the proxy variables name it.
-		if proxy = bridgeFromEnv(); proxy == "" {
-			io.WriteString(stderr, "gatehouse: connect: no proxy variable names the egress bridge (ALL_PROXY or HTTP_PROXY)\n")
-			return 1
-		}
-	}
 	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 || strconv.Itoa(n) != port {
 		fmt.Fprintf(stderr, "gatehouse: connect: port %q is not a number from 1 to 65535\n", port)
 		return 2
@@ -60,21 +52,6 @@ func Connect(args []string) int {
 		return 1
 	}
 	return relay(c, br, os.Stdin, os.Stdout)
-}
-
-// bridgeFromEnv returns host:port of the bridge the proxy variables name
-// (the init sets them: socks5h://ADDR and http://ADDR).
-func bridgeFromEnv() string {
-	for _, k := range []string{"ALL_PROXY", "all_proxy", "HTTP_PROXY", "http_proxy"} {
-		v := os.Getenv(k)
-		if _, rest, ok := strings.Cut(v, "://"); ok {
-			v = rest
-		}
-		if v = strings.TrimSuffix(v, "/"); v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 // tunnel asks the proxy on c for a tunnel to dest and reads its answer.

@@ -79,8 +79,6 @@ func Init(args []string) int {
 		for _, ln := range lns {
 			go b.Serve(ln)
 		}
-		// In a session's shared network the kernel picked the port.
-		b.Listen[0] = lns[0].Addr().String()
 		env = b.ProxyEnv(env)
 	}
 	sh.plan <- shellPlan{plan, env}

@@ -108,6 +108,12 @@ type Event struct {
 	// ("fresh"), and SandboxStartReason why fresh.
 	SandboxStart       string `json:"sandbox_start,omitempty"`
 	SandboxStartReason string `json:"sandbox_start_reason,omitempty"`
+	// Network is the network namespace the command ran in: "private" (its
+	// own) or "session <id>" (its agent session's, shared with the
+	// session's other executions; NetworkReason says why not, when a
+	// session's execution ran private).
+	Network       string `json:"network,omitempty"`
+	NetworkReason string `json:"network_reason,omitempty"`
 	// ToolCache is the agent's tool cache directory the command had.
 	ToolCache string `json:"tool_cache,omitempty"`
 	// ReadPosture is the read posture that held for the execution: host

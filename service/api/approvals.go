@@ -253,6 +253,9 @@ const (
 	NoticeApprovalAnswered = "approval.answered"
 	NoticeSandbox          = "sandbox.mode"
 	NoticeService          = "service.state"
+	// NoticePorts says a forward of a session's port opened or closed
+	// (GET /v1/ports has the list).
+	NoticePorts = "ports.changed"
 )
 
 // StreamNotice is one item of the live stream. The first item a

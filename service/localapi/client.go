@@ -269,6 +269,35 @@ func (c *Client) Stream(ctx context.Context, fn func(api.StreamNotice)) error {
 	return fmt.Errorf("%w: the live stream ended: %w", ErrLost, err)
 }
 
+// Ports lists the agent sessions' shared networks.
+func (c *Client) Ports(ctx context.Context) ([]api.SessionNetwork, error) {
+	var r api.PortsResponse
+	err := c.call(ctx, http.MethodGet, api.PathPorts, nil, &r)
+	return r.Sessions, err
+}
+
+// OpenPort forwards a session's port to the host's loopback; a refusal
+// is an error naming why.
+func (c *Client) OpenPort(ctx context.Context, req api.PortRequest) (*api.PortForward, error) {
+	return c.port(ctx, api.PathPortsOpen, req)
+}
+
+// ClosePort ends a forward; a refusal is an error naming why.
+func (c *Client) ClosePort(ctx context.Context, req api.PortRequest) (*api.PortForward, error) {
+	return c.port(ctx, api.PathPortsClose, req)
+}
+
+func (c *Client) port(ctx context.Context, path string, req api.PortRequest) (*api.PortForward, error) {
+	var r api.PortResponse
+	if err := c.call(ctx, http.MethodPost, path, req, &r); err != nil {
+		return nil, err
+	}
+	if r.Error != "" {
+		return nil, errors.New(r.Error)
+	}
+	return r.Forward, nil
+}
+
 // EndSession tells the service an agent's session ended.
 func (c *Client) EndSession(ctx context.Context, req api.SessionEndRequest) error {
 	var r struct{}

@@ -61,6 +61,13 @@ type Admission interface {
 	// DashboardLogin returns a new one-time login code for the dashboard,
 	// with its sign-in page, or why there is none.
 	DashboardLogin() api.DashboardLoginResponse
+	// Ports lists the agent sessions' shared networks, what listens in
+	// them and the person's forwards; OpenPort forwards a session's port
+	// to the host's loopback, ClosePort ends a forward (a refusal is a
+	// response with its error).
+	Ports() []api.SessionNetwork
+	OpenPort(req api.PortRequest) api.PortResponse
+	ClosePort(req api.PortRequest) api.PortResponse
 	// Doctor runs gatehouse doctor now and returns its report, or why
 	// this service runs none.
 	Doctor(ctx context.Context) (*api.DoctorReport, error)
@@ -243,6 +250,26 @@ func Handler(a Admission, logger *slog.Logger) http.Handler {
 		}
 		first, rest := a.Subscribe(r.Context())
 		ServeStream(w, first, rest)
+	})
+	mux.HandleFunc("GET "+api.PathPorts, func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := body(w, r, envelope); !ok {
+			return
+		}
+		reply(w, api.PortsResponse{Sessions: a.Ports()})
+	})
+	mux.HandleFunc("POST "+api.PathPortsOpen, func(w http.ResponseWriter, r *http.Request) {
+		var req api.PortRequest
+		if !decode(w, r, envelope, &req) {
+			return
+		}
+		reply(w, a.OpenPort(req))
+	})
+	mux.HandleFunc("POST "+api.PathPortsClose, func(w http.ResponseWriter, r *http.Request) {
+		var req api.PortRequest
+		if !decode(w, r, envelope, &req) {
+			return
+		}
+		reply(w, a.ClosePort(req))
 	})
 	mux.HandleFunc("GET "+api.PathDoctor, func(w http.ResponseWriter, r *http.Request) {
 		rep, err := a.Doctor(r.Context())

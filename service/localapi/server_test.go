@@ -63,6 +63,14 @@ func (f *fake) Subscribe(ctx context.Context) ([]api.StreamNotice, <-chan api.St
 	return []api.StreamNotice{{Type: api.NoticeService, State: "running"}}, f.stream
 }
 func (f *fake) EndSession(agent, session string) {}
+func (f *fake) Ports() []api.SessionNetwork { return nil }
+func (f *fake) OpenPort(req api.PortRequest) api.PortResponse {
+	return api.PortResponse{Error: "no session " + req.SessionID}
+}
+func (f *fake) ClosePort(req api.PortRequest) api.PortResponse {
+	return api.PortResponse{Error: "no session " + req.SessionID}
+}
+
 func (f *fake) DashboardLogin() api.DashboardLoginResponse {
 	return api.DashboardLoginResponse{URL: "http://127.0.0.1:1234/login", Code: "c0de", LaunchFile: "/run/user/1000/gatehouse/dashboard/login-x.html"}
 }

@@ -57,11 +57,15 @@ func runFresh(ctx context.Context, c backendChoice, spec *sandbox.Spec, out sand
 // configuration in force (pool.go), when the backend starts them: the
 // plan of a command of agent, and the directory its egress proxy will
 // listen in.
-func (e *Executor) startSlot(agent string) (*warmSlot, error) {
+func (e *Executor) startSlot(k slotKey) (*warmSlot, error) {
+	agent := k.agent
 	c := e.chooseBackend()
 	ws, ok := c.runner.(sandbox.WarmStarter)
 	if c.err != nil || !ok {
 		return nil, errNoWarm
+	}
+	if k.net != nil && k.net.gone.Load() {
+		return nil, errSessionGone
 	}
 	roots, err := e.workspaceRoots(agent)
 	if err != nil {
@@ -79,12 +83,17 @@ func (e *Executor) startSlot(agent string) (*warmSlot, error) {
 		return nil, err
 	}
 	spec.Egress = egressSpec(dir)
+	if k.net != nil {
+		// Started in the session's network; the bridge's port comes with
+		// the command.
+		spec.Network = k.net.n.Network(api.NetworkSessionPrefix+k.net.key.id, k.net.nsenter)
+	}
 	w, err := ws.StartWarm(spec)
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	return &warmSlot{agent: agent, egressDir: dir, w: w}, nil
+	return &warmSlot{slotKey: k, egressDir: dir, w: w}, nil
 }
 
 // PlanSpec returns the sandbox plan req would run with, without running

@@ -149,6 +149,9 @@ type Executor struct {
 	cfg  *policy.Config
 	opts Options
 	pool atomic.Pointer[pool] // pool.go; nil: none
+	// sessions are the service's session networks (sessionnet.go); nil:
+	// every execution has a network of its own.
+	sessions *SessionNets
 
 	guard func() trust.Guard // what may never be a trusted root (hold.go)
 }
@@ -450,6 +453,19 @@ func (e *Executor) run(ctx context.Context, d *Admitted, out sandbox.Streams, ev
 
 	spec := e.spec(req, dir, roots, ev.ID, timeout, choice)
 	spec.Pins = plan.pins
+	// The session's network, when the execution has a session
+	// (sessionnet.go).
+	var sn *sessionNet
+	if choice.backend.OwnNetwork() {
+		netw, joined, leave, why := e.joinSession(req, choice)
+		sn = joined
+		defer leave()
+		spec.Network = netw
+		ev.Network, ev.NetworkReason = api.NetworkPrivate, why
+		if netw != nil {
+			ev.Network = netw.Name
+		}
+	}
 	ev.ReadPosture = readPostureHeld(spec, choice.backend)
 	if tc := e.toolCacheOf(req, spec.DenyRead); tc != nil {
 		if err := e.prepareToolCache(tc.Dir); err != nil {
@@ -472,7 +488,7 @@ func (e *Executor) run(ctx context.Context, d *Admitted, out sandbox.Streams, ev
 	var slot *warmSlot
 	if _, ok := choice.runner.(sandbox.WarmStarter); ok {
 		var why string
-		slot, why = e.take(req, spec, len(plan.scripts) > 0, d.creds != nil && len(d.creds.Files) > 0, lease != nil && len(lease.Masked) > 0)
+		slot, why = e.take(req, sn, spec, len(plan.scripts) > 0, d.creds != nil && len(d.creds.Files) > 0, lease != nil && len(lease.Masked) > 0)
 		defer e.refillAfter()()
 		ev.SandboxStart, ev.SandboxStartReason = StartFresh, why
 		if slot != nil {

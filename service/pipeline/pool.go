@@ -31,9 +31,16 @@ const (
 	StartFresh = "fresh"
 )
 
+// A slotKey is whose commands a warm sandbox serves: an agent's, in its
+// session's network (net) or in a network of its own (net nil).
+type slotKey struct {
+	agent string
+	net   *sessionNet
+}
+
 // A warmSlot is one warm sandbox and what it was started with.
 type warmSlot struct {
-	agent string
+	slotKey
 	// egressDir is bound at sandbox.EgressDirInSandbox: the execution's
 	// proxy listens there when the command comes.
 	egressDir string
@@ -57,12 +64,12 @@ type pool struct {
 	// otherAgentIdle.
 	delay, afterEnd, idle time.Duration
 
-	mu    sync.Mutex
-	agent string // whose plan the pool starts slots for: the last to run
+	mu  sync.Mutex
+	key slotKey // whose plan the pool starts slots for: the last to run
 	// ready are the slots waiting, oldest first, of any agent's plan.
 	ready []*warmSlot
-	// starting counts the slots being started, by agent.
-	starting map[string]int
+	// starting counts the slots being started, by whom for.
+	starting map[slotKey]int
 	closed   bool
 	wg       sync.WaitGroup
 }
@@ -74,8 +81,8 @@ func (e *Executor) StartPool(n int, agent string) {
 	if n <= 0 {
 		return
 	}
-	p := &pool{e: e, size: n, agent: agent, force: e.opts.TestOnlyWarmEveryCommand, delay: refillDelay, afterEnd: refillAfterEnd,
-		idle: otherAgentIdle, starting: map[string]int{}}
+	p := &pool{e: e, size: n, key: slotKey{agent: agent}, force: e.opts.TestOnlyWarmEveryCommand, delay: refillDelay, afterEnd: refillAfterEnd,
+		idle: otherAgentIdle, starting: map[slotKey]int{}}
 	e.pool.Store(p)
 	p.fill()
 }
@@ -106,7 +113,7 @@ func (e *Executor) Pool() api.PoolStatus {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	st := api.PoolStatus{Size: p.size, Ready: len(p.ready), Agent: p.agent}
+	st := api.PoolStatus{Size: p.size, Ready: len(p.ready), Agent: p.key.agent}
 	var agents []string
 	for _, s := range p.ready {
 		st.IdleRSS += treeRSS(s.w.Pid())
@@ -136,27 +143,38 @@ func (p *pool) fill() {
 		p.mu.Unlock()
 		return
 	}
-	own := p.starting[p.agent]
+	// Slots of a session network that has closed serve no one.
+	var evicted []*warmSlot
+	p.ready = slices.DeleteFunc(p.ready, func(s *warmSlot) bool {
+		if s.net != nil && s.net.gone.Load() {
+			evicted = append(evicted, s)
+			return true
+		}
+		return false
+	})
+	if p.key.net != nil && p.key.net.gone.Load() {
+		p.key.net = nil
+	}
+	own := p.starting[p.key]
 	for _, s := range p.ready {
-		if s.agent == p.agent {
+		if s.slotKey == p.key {
 			own++
 		}
 	}
-	var evicted *warmSlot
 	full := len(p.ready)+p.total() >= p.size
-	i := slices.IndexFunc(p.ready, func(s *warmSlot) bool { return s.agent != p.agent })
+	i := slices.IndexFunc(p.ready, func(s *warmSlot) bool { return s.slotKey != p.key })
 	if i >= 0 && own < p.size && (own == 0 && full || time.Since(p.ready[i].since) >= p.idle) {
-		evicted = p.ready[i]
+		evicted = append(evicted, p.ready[i])
 		p.ready = slices.Delete(p.ready, i, i+1)
 	}
 	for len(p.ready)+p.total() < p.size {
-		p.starting[p.agent]++
+		p.starting[p.key]++
 		p.wg.Add(1)
-		go func(agent string) {
+		go func(k slotKey) {
 			defer p.wg.Done()
-			s, err := p.e.startSlot(agent)
+			s, err := p.e.startSlot(k)
 			p.mu.Lock()
-			p.starting[agent]--
+			p.starting[k]--
 			if err != nil || p.closed {
 				p.mu.Unlock()
 				if err != nil {
@@ -169,11 +187,11 @@ func (p *pool) fill() {
 			s.since = time.Now()
 			p.ready = append(p.ready, s)
 			p.mu.Unlock()
-		}(p.agent)
+		}(p.key)
 	}
 	p.mu.Unlock()
-	if evicted != nil {
-		evicted.discard()
+	for _, s := range evicted {
+		s.discard()
 	}
 }
 
@@ -188,7 +206,7 @@ func (p *pool) total() int {
 
 // take returns a warm slot for req, or nil and why the command gets a
 // fresh sandbox. The caller has the pool start another (refillAfter).
-func (e *Executor) take(req *api.ExecRequest, spec *sandbox.Spec, hasPins, hasCredFiles, hasMasked bool) (*warmSlot, string) {
+func (e *Executor) take(req *api.ExecRequest, sn *sessionNet, spec *sandbox.Spec, hasPins, hasCredFiles, hasMasked bool) (*warmSlot, string) {
 	p := e.pool.Load()
 	switch {
 	case p == nil:
@@ -205,8 +223,10 @@ func (e *Executor) take(req *api.ExecRequest, spec *sandbox.Spec, hasPins, hasCr
 		return nil, "no tool cache"
 	}
 	p.mu.Lock()
-	// The pool starts the next slots for the agent that runs now.
-	p.agent = req.Agent
+	// The pool starts the next slots for the agent that runs now, in
+	// the network it runs in.
+	key := slotKey{agent: req.Agent, net: sn}
+	p.key = key
 	var stale []*warmSlot
 	var s *warmSlot
 	force := p.force
@@ -216,7 +236,7 @@ func (e *Executor) take(req *api.ExecRequest, spec *sandbox.Spec, hasPins, hasCr
 	}
 	for i := 0; i < len(p.ready) && s == nil; {
 		x := p.ready[i]
-		if x.agent != req.Agent {
+		if x.slotKey != key {
 			i++
 			continue
 		}
@@ -233,9 +253,12 @@ func (e *Executor) take(req *api.ExecRequest, spec *sandbox.Spec, hasPins, hasCr
 	}
 	if s == nil && force {
 		var err error
-		if s, err = e.startSlot(req.Agent); err != nil {
+		if s, err = e.startSlot(key); err != nil {
 			return nil, "no warm sandbox could be started: " + err.Error()
 		}
+	}
+	if s == nil && sn != nil {
+		return nil, "no warm sandbox was ready for " + req.Agent + " in its session's network"
 	}
 	if s == nil {
 		return nil, "no warm sandbox was ready for " + req.Agent

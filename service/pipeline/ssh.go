@@ -53,7 +53,13 @@ func (e *Executor) sshConfig(spec *sandbox.Spec, dir string, lease *broker.Lease
 	if lease != nil {
 		keys = lease.SSHKeys
 	}
-	if err := os.WriteFile(filepath.Join(dir, sshConfigName), []byte(sshConfigText(keys)), 0o644); err != nil {
+	// In a session's shared network each execution's bridge has a port
+	// of its own.
+	bridge := bwrap.BridgeAddr
+	if spec.Network != nil && spec.Network.Bridge != "" {
+		bridge = spec.Network.Bridge
+	}
+	if err := os.WriteFile(filepath.Join(dir, sshConfigName), []byte(sshConfigText(keys, bridge)), 0o644); err != nil {
 		return fmt.Errorf("writing the sandbox's ssh configuration: %w", err)
 	}
 	known, err := readKnownHosts(filepath.Join(e.opts.Home, ".ssh", knownHostsName))
@@ -72,13 +78,14 @@ func (e *Executor) sshConfig(spec *sandbox.Spec, dir string, lease *broker.Lease
 }
 
 // sshConfigText is the sandbox's ssh configuration with keys (paths in
-// the sandbox) as its identities.
-func sshConfigText(keys []string) string {
+// the sandbox) as its identities, tunnelling through the bridge at bridge
+// (host:port).
+func sshConfigText(keys []string, bridge string) string {
 	var b strings.Builder
 	b.WriteString("# Gatehouse: ssh in this sandbox reaches hosts through the egress proxy,\n" +
 		"# where the egress allowlist (or a person's answer) allows them.\n" +
 		"Host *\n" +
-		"  ProxyCommand " + sandbox.InitInSandbox + " connect " + bwrap.BridgeAddr + " %h %p\n" +
+		"  ProxyCommand " + sandbox.InitInSandbox + " connect " + bridge + " %h %p\n" +
 		"  UserKnownHostsFile " + KnownHostsInSandbox + "\n" +
 		"  StrictHostKeyChecking yes\n" +
 		"  UpdateHostKeys no\n" +

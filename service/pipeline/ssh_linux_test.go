@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/keyring"
+	"github.com/gatehouse-dev/gatehouse/sandbox/bwrap"
 	"github.com/gatehouse-dev/gatehouse/sandbox/sandboxtest"
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/broker"
@@ -231,7 +232,7 @@ func TestSSHConfigInSandbox(t *testing.T) {
 	if exitOf(o) != 0 {
 		t.Fatalf("exit %d: %s", exitOf(o), o.Result.Stderr)
 	}
-	want := sshConfigText(nil) + "git=ssh -F /run/gatehouse/egress/ssh_config\n0\nread-only\n"
+	want := sshConfigText(nil, bwrap.BridgeAddr) + "git=ssh -F /run/gatehouse/egress/ssh_config\n0\nread-only\n"
 	if o.Result.Stdout != want {
 		t.Errorf("stdout\n%s\nwant\n%s", o.Result.Stdout, want)
 	}

@@ -121,6 +121,10 @@ type Sandbox struct {
 	// WarmPool is how many sandboxes the service keeps started ahead of
 	// their commands.
 	WarmPool int `yaml:"warm_pool" json:"warm_pool"`
+	// SessionIdleSeconds is how long an agent session's shared network
+	// stays after its last execution ended; 0 gives every execution a
+	// network of its own.
+	SessionIdleSeconds int `yaml:"session_idle_seconds" json:"session_idle_seconds"`
 	// Read is the read posture: host (the host's files, minus the
 	// deny-read set) or workspace (of the home directory and the other
 	// places user data lives, only the workspace roots, ReadAllow and the

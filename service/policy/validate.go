@@ -44,6 +44,7 @@ var numberRules = map[string]numberRule{
 	"exec.limits.tmpfs_size":                 {min: int64(MiB), size: true},
 	"exec.sandbox.cache_max":                 {min: int64(64 * MiB), size: true},
 	"exec.sandbox.warm_pool":                 {min: 0, max: 16},
+	"exec.sandbox.session_idle_seconds":      {min: 0, max: 86400},
 	"exec.limits.file_size_max":              {min: 1, size: true},
 	"exec.limits.max_concurrent":             {min: 1, max: 256},
 	"exec.limits.ticket_ttl_seconds":         {min: 5, max: 3600},
