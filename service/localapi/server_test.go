@@ -63,7 +63,7 @@ func (f *fake) Subscribe(ctx context.Context) ([]api.StreamNotice, <-chan api.St
 	return []api.StreamNotice{{Type: api.NoticeService, State: "running"}}, f.stream
 }
 func (f *fake) EndSession(agent, session string) {}
-func (f *fake) Ports() []api.SessionNetwork { return nil }
+func (f *fake) Ports() []api.SessionNetwork      { return nil }
 func (f *fake) OpenPort(req api.PortRequest) api.PortResponse {
 	return api.PortResponse{Error: "no session " + req.SessionID}
 }
