@@ -150,6 +150,15 @@ func Build(in Input) Card {
 		}
 		add("sandbox_start", "sandbox start", start)
 	}
+	if ev.Network != "" {
+		var notes []string
+		if ev.NetworkReason != "" {
+			notes = []string{ev.NetworkReason}
+		} else if strings.HasPrefix(ev.Network, api.NetworkSessionPrefix) {
+			notes = []string{"loopback shared with the session's other executions"}
+		}
+		add("network", "network", ev.Network, notes...)
+	}
 	if ev.ReadPosture != "" {
 		f := add("read_posture", "read posture", ev.ReadPosture)
 		if n := postureNotes[ev.ReadPosture]; n != "" {

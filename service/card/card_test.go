@@ -54,6 +54,8 @@ func TestBuild(t *testing.T) {
 	has("held then approved", "approval", "once by tray after 5300 ms")
 	has("held then approved", "approval", "held by ask-push")
 	has("held then approved", "parent_id", "2222aaaa")
+	has("held then approved", "network", "session s-1")
+	has("held then approved", "network", "loopback shared with the session's other executions")
 	has("read posture workspace", "read_posture", "workspace")
 	has("masked credentials", "credentials_masked", "github_token (1 to its hosts, 0 elsewhere)")
 	has("timed out", "limits_enforced", "memory not held: no cgroup v2")

@@ -59,6 +59,7 @@ func Cases() []Case {
 	held.ResolvedCmds = []string{"/usr/bin/git"}
 	held.Approval = &api.ApprovalRecord{ID: "ap-7", Kind: "command", Answer: "once", By: "tray", Rule: "ask-push", WaitedMS: 5300}
 	held.Egress = api.Egress{Allowed: 2, Denied: 1, DeniedHosts: []string{"evil.example"}}
+	held.Network = "session s-1"
 
 	timedOut := base("3333cccc3333cccc3333cccc3333cccc")
 	timedOut.Status, timedOut.StatusReason, timedOut.ExitCode = "timed_out", "", nil
