@@ -37,6 +37,7 @@ func TestMain(m *testing.M) {
 	sandboxtest.Stage(map[string]func([]string) int{
 		"sandbox-init": sandboxinit.Init,
 		"sandbox-exec": sandboxinit.Exec,
+		"session-net":  sandboxinit.SessionNet,
 		"relay": func(args []string) int {
 			return relay.Run(context.Background(), args[0], args[1], os.Stdout, os.Stderr)
 		},

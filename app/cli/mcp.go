@@ -117,6 +117,11 @@ type mcpServer struct {
 	calls      sync.WaitGroup  // calls in flight
 	ended      context.Context // done when the session is over
 	startDir   string          // the directory gatehouse mcp was started in
+	// session is this connection's session id when the transport has
+	// none (stdio: one process, one connection): its calls share a
+	// network, which ends with it.
+	session string
+	agents  sync.Map // the agents its calls named (ended with it)
 
 	// clientRoots are the client's roots (MCP roots capability) as it
 	// last listed them, while gen is rootsGen's value then: the client
@@ -149,6 +154,7 @@ func newMCPServer(env *Env, configFile string, hookTool bool) (*mcpServer, error
 	}
 	s := &mcpServer{env: env, configFile: configFile, cfg: &loaded.Config, shell: shell}
 	s.startDir, _ = os.Getwd()
+	s.session = "mcp-" + pipeline.NewID()[:16]
 	s.srv = mcp.NewServer(&mcp.Implementation{Name: "gatehouse", Title: "Gatehouse governed shell", Version: Version},
 		//lint:ignore SA1019 the roots capability is how an MCP client names its directories
 		&mcp.ServerOptions{RootsListChangedHandler: func(context.Context, *mcp.RootsListChangedRequest) { s.rootsGen.Add(1) }})
@@ -295,6 +301,12 @@ func (s *mcpServer) close() {
 	case <-done:
 	case <-time.After(30 * time.Second):
 	}
+	s.agents.Range(func(agent, _ any) bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		s.shell.EndSession(ctx, agent.(string), s.session)
+		return true
+	})
 	s.shell.Close()
 }
 
@@ -433,6 +445,10 @@ func (s *mcpServer) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 		x.Agent = agentName(p.ClientInfo.Name)
 	}
 	x.SessionID = req.Session.ID()
+	if x.SessionID == "" {
+		x.SessionID = s.session
+		s.agents.Store(x.Agent, true)
+	}
 	// A call that names no directory, or a relative one, runs in (or
 	// from) the session's directory when there is one in a workspace root.
 	if x.Cwd == "" || !filepath.IsAbs(x.Cwd) && x.Cwd != "~" && !strings.HasPrefix(x.Cwd, "~/") {

@@ -27,6 +27,7 @@ func TestMain(m *testing.M) {
 	sandboxtest.Stage(map[string]func([]string) int{
 		"sandbox-init": sandboxinit.Init,
 		"sandbox-exec": sandboxinit.Exec,
+		"session-net":  sandboxinit.SessionNet,
 	})
 	os.Exit(m.Run())
 }

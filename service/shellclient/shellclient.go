@@ -167,6 +167,15 @@ func (cl *Client) service() *localapi.Client {
 	return localapi.NewClient(cl.Paths.Socket)
 }
 
+// EndSession tells the service an agent's session ended (its
+// approve-for-session grants and its network go); without a service
+// there is nothing to end.
+func (cl *Client) EndSession(ctx context.Context, agent, session string) {
+	if svc := cl.service(); svc != nil {
+		svc.EndSession(ctx, api.SessionEndRequest{Agent: agent, SessionID: session})
+	}
+}
+
 // Executor returns the in-process pipeline, built on first use; it
 // records nothing until Observed.
 func (cl *Client) Executor() (*pipeline.Executor, error) {
