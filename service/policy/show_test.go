@@ -34,6 +34,7 @@ exec.sandbox.deny_read:                          []              # default
 exec.sandbox.write_deny:                         [.envrc, "a b"] # config.yaml:5
 exec.sandbox.cache_max:                          5GiB            # default
 exec.sandbox.warm_pool:                          2               # default
+exec.sandbox.session_idle_seconds:               1800            # default
 exec.sandbox.read:                               host            # default
 exec.sandbox.read_allow:                         []              # default
 exec.sandbox.settings_file:                      ""              # default
