@@ -14,6 +14,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"runtime"
 	"time"
 
@@ -90,6 +91,10 @@ type Report struct {
 	ReadSet  policy.ReadSet   `json:"read_set"`
 	Settings *policy.Settings `json:"settings_file,omitempty"`
 	WarmPool int              `json:"warm_pool"`
+	// SessionNetworks says whether the executions of one agent session
+	// share a network (exec.sandbox.session_idle_seconds) and, when they
+	// cannot, why.
+	SessionNetworks string `json:"session_networks"`
 	// WarmPoolNow is the running service's pool, when one answers.
 	WarmPoolNow *api.PoolStatus `json:"warm_pool_now,omitempty"`
 	Audit       Audit           `json:"audit"`
@@ -180,6 +185,7 @@ func (r *Report) run(ctx context.Context, o Options) {
 	r.ToolCaches = MeasureCaches(o.ToolCacheRoot, cfg)
 	r.ReadSet, r.Settings = cfg.ReadSet(o.Home), cfg.Settings
 	r.WarmPool = cfg.Exec.Sandbox.WarmPool
+	r.SessionNetworks = r.sessionNetworks(cfg.Exec.Sandbox.SessionIdleSeconds)
 	r.Audit = readAudit(ctx, o)
 	r.Audit.Required = cfg.Policy.AuditRequired
 	if x := cfg.Exec.Audit.Export.OTLP; x.Enabled() {
@@ -265,4 +271,22 @@ func (r *Report) run(ctx context.Context, o Options) {
 			r.BackendWhy += "; seccomp not installed: " + res.SeccompReason
 		}
 	}
+}
+
+// sessionNetworks describes exec.sandbox.session_idle_seconds on this
+// host: a session's network is joined with util-linux's nsenter (Linux,
+// bubblewrap); without it every execution has a network of its own.
+func (r *Report) sessionNetworks(idle int) string {
+	switch {
+	case idle <= 0:
+		return "off (exec.sandbox.session_idle_seconds is 0): every execution has a network of its own"
+	case runtime.GOOS != "linux":
+		return "not on this system (network namespaces are Linux's)"
+	}
+	path, err := exec.LookPath("nsenter")
+	if err != nil {
+		r.problem("session_networks", false, "nsenter is not installed: the executions of an agent session cannot share a network (a dev server one call starts is unreachable from the next); install util-linux")
+		return "off: nsenter not found; install util-linux"
+	}
+	return fmt.Sprintf("on: an agent session's executions share one network, closed %d s after its last (%s)", idle, path)
 }

@@ -168,6 +168,7 @@ func (r *Report) facts() []api.DoctorFact {
 	default:
 		add("warm pool", "off")
 	}
+	add("session networks", "%s", r.SessionNetworks)
 	switch a := r.Audit; {
 	case a.Error != "":
 		add("audit", "%s: %s", a.Path, a.Error)
