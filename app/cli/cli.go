@@ -91,6 +91,10 @@ type command struct {
 	// badSub, when set, is a parent's usage error for a missing (name "")
 	// or unknown subcommand, where it words them otherwise than dispatch.
 	badSub func(name string) error
+	// bare is the subcommand run when none is named, the arguments
+	// empty or starting with a flag ("ports" and "ports --json" are
+	// "ports list").
+	bare string
 	// interspersed lets flags follow positional arguments.
 	interspersed bool
 	// flags defines the command's flags on fl and returns the run that
@@ -139,6 +143,12 @@ func (c *command) dispatch(ctx context.Context, env *Env, args []string) error {
 	case name == "help" || name == "-h" || name == "--help":
 		fmt.Fprintln(env.Stdout, c.usage)
 		return nil
+	case c.bare != "" && (name == "" || strings.HasPrefix(name, "-")):
+		for _, s := range c.subs {
+			if s.word() == c.bare {
+				return s.exec(ctx, env, args)
+			}
+		}
 	case c.badSub != nil:
 		return c.badSub(name)
 	case name == "":
@@ -182,7 +192,7 @@ func init() {
 	commands = byName([]*command{
 		execCmd, explainCmd, auditCmd, statusCmd, doctorCmd, configCmd, credCmd, cacheCmd,
 		installCmd, uninstallCmd, serviceCmd, serveCmd, hookCmd, relayCmd, managedSettingsCmd,
-		approvalsCmd, approveCmd, denyCmd, rulesCmd, egressCmd, workspaceCmd, trayCmd, dashboardCmd, mcpCmd,
+		approvalsCmd, approveCmd, denyCmd, rulesCmd, egressCmd, portsCmd, workspaceCmd, trayCmd, dashboardCmd, mcpCmd,
 		versionCmd, completionCmd, manCmd,
 	})
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"maps"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -42,6 +43,8 @@ func scriptCmds(sets ...map[string]func(*testscript.TestScript, bool, []string))
 //	killpidfile PIDFILE
 //	                SIGKILL the process PIDFILE names and wait up to 10 s
 //	                for the service's lock to be free
+//	freeport VAR    set VAR to a TCP port free on the host's 127.0.0.1
+//	                (one the kernel picked, closed again)
 func serviceScriptCmds() map[string]func(*testscript.TestScript, bool, []string) {
 	return map[string]func(*testscript.TestScript, bool, []string){
 		"reapservice": func(ts *testscript.TestScript, neg bool, args []string) {
@@ -116,6 +119,15 @@ func serviceScriptCmds() map[string]func(*testscript.TestScript, bool, []string)
 				}
 			}
 			ts.Fatalf("the service did not answer on %s", c.Socket())
+		},
+		"freeport": func(ts *testscript.TestScript, neg bool, args []string) {
+			if neg || len(args) != 1 {
+				ts.Fatalf("usage: freeport VAR")
+			}
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			ts.Check(err)
+			ts.Setenv(args[0], strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
+			ts.Check(ln.Close())
 		},
 		"shortdir": func(ts *testscript.TestScript, neg bool, args []string) {
 			if neg || len(args) != 1 {
