@@ -1,6 +1,7 @@
 // Package dashboard is Gatehouse's local web dashboard: the executions and
-// their cards, approvals, workspaces, the policy in force and doctor, served
-// by the user service on 127.0.0.1 (docs/dashboard.md).
+// their cards, approvals, workspaces, the agent sessions' networks and
+// their ports, the policy in force and doctor, served by the user service
+// on 127.0.0.1 (docs/dashboard.md).
 //
 // # Who may use it
 //
@@ -68,6 +69,12 @@ type Service interface {
 	// Explain returns gatehouse explain's text for req: the command
 	// tree as analysis reads it now. Nothing runs.
 	Explain(ctx context.Context, req api.ExecRequest) (string, error)
+	// Ports lists the agent sessions' shared networks; OpenPort forwards
+	// a session's port to this machine's loopback and ClosePort ends a
+	// forward (a refusal is a response with its error).
+	Ports() []api.SessionNetwork
+	OpenPort(req api.PortRequest) api.PortResponse
+	ClosePort(req api.PortRequest) api.PortResponse
 }
 
 // Trail is the audit trail the executions come from; *audit.Store
@@ -224,6 +231,10 @@ func (s *Server) Handler() http.Handler {
 	page("GET /workspaces", s.workspaces)
 	page("POST /workspaces/add", s.addWorkspace)
 	page("POST /workspaces/remove", s.removeWorkspace)
+	page("GET /sessions", s.sessionsPage)
+	page("GET /sessions/state", s.sessionsStateJSON)
+	page("POST /sessions/open", s.openPort)
+	page("POST /sessions/close", s.closePort)
 	page("GET /policy", s.policy)
 	page("GET /doctor", s.doctor)
 	page("GET /stream", s.stream)

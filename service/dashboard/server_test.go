@@ -39,6 +39,10 @@ type fakeService struct {
 	loaded   *policy.Loaded
 	notices  chan api.StreamNotice
 	addError error
+	// ports are the session networks; portReqs the opens and closes
+	// asked (sessions_test.go).
+	ports    []api.SessionNetwork
+	portReqs []string
 }
 
 func (f *fakeService) Approvals() []api.Approval {

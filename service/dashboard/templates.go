@@ -20,7 +20,7 @@ type templates struct {
 }
 
 // pageNames are the pages under assets/dashboard, without ".html".
-var pageNames = []string{"executions", "card", "approvals", "workspaces", "policy", "doctor", "message", "login", "signedin"}
+var pageNames = []string{"executions", "card", "approvals", "workspaces", "sessions", "policy", "doctor", "message", "login", "signedin"}
 
 var funcs = template.FuncMap{
 	// text shows terminal controls, bidi overrides and invisible

@@ -115,6 +115,36 @@
     }
   });
 
+  // The Sessions page reloads when the service's list is no longer the
+  // one it shows (GET /sessions/state says): at once on a forward opened
+  // or closed and on an execution's start or end, and every few seconds
+  // while it is open, since a server starts listening in an execution
+  // that runs on and no notice says so.
+  const sessions = document.getElementById("sessions");
+  let checking = false;
+  async function sessionsChanged() {
+    if (page !== "sessions" || !sessions || checking || submitting) {
+      return;
+    }
+    checking = true;
+    try {
+      const resp = await fetch("/sessions/state", { credentials: "same-origin" });
+      if (resp.ok) {
+        const data = await resp.json();
+        if (data.state !== sessions.dataset.state && !submitting) {
+          window.location.reload();
+        }
+      }
+    } catch (e) {
+      // The live stream says when the service is back.
+    } finally {
+      checking = false;
+    }
+  }
+  if (page === "sessions" && sessions) {
+    window.setInterval(sessionsChanged, 3000);
+  }
+
   function connect() {
     const es = new EventSource("/stream");
     es.onopen = function () {
@@ -130,6 +160,9 @@
         newer();
       }
     });
+    for (const type of ["ports.changed", "execution.started", "execution.ended"]) {
+      es.addEventListener(type, sessionsChanged);
+    }
     // The approvals page reloads when the requests it shows are no longer
     // the pending ones (an opened one it lacks, an answered one it
     // shows), unless the person is typing.
