@@ -34,6 +34,9 @@ const (
 	// recentFetch is how many events are read at connection: decisions
 	// and file-tool events are among them, so more than MaxRecent.
 	recentFetch = 50
+	// portsPoll is how often the session networks are read while an
+	// execution runs in one: a server it starts is told by no notice.
+	portsPoll = 3 * time.Second
 )
 
 // app is the tray apart from its menu binding: the state, the connection
@@ -97,6 +100,7 @@ func (a *app) snapshot() State {
 	s.Approvals = slices.Clone(s.Approvals)
 	s.Recent = slices.Clone(s.Recent)
 	s.Workspaces = slices.Clone(s.Workspaces)
+	s.Sessions = slices.Clone(s.Sessions)
 	return s
 }
 
@@ -138,14 +142,15 @@ func (a *app) session(ctx context.Context) (reached bool, err error) {
 	approvals, aerr := c.Approvals(cctx)
 	events, eerr := c.Events(cctx, recentFetch)
 	workspaces, werr := c.Workspaces(cctx)
-	for _, err := range []error{aerr, eerr, werr} {
+	sessions, perr := c.Ports(cctx)
+	for _, err := range []error{aerr, eerr, werr, perr} {
 		if err != nil {
 			a.log.Warn("reading the service's state", "err", err)
 		}
 	}
 	a.update(func(s *State) {
 		s.Tried, s.Connected, s.Stopping = true, true, false
-		s.Status, s.Approvals, s.Workspaces = *st, approvals, workspaces
+		s.Status, s.Approvals, s.Workspaces, s.Sessions = *st, approvals, workspaces, sessions
 		s.SetEvents(events)
 	})
 	// A service that says it is stopping may keep the stream open while
@@ -153,6 +158,7 @@ func (a *app) session(ctx context.Context) (reached bool, err error) {
 	// until the service is gone.
 	sctx, endStream := context.WithCancel(ctx)
 	defer endStream()
+	go a.pollPorts(sctx)
 	stopping := false
 	err = c.Stream(sctx, func(n api.StreamNotice) {
 		var refetchA, refetchW bool
@@ -162,6 +168,9 @@ func (a *app) session(ctx context.Context) (reached bool, err error) {
 			return
 		}
 		a.refetch(ctx, refetchA, refetchW)
+		if RefetchPorts(n) {
+			a.refetchPorts(ctx)
+		}
 	})
 	if stopping && ctx.Err() == nil {
 		return true, a.untilGone(ctx, a.snapshot().Status)
@@ -186,7 +195,35 @@ func (a *app) session(ctx context.Context) (reached bool, err error) {
 		}
 		a.update(func(s *State) { s.Status = *st })
 		a.refetch(ctx, st.Approvals != len(a.snapshot().Approvals), st.Workspaces != len(a.snapshot().Workspaces))
+		a.refetchPorts(ctx)
 	}
+}
+
+// pollPorts reads the session networks every portsPoll while an
+// execution runs in one, until ctx ends.
+func (a *app) pollPorts(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(portsPoll):
+		}
+		if SessionsRunning(a.snapshot()) {
+			a.refetchPorts(ctx)
+		}
+	}
+}
+
+// refetchPorts reads the session networks again.
+func (a *app) refetchPorts(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	list, err := a.opts.Client.Ports(ctx)
+	if err != nil {
+		a.log.Warn("reading the session networks", "err", err)
+		return
+	}
+	a.update(func(s *State) { s.Sessions = list })
 }
 
 // untilGone reads the status of the stopping service of was until it no
@@ -239,6 +276,8 @@ func (a *app) do(ctx context.Context, act Action) {
 		}
 	case ActOpenDashboard:
 		a.openDashboard(ctx)
+	case ActOpenPort, ActClosePort:
+		a.port(ctx, act)
 	case ActRunDoctor:
 		a.runDoctor(ctx)
 	case ActStartService:
@@ -262,6 +301,28 @@ func (a *app) answer(ctx context.Context, act Action) {
 		return
 	}
 	a.update(func(s *State) { s.RemoveApproval(id) })
+}
+
+// port opens or closes the forward of a session's port the click names,
+// through the service, and says where it is or why not.
+func (a *app) port(ctx context.Context, act Action) {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	req := api.PortRequest{Agent: act.Agent, SessionID: act.ID, Port: act.Port, By: api.ByTray}
+	session := Escape(ShortSession(act.ID))
+	if act.Kind == ActOpenPort {
+		f, err := a.opts.Client.OpenPort(ctx, req)
+		switch {
+		case err != nil:
+			a.notify(fmt.Sprintf("Gatehouse: port %d was not opened", act.Port), err.Error())
+		case f != nil:
+			a.notify(fmt.Sprintf("Gatehouse: port %d open on this machine", f.Port),
+				fmt.Sprintf("http://127.0.0.1:%d/ reaches port %d of %s's session %s, until you close it or the session ends.", f.HostPort, f.Port, Shorten(f.Agent, 24), session))
+		}
+	} else if _, err := a.opts.Client.ClosePort(ctx, req); err != nil {
+		a.notify(fmt.Sprintf("Gatehouse: the forward of port %d was not closed", act.Port), err.Error())
+	}
+	a.refetchPorts(ctx)
 }
 
 // openDashboard opens the dashboard signed in: the opener gets the

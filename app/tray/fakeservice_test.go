@@ -37,6 +37,11 @@ type fakeService struct {
 	answers    []api.AnswerRequest
 	subs       map[chan api.StreamNotice]bool
 	srv        *http.Server
+
+	// sessions are the session networks; ports the opens and closes
+	// asked, in order.
+	sessions []api.SessionNetwork
+	ports    []portAsk
 }
 
 func newFakeService(t *testing.T, path string) *fakeService {
@@ -93,6 +98,13 @@ func (f *fakeService) start() {
 			Answer: &api.ApprovalRecord{ID: a.ID, Kind: a.Kind, Answer: req.Answer, By: req.By}})
 		reply(w, api.AnswerResponse{OK: true})
 	})
+	mux.HandleFunc("GET "+api.PathPorts, func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		reply(w, api.PortsResponse{Sessions: cloneSessions(f.sessions)})
+	})
+	mux.HandleFunc("POST "+api.PathPortsOpen, f.port(true))
+	mux.HandleFunc("POST "+api.PathPortsClose, f.port(false))
 	mux.HandleFunc("GET "+api.PathStream, f.stream)
 	mux.HandleFunc("GET "+api.PathDoctor, func(w http.ResponseWriter, r *http.Request) {
 		reply(w, api.DoctorReport{OK: true, Checks: []api.DoctorCheck{{Name: "service", State: api.DoctorOK, Message: "running"}},
@@ -166,6 +178,76 @@ func (f *fakeService) push(n api.StreamNotice) {
 	for c := range f.subs {
 		c <- n
 	}
+}
+
+// portAsk is one open (Open) or close asked of the fake.
+type portAsk struct {
+	Open bool
+	api.PortRequest
+}
+
+// port opens or closes a forward as the service does: a port to open must
+// listen in the session, and is forwarded to the next port up (as when
+// the host's is taken); a close needs a forward. A change is told on the
+// stream.
+func (f *fakeService) port(open bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var req api.PortRequest
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		f.mu.Lock()
+		f.ports = append(f.ports, portAsk{open, req})
+		var resp api.PortResponse
+		i := slices.IndexFunc(f.sessions, func(n api.SessionNetwork) bool { return n.SessionID == req.SessionID && n.Agent == req.Agent })
+		switch {
+		case i < 0:
+			resp.Error = "session_id: no session network " + req.SessionID
+		case open && slices.ContainsFunc(f.sessions[i].Listening, func(l api.ListeningPort) bool { return l.Port == req.Port }):
+			fw := api.PortForward{Agent: req.Agent, SessionID: req.SessionID, Port: req.Port, HostPort: req.Port + 1, By: req.By, Since: time.Now()}
+			f.sessions[i].Forwards = append(f.sessions[i].Forwards, fw)
+			resp.Forward = &fw
+		case open:
+			resp.Error = "port: nothing listens there"
+		default:
+			fws := f.sessions[i].Forwards
+			if j := slices.IndexFunc(fws, func(fw api.PortForward) bool { return fw.Port == req.Port }); j >= 0 {
+				resp.Forward = &fws[j]
+				f.sessions[i].Forwards = slices.Delete(slices.Clone(fws), j, j+1)
+			} else {
+				resp.Error = "port: no forward of that port"
+			}
+		}
+		f.mu.Unlock()
+		if resp.Forward != nil {
+			f.push(api.StreamNotice{Type: api.NoticePorts})
+		}
+		reply(w, resp)
+	}
+}
+
+// portsAsked returns the opens and closes the fake was asked.
+func (f *fakeService) portsAsked() []portAsk {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.ports)
+}
+
+// setSessions replaces the session networks, telling no one.
+func (f *fakeService) setSessions(list []api.SessionNetwork) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.sessions = cloneSessions(list)
+}
+
+func cloneSessions(list []api.SessionNetwork) []api.SessionNetwork {
+	out := slices.Clone(list)
+	for i := range out {
+		out[i].Listening = slices.Clone(out[i].Listening)
+		out[i].Forwards = slices.Clone(out[i].Forwards)
+	}
+	return out
 }
 
 // answered returns the answers the fake was given.

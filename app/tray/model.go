@@ -1,7 +1,8 @@
 // Package tray is the menu-bar app, gatehouse tray: a thin client of the
 // service's admission API that shows at a glance whether commands are
-// sandboxed, lists the approvals waiting and the recent executions, and
-// answers approvals (docs/tray.md).
+// sandboxed, lists the approvals waiting, the recent executions and the
+// agent sessions' ports, answers approvals and opens a session's port on
+// this machine when the person asks (docs/tray.md).
 //
 // The menu is a pure function of what the tray knows (State) to a tree of
 // labelled items (Menu); the systray binding only shows, hides and
@@ -74,6 +75,9 @@ type State struct {
 	// MaxRecent.
 	Recent     []api.Event
 	Workspaces []api.Workspace
+	// Sessions are the agent sessions' networks, as GET /v1/ports lists
+	// them (oldest first).
+	Sessions []api.SessionNetwork
 	// DoctorRunning is set while gatehouse doctor runs; Report is the
 	// file the last run's report was written to.
 	DoctorRunning bool
@@ -264,6 +268,7 @@ const (
 	KeyApprovals  = "approvals"
 	KeyRecent     = "recent"
 	KeyWorkspaces = "workspaces"
+	KeySessions   = "sessions"
 	KeyDoctor     = "doctor"
 	KeyReport     = "report"
 	KeyDashboard  = "dashboard"
@@ -286,6 +291,10 @@ const (
 	// ActOpenDashboard opens the dashboard in the browser, with a login
 	// code the service gives.
 	ActOpenDashboard
+	// ActOpenPort forwards Port of the session ID (of Agent) to this
+	// machine's loopback; ActClosePort ends that forward.
+	ActOpenPort
+	ActClosePort
 	ActQuit
 )
 
@@ -293,13 +302,16 @@ const (
 // the egress entry picked (always, deny always; "" for the exact
 // destination), and LocalService the tick on "this is a service on my
 // machine" that an allowing answer to a host-loopback destination
-// carries: the click on an item that says so is the tick.
+// carries: the click on an item that says so is the tick. For a port,
+// ID is the session's id, Agent its agent and Port the port in it.
 type Action struct {
 	Kind         ActionKind
 	ID           string
 	Answer       string
 	Entry        string
 	LocalService bool
+	Agent        string
+	Port         int
 }
 
 // An Item is one menu entry. Top-level items carry a Key and are always
@@ -347,6 +359,7 @@ func Menu(s State, now time.Time) []Item {
 		approvalsItem(s, down),
 		recentItem(s, now),
 		workspacesItem(s, down),
+		sessionsItem(s, down),
 		{Separator: true},
 		doctor,
 		{Key: KeyReport, Label: "Open doctor report", Hidden: s.Report == "", Action: Action{Kind: ActOpen, ID: s.Report}},

@@ -32,6 +32,12 @@ type Client interface {
 	// Stream calls fn with each notice of the live stream until ctx ends
 	// (nil) or the service goes away (an error).
 	Stream(ctx context.Context, fn func(api.StreamNotice)) error
+	// Ports lists the agent sessions' networks; OpenPort forwards a
+	// session's port to this machine's loopback and ClosePort ends a
+	// forward (a refusal is an error saying why).
+	Ports(ctx context.Context) ([]api.SessionNetwork, error)
+	OpenPort(ctx context.Context, req api.PortRequest) (*api.PortForward, error)
+	ClosePort(ctx context.Context, req api.PortRequest) (*api.PortForward, error)
 }
 
 // Options configure the tray.

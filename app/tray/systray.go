@@ -98,6 +98,12 @@ func newBinding(ctx context.Context, a *app, dark bool) *binding {
 			s.children = b.addChildren(ctx, s, MaxRecent)
 		case KeyWorkspaces:
 			s.children = b.addChildren(ctx, s, MaxWorkspaces+1)
+		case KeySessions:
+			// A submenu per session, then the line saying how many more.
+			s.children = b.addChildren(ctx, s, MaxSessions+1)
+			for _, c := range s.children[:MaxSessions] {
+				c.children = b.addChildren(ctx, c, sessionItems)
+			}
 		}
 		b.top = append(b.top, s)
 	}
