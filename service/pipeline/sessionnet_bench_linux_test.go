@@ -1,7 +1,9 @@
 package pipeline
 
 import (
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/gatehouse-dev/gatehouse/service/api"
 )
@@ -31,7 +33,7 @@ func BenchmarkSessionNetwork(b *testing.B) {
 			for range b.N {
 				if c.warm {
 					b.StopTimer()
-					f.waitReady(1)
+					waitSlotFor(b, f, c.session != "")
 					b.StartTimer()
 				}
 				if o := f.run("true", req); c.warm && o.Event.SandboxStart != StartWarm {
@@ -39,5 +41,23 @@ func BenchmarkSessionNetwork(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// waitSlotFor waits until a warm sandbox is ready in a session's network
+// (or, !session, in a network of its own).
+func waitSlotFor(b *testing.B, f *fixture, session bool) {
+	for i := 0; ; i++ {
+		p := f.ex.pool.Load()
+		p.mu.Lock()
+		ok := slices.ContainsFunc(p.ready, func(s *warmSlot) bool { return (s.net != nil) == session })
+		p.mu.Unlock()
+		if ok {
+			return
+		}
+		if i == 1000 {
+			b.Fatalf("no warm sandbox ready (session %v): %+v", session, f.ex.Pool())
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
