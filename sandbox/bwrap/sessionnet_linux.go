@@ -32,9 +32,13 @@ type SessionNet struct {
 	netns  *os.File
 	ctl    *os.File // the holder's socket (sandboxinit.SessionNet)
 	exited chan struct{}
-	mu     sync.Mutex // serialises sends on ctl
+	mu     sync.Mutex // serialises sends on ctl and its close
+	closed bool       // ctl is closed (under mu)
 	once   sync.Once
 }
+
+// errSessionNetClosed says the holder was closed.
+var errSessionNetClosed = errors.New("the session network has closed")
 
 // StartSessionNet starts a session's network. nsenter is util-linux's
 // nsenter, which joining the network needs: it is checked here, so that a
@@ -129,7 +133,10 @@ func (n *SessionNet) Alive() bool {
 // (executions still running keep it until they end).
 func (n *SessionNet) Close() {
 	n.once.Do(func() {
+		n.mu.Lock()
+		n.closed = true
 		n.ctl.Close()
+		n.mu.Unlock()
 		select {
 		case <-n.exited:
 		case <-time.After(2 * time.Second):
@@ -160,7 +167,21 @@ func (n *SessionNet) Forward(c *net.TCPConn, port int) error {
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if n.closed {
+		return errSessionNetClosed
+	}
 	return unix.Sendmsg(int(n.ctl.Fd()), msg, unix.UnixRights(int(f.Fd())), nil, 0)
+}
+
+// EndForwards ends every connection the holder carries to port (the
+// person closed the forward: a kept-alive connection must not outlive it).
+func (n *SessionNet) EndForwards(port int) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.closed {
+		return errSessionNetClosed
+	}
+	return unix.Sendmsg(int(n.ctl.Fd()), binary.BigEndian.AppendUint16(nil, uint16(port)), nil, nil, 0)
 }
 
 // A Listener is a TCP socket listening in a session's network.

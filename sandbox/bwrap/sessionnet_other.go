@@ -31,3 +31,4 @@ func (n *SessionNet) Alive() bool                                   { return fal
 func (n *SessionNet) Close()                                        {}
 func (n *SessionNet) Forward(c *net.TCPConn, port int) error        { c.Close(); return errNoSessionNet }
 func (n *SessionNet) Listening() ([]Listener, error)                { return nil, errNoSessionNet }
+func (n *SessionNet) EndForwards(port int) error                    { return errNoSessionNet }

@@ -24,7 +24,9 @@ import (
 
 // SessionNetForward is one message on the session holder's socket: the
 // port inside the session (big-endian), with the host connection as the
-// message's one descriptor (SCM_RIGHTS).
+// message's one descriptor (SCM_RIGHTS). The same message without a
+// descriptor ends every connection carried to that port (the person
+// closed the forward).
 const SessionNetForward = 2
 
 // SessionNet is "session-net": descriptor 3 is a unix socket
@@ -41,6 +43,8 @@ func SessionNet(args []string) int {
 	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	live := &carried{by: map[int]map[*os.File]bool{}}
+	defer live.endAll()
 	buf := make([]byte, 16)
 	oob := make([]byte, unix.CmsgSpace(4))
 	for {
@@ -52,19 +56,82 @@ func SessionNet(args []string) int {
 			return 0
 		}
 		fds := receivedFDs(oob[:oobn])
-		if n != SessionNetForward || len(fds) != 1 {
+		if n != SessionNetForward || len(fds) > 1 {
 			for _, fd := range fds {
 				unix.Close(fd)
 			}
 			continue
 		}
-		port := binary.BigEndian.Uint16(buf[:2])
+		port := int(binary.BigEndian.Uint16(buf[:2]))
+		if len(fds) == 0 {
+			live.end(port)
+			continue
+		}
 		host := os.NewFile(uintptr(fds[0]), "forward")
+		if !live.add(port, host) {
+			host.Close()
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			forward(host, int(port))
+			defer host.Close()
+			defer live.remove(port, host)
+			forward(host, port)
 		}()
+	}
+}
+
+// carried are the host connections being carried, by port.
+type carried struct {
+	mu    sync.Mutex
+	by    map[int]map[*os.File]bool
+	ended bool
+}
+
+func (c *carried) add(port int, f *os.File) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ended {
+		return false
+	}
+	if c.by[port] == nil {
+		c.by[port] = map[*os.File]bool{}
+	}
+	c.by[port][f] = true
+	return true
+}
+
+func (c *carried) remove(port int, f *os.File) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.by[port], f)
+}
+
+// end shuts down every connection carried to port: both directions end,
+// in this process and in the host's client.
+func (c *carried) end(port int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for f := range c.by[port] {
+		// Through the raw descriptor: Fd would make the socket blocking
+		// for the copy's descriptor too (one open file).
+		if rc, err := f.SyscallConn(); err == nil {
+			rc.Control(func(fd uintptr) { unix.Shutdown(int(fd), unix.SHUT_RDWR) })
+		}
+	}
+}
+
+func (c *carried) endAll() {
+	c.mu.Lock()
+	ports := make([]int, 0, len(c.by))
+	for p := range c.by {
+		ports = append(ports, p)
+	}
+	c.ended = true
+	c.mu.Unlock()
+	for _, p := range ports {
+		c.end(p)
 	}
 }
 
@@ -86,10 +153,9 @@ func receivedFDs(oob []byte) []int {
 // forward connects host (a connection the person's client made to the
 // host's loopback) to port on the session's loopback, IPv4 first, and
 // copies both ways until both ends are done. A port nothing listens on
-// closes host at once.
+// closes it at once. The caller closes host.
 func forward(host *os.File, port int) {
 	hc, err := net.FileConn(host)
-	host.Close()
 	if err != nil {
 		return
 	}

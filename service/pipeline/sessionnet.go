@@ -362,6 +362,11 @@ func (s *SessionNets) ClosePort(req api.PortRequest) api.PortResponse {
 		return api.PortResponse{Error: fmt.Sprintf("port: session %s has no forward of port %d", sn.key.id, req.Port)}
 	}
 	f.ln.Close()
+	// A connection made before the close (a browser's kept-alive one, a
+	// websocket) ends with it.
+	if err := sn.n.EndForwards(req.Port); err != nil {
+		s.log.Warn("ending a forward's connections", "session", sn.key.id, "port", req.Port, "err", err)
+	}
 	delete(sn.forwards, req.Port)
 	s.log.Info("port forward closed", "agent", sn.key.agent, "session", sn.key.id, "port", req.Port, "by", req.By)
 	fw := f.PortForward

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -65,14 +66,15 @@ PY`, tries, port)
 }
 
 // serveInSession starts a server in session's network (call 1, left
-// running) and waits until the session's next call reaches it.
+// running; HTTP/1.1, so that a connection stays open across requests)
+// and waits until the session's next call reaches it.
 func serveInSession(t *testing.T, f *fixture, session string, port int) (stop func() *Outcome) {
 	t.Helper()
 	f.write("home/src/served.txt", "served-in-"+session+"\n")
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan *Outcome, 1)
 	go func() {
-		o, err := f.ex.Execute(ctx, api.ExecRequest{Command: fmt.Sprintf("exec python3 -m http.server %d --bind 127.0.0.1", port),
+		o, err := f.ex.Execute(ctx, api.ExecRequest{Command: fmt.Sprintf(`exec python3 -c 'import http.server as h; h.test(HandlerClass=h.SimpleHTTPRequestHandler, protocol="HTTP/1.1", port=%d, bind="127.0.0.1")'`, port),
 			Agent: "cli", Surface: api.SurfaceCLI, SessionID: session}, sandbox.Streams{})
 		if err != nil {
 			t.Errorf("the server's call: %v", err)
@@ -171,11 +173,33 @@ func TestSessionNetworkShared(t *testing.T) {
 			t.Errorf("OpenPort(%+v) = %+v, want an error with %q", bad.req, got, bad.want)
 		}
 	}
+	// A connection kept alive across the close ends with it.
+	kept, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", r.Forward.HostPort))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kept.Close()
+	kept.SetDeadline(time.Now().Add(30 * time.Second))
+	get := "GET /served.txt HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n"
+	br := bufio.NewReader(kept)
+	if _, err := io.WriteString(kept, get); err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := http.ReadResponse(br, nil); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("a kept-alive request through the forward: %v %v", resp, err)
+	} else {
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
 	if c := nets.ClosePort(api.PortRequest{SessionID: "s1", Port: port}); c.Error != "" {
 		t.Fatalf("ClosePort: %s", c.Error)
 	}
 	if _, err := hostGet(url); err == nil {
 		t.Fatal("the forward still answered after ClosePort")
+	}
+	io.WriteString(kept, get)
+	if resp, err := http.ReadResponse(br, nil); err == nil {
+		t.Fatalf("a connection kept alive across ClosePort was still answered: %s", resp.Status)
 	}
 	if c := nets.ClosePort(api.PortRequest{SessionID: "s1", Port: port}); !strings.Contains(c.Error, "no forward of port") {
 		t.Fatalf("closing it twice: %+v", c)
