@@ -287,6 +287,8 @@ func (s *SessionNets) find(req api.PortRequest) (*sessionNet, error) {
 		return exact[0], nil
 	case len(exact) == 0 && len(prefix) == 1:
 		return prefix[0], nil
+	case len(exact)+len(prefix) == 0 && req.Agent != "":
+		return nil, fmt.Errorf("session_id: no session network %q of agent %q (gatehouse ports lists them)", req.SessionID, req.Agent)
 	case len(exact)+len(prefix) == 0:
 		return nil, fmt.Errorf("session_id: no session network %q (gatehouse ports lists them)", req.SessionID)
 	}

@@ -164,6 +164,7 @@ func TestSessionNetworkShared(t *testing.T) {
 		{api.PortRequest{SessionID: "s1", Port: 0}, "port: 0 is not a port"},
 		{api.PortRequest{SessionID: "s1", Port: 70000}, "port: 70000 is not a port"},
 		{api.PortRequest{SessionID: "nope", Port: port}, `no session network "nope"`},
+		{api.PortRequest{SessionID: "s1", Agent: "codex", Port: port}, `no session network "s1" of agent "codex"`},
 		{api.PortRequest{SessionID: "", Port: port}, "session_id: name a session"},
 		{api.PortRequest{SessionID: "s", Port: port + 1}, "names more than one session"},
 		{api.PortRequest{SessionID: "s1", Port: freeHostPort(t)}, "nothing listens on"},
