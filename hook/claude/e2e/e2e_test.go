@@ -166,10 +166,24 @@ func (w *world) converse(cwd, settings string, api *fakeAPI, extra ...string) st
 // converseErr is converse, with claude's failure returned.
 func (w *world) converseErr(cwd, settings string, api *fakeAPI, extra ...string) (string, error) {
 	w.t.Helper()
-	addr := e2etest.ServeAPI(w.t, api)
-
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
+	cmd := w.claudeCommand(ctx, cwd, settings, api, extra...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if w.claudeOut != nil {
+		mw := io.MultiWriter(&out, w.claudeOut)
+		cmd.Stdout, cmd.Stderr = mw, mw
+	}
+	err := cmd.Run()
+	return out.String(), err
+}
+
+// claudeCommand is claude -p against api (served until the test ends),
+// from cwd, not started.
+func (w *world) claudeCommand(ctx context.Context, cwd, settings string, api *fakeAPI, extra ...string) *exec.Cmd {
+	w.t.Helper()
+	addr := e2etest.ServeAPI(w.t, api)
 	args := []string{"-p", "run the command", "--output-format", "json"}
 	if settings != "" {
 		args = append(args, "--settings", settings)
@@ -184,14 +198,7 @@ func (w *world) converseErr(cwd, settings string, api *fakeAPI, extra ...string)
 		"DISABLE_AUTOUPDATER=1",
 	)
 	cmd.Env = append(cmd.Env, w.extraEnv...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if w.claudeOut != nil {
-		mw := io.MultiWriter(&out, w.claudeOut)
-		cmd.Stdout, cmd.Stderr = mw, mw
-	}
-	err := cmd.Run()
-	return out.String(), err
+	return cmd
 }
 
 // An allowed command is routed: it runs in Gatehouse's sandbox (~/.ssh is
