@@ -57,6 +57,13 @@ func StartSessionNet(bwrapPath, initPath, nsenter string) (*SessionNet, error) {
 		infoW.Close()
 		return nil, fmt.Errorf("creating the session network's socket: %w", err)
 	}
+	// Ours is non-blocking, so that reads take a deadline (waitReady).
+	if err := unix.SetNonblock(pair[0], true); err != nil {
+		unix.Close(pair[0])
+		unix.Close(pair[1])
+		infoW.Close()
+		return nil, err
+	}
 	ctl, theirs := os.NewFile(uintptr(pair[0]), "session-net"), os.NewFile(uintptr(pair[1]), "session-net")
 	cmd := exec.Command(bwrapPath,
 		"--unshare-user", "--unshare-net", "--unshare-ipc", "--unshare-uts",
@@ -94,6 +101,11 @@ func StartSessionNet(bwrapPath, initPath, nsenter string) (*SessionNet, error) {
 		return fail(errors.New("bwrap did not start the session network"))
 	}
 	n.pid = info.Pid
+	// bwrap reports the child before it has written the user
+	// namespace's maps; the holder says when it runs, after them.
+	if err := n.waitReady(); err != nil {
+		return fail(err)
+	}
 	// The namespace files are opened once and held: a later execution
 	// joins these namespaces even if a process with the holder's pid
 	// came to be another.
@@ -109,6 +121,19 @@ func StartSessionNet(bwrapPath, initPath, nsenter string) (*SessionNet, error) {
 		return fail(errors.New("the session network ended as it started"))
 	}
 	return n, nil
+}
+
+// waitReady waits for the holder's first message (sandboxinit's
+// SessionNetReady), for at most 10 s.
+func (n *SessionNet) waitReady() error {
+	n.ctl.SetReadDeadline(time.Now().Add(10 * time.Second))
+	defer n.ctl.SetReadDeadline(time.Time{})
+	b := make([]byte, 8)
+	k, err := n.ctl.Read(b)
+	if err != nil || k != 1 || b[0] != sandboxinit.SessionNetReady {
+		return fmt.Errorf("the session network's holder did not start (%v)", err)
+	}
+	return nil
 }
 
 // Network is what a Spec joining the session's network carries.
@@ -170,7 +195,7 @@ func (n *SessionNet) Forward(c *net.TCPConn, port int) error {
 	if n.closed {
 		return errSessionNetClosed
 	}
-	return unix.Sendmsg(int(n.ctl.Fd()), msg, unix.UnixRights(int(f.Fd())), nil, 0)
+	return n.send(msg, unix.UnixRights(int(f.Fd())))
 }
 
 // EndForwards ends every connection the holder carries to port (the
@@ -181,7 +206,25 @@ func (n *SessionNet) EndForwards(port int) error {
 	if n.closed {
 		return errSessionNetClosed
 	}
-	return unix.Sendmsg(int(n.ctl.Fd()), binary.BigEndian.AppendUint16(nil, uint16(port)), nil, nil, 0)
+	return n.send(binary.BigEndian.AppendUint16(nil, uint16(port)), nil)
+}
+
+// send sends one message to the holder (n.mu held), waiting while its
+// socket's buffer is full.
+func (n *SessionNet) send(msg, oob []byte) error {
+	rc, err := n.ctl.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	err = rc.Write(func(fd uintptr) bool {
+		serr = unix.Sendmsg(int(fd), msg, oob, nil, 0)
+		return serr != unix.EAGAIN
+	})
+	if err != nil {
+		return err
+	}
+	return serr
 }
 
 // A Listener is a TCP socket listening in a session's network.

@@ -221,3 +221,20 @@ func TestSessionNetFilesClosed(t *testing.T) {
 		}
 	}
 }
+
+// A session's network is ready to be joined when StartSessionNet returns:
+// its user namespace has its uid and gid maps (bwrap reports the holder's
+// pid before it writes them, and a bwrap joining a namespace without maps
+// fails to start).
+func TestSessionNetReadyWhenStarted(t *testing.T) {
+	for range 10 {
+		sn := startSessionNet(t)
+		for _, m := range []string{"uid_map", "gid_map"} {
+			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/%s", sn.Pid(), m))
+			if err != nil || strings.TrimSpace(string(b)) == "" {
+				t.Fatalf("%s of the holder when StartSessionNet returned: %q, %v", m, b, err)
+			}
+		}
+		sn.Close()
+	}
+}

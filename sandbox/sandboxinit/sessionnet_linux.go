@@ -29,6 +29,10 @@ import (
 // closed the forward).
 const SessionNetForward = 2
 
+// SessionNetReady is the one byte the holder sends first: its namespaces
+// are ready to be joined.
+const SessionNetReady = 'r'
+
 // SessionNet is "session-net": descriptor 3 is a unix socket
 // (SOCK_SEQPACKET) to the service. It returns when the service closes it.
 func SessionNet(args []string) int {
@@ -39,6 +43,12 @@ func SessionNet(args []string) int {
 	}
 	if _, err := unix.GetsockoptInt(3, unix.SOL_SOCKET, unix.SO_TYPE); err != nil {
 		fmt.Fprintln(os.Stderr, "gatehouse: session-net is started by gatehouse only")
+		return 126
+	}
+	// Ready: bwrap runs this program once the namespaces are made and
+	// their uid and gid maps written. Until then a process joining the
+	// user namespace would find no map.
+	if err := unix.Send(3, []byte{SessionNetReady}, 0); err != nil {
 		return 126
 	}
 	var wg sync.WaitGroup
