@@ -15,7 +15,7 @@ PIPELINE_PKGS := ./service/pipeline/...
 # sandbox; a hook that fails or a service that is down): run again as the
 # unprivileged user, on the programs make build made.
 AGENT_E2E_PKGS := ./hook/claude/e2e ./hook/codex/e2e ./hook/gemini/e2e
-AGENT_E2E_USER := ^(TestRelayRunsOutsideClaudeSandbox|TestNoEscapeWithoutThePreToolUseHook|TestRelayWithoutThePermissionHook|TestMCPHookFailsClosed|TestCodexServiceDown|TestGeminiBlocksWithoutService)$$
+AGENT_E2E_USER := ^(TestRelayRunsOutsideClaudeSandbox|TestBackgroundServerAcrossCalls|TestNoEscapeWithoutThePreToolUseHook|TestRelayWithoutThePermissionHook|TestMCPHookFailsClosed|TestCodexServiceDown|TestGeminiBlocksWithoutService)$$
 TEST_USER ?= gatehouse-test
 FUZZTIME  ?= 30s
 PACKAGE_ARCHES ?= amd64 arm64
