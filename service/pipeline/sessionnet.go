@@ -38,6 +38,11 @@ const (
 	hostPortTries = 100
 )
 
+// maxSessionNets bounds the session networks open at once (each is a
+// bwrap and a holder process): past it, an execution of a new session has
+// a network of its own, and says so.
+var maxSessionNets = 64
+
 // SessionNets are the agent sessions' shared networks. The service holds
 // one for its lifetime (configurations come and go; sessions stay) and
 // sets it on each executor.
@@ -122,6 +127,12 @@ func (s *SessionNets) join(k sessionKey, idle time.Duration, bwrapPath, initPath
 		s.closeLocked(sn)
 		sn = nil
 	}
+	if sn == nil && len(s.m) >= maxSessionNets {
+		s.reapLocked()
+		if len(s.m) >= maxSessionNets {
+			return nil, nil, func() {}, fmt.Sprintf("%d session networks are open (the most there may be)", maxSessionNets)
+		}
+	}
 	if sn == nil {
 		nsenter, err := exec.LookPath("nsenter")
 		if err != nil {
@@ -190,6 +201,10 @@ func (s *SessionNets) leave(sn *sessionNet, port int, idle time.Duration) {
 func (s *SessionNets) reap() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.reapLocked()
+}
+
+func (s *SessionNets) reapLocked() {
 	for _, sn := range s.m {
 		if sn.running == 0 && (!sn.n.Alive() || !time.Now().Before(sn.lastUsed.Add(sn.idle))) {
 			s.closeLocked(sn)

@@ -328,3 +328,28 @@ func TestSessionNetworkCloses(t *testing.T) {
 		t.Fatalf("with session networks off: network %q (%s)", o.Event.Network, o.Event.NetworkReason)
 	}
 }
+
+// Past maxSessionNets open at once, a new session's execution has a
+// network of its own, and its event says why; one that closes makes room.
+func TestSessionNetworkBound(t *testing.T) {
+	f, nets := sessionFixture(t, nil)
+	old := maxSessionNets
+	maxSessionNets = 2
+	t.Cleanup(func() { maxSessionNets = old })
+	for _, id := range []string{"b1", "b2"} {
+		if o := f.run("true", inSession(id)); o.Event.Network != "session "+id {
+			t.Fatalf("%s: network %q (%s)", id, o.Event.Network, o.Event.NetworkReason)
+		}
+	}
+	o := f.run("true", inSession("b3"))
+	if o.Event.Network != api.NetworkPrivate || !strings.Contains(o.Event.NetworkReason, "2 session networks are open") {
+		t.Fatalf("a third session: network %q (%s)", o.Event.Network, o.Event.NetworkReason)
+	}
+	if o := f.run("true", inSession("b1")); o.Event.Network != "session b1" {
+		t.Fatalf("an open session past the bound: network %q (%s)", o.Event.Network, o.Event.NetworkReason)
+	}
+	nets.EndSession("cli", "b2")
+	if o := f.run("true", inSession("b3")); o.Event.Network != "session b3" {
+		t.Fatalf("after one closed: network %q (%s)", o.Event.Network, o.Event.NetworkReason)
+	}
+}
