@@ -48,6 +48,9 @@ func startSessionNet(t *testing.T) *SessionNet {
 	}
 	nsenter, err := exec.LookPath("nsenter")
 	if err != nil {
+		if sandboxtest.Required() {
+			t.Fatal("REQUIRE_SANDBOX=1 and no nsenter: install util-linux")
+		}
 		t.Skip("no nsenter (util-linux)")
 	}
 	n, err := StartSessionNet(bw, exe, nsenter)

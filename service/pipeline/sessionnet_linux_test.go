@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/sandbox"
+	"github.com/gatehouse-dev/gatehouse/sandbox/sandboxtest"
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/policy"
 )
@@ -24,6 +25,9 @@ import (
 func sessionFixture(t *testing.T, mutate func(*policy.Config)) (*fixture, *SessionNets) {
 	t.Helper()
 	if _, err := exec.LookPath("nsenter"); err != nil {
+		if sandboxtest.Required() {
+			t.Fatal("REQUIRE_SANDBOX=1 and no nsenter: install util-linux")
+		}
 		t.Skip("no nsenter (util-linux)")
 	}
 	f := bwrapFixture(t, mutate)
