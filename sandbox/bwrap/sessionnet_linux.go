@@ -26,26 +26,32 @@ import (
 // through nsenter (Spec.Network). It lives until Close or until the
 // service that started it exits.
 type SessionNet struct {
-	cmd    *exec.Cmd
-	pid    int      // the holder's process, in the namespaces
-	user   *os.File // its namespace files, held open
-	netns  *os.File
-	ctl    *os.File // the holder's socket (sandboxinit.SessionNet)
-	exited chan struct{}
-	mu     sync.Mutex // serialises sends on ctl and its close
-	closed bool       // ctl is closed (under mu)
-	once   sync.Once
+	cmd     *exec.Cmd
+	nsenter string   // util-linux's nsenter, which joins them
+	pid     int      // the holder's process, in the namespaces
+	user    *os.File // its namespace files, held open
+	netns   *os.File
+	ctl     *os.File // the holder's socket (sandboxinit.SessionNet)
+	exited  chan struct{}
+	mu      sync.Mutex // serialises sends on ctl and its close
+	closed  bool       // ctl is closed (under mu)
+	once    sync.Once
 }
+
+// ErrNoNsenter says util-linux's nsenter is missing: no session network
+// can be joined.
+var ErrNoNsenter = errors.New("nsenter not found; install util-linux")
 
 // errSessionNetClosed says the holder was closed.
 var errSessionNetClosed = errors.New("the session network has closed")
 
-// StartSessionNet starts a session's network. nsenter is util-linux's
-// nsenter, which joining the network needs: it is checked here, so that a
+// StartSessionNet starts a session's network. Joining it needs
+// util-linux's nsenter: it is looked up here (ErrNoNsenter), so that a
 // session without it gets no network rather than executions that fail.
-func StartSessionNet(bwrapPath, initPath, nsenter string) (*SessionNet, error) {
-	if _, err := os.Stat(nsenter); err != nil {
-		return nil, fmt.Errorf("%s: %w; install util-linux", nsenter, err)
+func StartSessionNet(bwrapPath, initPath string) (*SessionNet, error) {
+	nsenter, err := exec.LookPath("nsenter")
+	if err != nil {
+		return nil, ErrNoNsenter
 	}
 	infoR, infoW, err := os.Pipe()
 	if err != nil {
@@ -81,7 +87,7 @@ func StartSessionNet(bwrapPath, initPath, nsenter string) (*SessionNet, error) {
 		ctl.Close()
 		return nil, fmt.Errorf("starting bwrap for the session network: %w", err)
 	}
-	n := &SessionNet{cmd: cmd, ctl: ctl, exited: make(chan struct{})}
+	n := &SessionNet{cmd: cmd, nsenter: nsenter, ctl: ctl, exited: make(chan struct{})}
 	go func() {
 		cmd.Wait()
 		close(n.exited)
@@ -137,8 +143,8 @@ func (n *SessionNet) waitReady() error {
 }
 
 // Network is what a Spec joining the session's network carries.
-func (n *SessionNet) Network(name, nsenter string) *sandbox.Network {
-	return &sandbox.Network{Name: name, Nsenter: nsenter, User: n.user, Net: n.netns}
+func (n *SessionNet) Network(name string) *sandbox.Network {
+	return &sandbox.Network{Name: name, Nsenter: n.nsenter, User: n.user, Net: n.netns}
 }
 
 // Pid is the holder's process id.
@@ -186,10 +192,7 @@ func (n *SessionNet) Forward(c *net.TCPConn, port int) error {
 		return err
 	}
 	defer f.Close()
-	msg := binary.BigEndian.AppendUint16(nil, uint16(port))
-	if len(msg) != sandboxinit.SessionNetForward {
-		return errors.New("bad forward message")
-	}
+	msg := binary.BigEndian.AppendUint16(nil, uint16(port)) // sandboxinit.SessionNetForward bytes
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.closed {

@@ -46,14 +46,13 @@ func startSessionNet(t *testing.T) *SessionNet {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nsenter, err := exec.LookPath("nsenter")
-	if err != nil {
+	if _, err := exec.LookPath("nsenter"); err != nil {
 		if sandboxtest.Required() {
 			t.Fatal("REQUIRE_SANDBOX=1 and no nsenter: install util-linux")
 		}
 		t.Skip("no nsenter (util-linux)")
 	}
-	n, err := StartSessionNet(bw, exe, nsenter)
+	n, err := StartSessionNet(bw, exe)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,8 +88,7 @@ PY`
 // the person opens, the host reaches it.
 func TestSessionNetShared(t *testing.T) {
 	sn := startSessionNet(t)
-	nsenter, _ := exec.LookPath("nsenter")
-	netw := sn.Network("session s1", nsenter)
+	netw := sn.Network("session s1")
 	ws := t.TempDir()
 	port := freePort(t)
 	if err := os.WriteFile(ws+"/index.html", []byte("served-in-session\n"), 0o644); err != nil {
@@ -136,7 +134,7 @@ func TestSessionNetShared(t *testing.T) {
 		t.Fatalf("a private network reached the session's server: exit %d, %q", res.ExitCode, out)
 	}
 	other := startSessionNet(t)
-	if res, out := run(other.Network("session s2", nsenter)); res.ExitCode != 3 {
+	if res, out := run(other.Network("session s2")); res.ExitCode != 3 {
 		t.Fatalf("another session reached the server: exit %d, %q", res.ExitCode, out)
 	}
 	// The host: nothing on its loopback.
@@ -202,9 +200,8 @@ func TestSessionNetShared(t *testing.T) {
 // The namespace files nsenter left open do not reach the command.
 func TestSessionNetFilesClosed(t *testing.T) {
 	sn := startSessionNet(t)
-	nsenter, _ := exec.LookPath("nsenter")
 	ws := t.TempDir()
-	spec, opt := sessionSpec(t, ws, `for f in /proc/self/fd/*; do readlink "$f"; done; readlink /proc/self/ns/net`, sn.Network("session s", nsenter))
+	spec, opt := sessionSpec(t, ws, `for f in /proc/self/fd/*; do readlink "$f"; done; readlink /proc/self/ns/net`, sn.Network("session s"))
 	var out, errb bytes.Buffer
 	res := Run(context.Background(), spec, sandbox.Streams{Stdout: &out, Stderr: &errb}, opt)
 	if res.Status != sandbox.StatusCompleted || res.ExitCode != 0 {

@@ -180,13 +180,13 @@ func forward(host *os.File, port int) {
 		return
 	}
 	defer in.Close()
-	Splice(hc, in)
+	splice(hc, in)
 }
 
-// Splice copies a to b and b to a until both directions end; each end's
+// splice copies a to b and b to a until both directions end; each end's
 // write side is closed when its reader is done, so that a half-close
 // reaches the other side.
-func Splice(a, b net.Conn) {
+func splice(a, b net.Conn) {
 	done := make(chan struct{}, 2)
 	half := func(dst, src net.Conn) {
 		_, err := io.Copy(dst, src)

@@ -86,7 +86,7 @@ func (e *Executor) startSlot(k slotKey) (*warmSlot, error) {
 	if k.net != nil {
 		// Started in the session's network; the bridge's port comes with
 		// the command.
-		spec.Network = k.net.n.Network(api.NetworkSessionPrefix+k.net.key.id, k.net.nsenter)
+		spec.Network = k.net.n.Network(api.NetworkSessionPrefix + k.net.key.id)
 	}
 	w, err := ws.StartWarm(spec)
 	if err != nil {

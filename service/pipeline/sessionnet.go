@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -57,10 +56,9 @@ type SessionNets struct {
 type sessionKey struct{ agent, id string }
 
 type sessionNet struct {
-	key     sessionKey
-	n       *bwrap.SessionNet
-	nsenter string
-	since   time.Time
+	key   sessionKey
+	n     *bwrap.SessionNet
+	since time.Time
 	// lastUsed is when an execution last joined or left; idle is how
 	// long it stays after the last left (the configuration of the
 	// execution that left last).
@@ -134,17 +132,16 @@ func (s *SessionNets) join(k sessionKey, idle time.Duration, bwrapPath, initPath
 		}
 	}
 	if sn == nil {
-		nsenter, err := exec.LookPath("nsenter")
-		if err != nil {
-			return nil, nil, func() {}, "nsenter not found; install util-linux"
+		n, err := bwrap.StartSessionNet(bwrapPath, initPath)
+		if errors.Is(err, bwrap.ErrNoNsenter) {
+			return nil, nil, func() {}, err.Error()
 		}
-		n, err := bwrap.StartSessionNet(bwrapPath, initPath, nsenter)
 		if err != nil {
 			s.log.Warn("session network not started", "agent", k.agent, "session", k.id, "err", err)
 			return nil, nil, func() {}, "the session's network did not start: " + err.Error()
 		}
 		now := time.Now()
-		sn = &sessionNet{key: k, n: n, nsenter: nsenter, since: now, lastUsed: now,
+		sn = &sessionNet{key: k, n: n, since: now, lastUsed: now,
 			bridges: map[int]bool{}, forwards: map[int]*portForward{}}
 		s.m[k] = sn
 	}
@@ -155,7 +152,7 @@ func (s *SessionNets) join(k sessionKey, idle time.Duration, bwrapPath, initPath
 	sn.bridges[port] = true
 	sn.running++
 	sn.lastUsed = time.Now()
-	netw := sn.n.Network(api.NetworkSessionPrefix+k.id, sn.nsenter)
+	netw := sn.n.Network(api.NetworkSessionPrefix + k.id)
 	netw.Bridge = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	var once sync.Once
 	return netw, sn, func() { once.Do(func() { s.leave(sn, port, idle) }) }, ""
