@@ -70,6 +70,12 @@ const (
 	ExitKilled    = 137
 )
 
+// InternalEnd is the end of a call Gatehouse itself failed: nothing of the
+// command's own, ExitCannotRun.
+func InternalEnd(err error) *End {
+	return &End{Exit: ExitCannotRun, Error: &StreamError{Kind: ErrInternal, Message: err.Error()}}
+}
+
 // A FrameWriter writes a frame stream. Its Stdout and Stderr writers may be
 // used from different goroutines; End must come last.
 type FrameWriter struct {

@@ -47,9 +47,7 @@ func DenialEnd(d *Denial) *api.End {
 }
 
 // InternalEnd is the end of a call Gatehouse itself failed.
-func InternalEnd(err error) *api.End {
-	return &api.End{Exit: api.ExitCannotRun, Error: &api.StreamError{Kind: api.ErrInternal, Message: err.Error()}}
-}
+func InternalEnd(err error) *api.End { return api.InternalEnd(err) }
 
 // ExitOf is the exit status of a run: the command's own when it
 // completed, ExitTimeout, ExitKilled, or ExitCannotRun when it never got

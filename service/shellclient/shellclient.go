@@ -11,10 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"log/slog"
-	"os"
 	"sync"
 
 	"github.com/gatehouse-dev/gatehouse/sandbox"
@@ -24,6 +21,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/service/localapi"
 	"github.com/gatehouse-dev/gatehouse/service/pipeline"
 	"github.com/gatehouse-dev/gatehouse/service/policy"
+	"github.com/gatehouse-dev/gatehouse/service/svccall"
 )
 
 // A Client runs calls for one face. It is safe for concurrent use; Close
@@ -52,33 +50,17 @@ type Client struct {
 }
 
 // A Call is one request to run, and where its output goes.
-type Call struct {
-	Request api.ExecRequest
-	// Stdout and Stderr receive the command's output as it arrives; with
-	// Capture, the output is in the end's result instead.
-	Stdout, Stderr io.Writer
-	Capture        bool
-	// Notices receives what a person waiting on the call is told (a held
-	// call says it waits, and for what); nil: nowhere.
-	Notices io.Writer
-}
+type Call = svccall.Call
 
 // An Ended call: its end, and what could not be put on the audit record.
-type Ended struct {
-	*api.End
-	// ByService says the service ran it.
-	ByService bool
-	// Problem is why this call is not (fully) on the record, with its
-	// remedy (ProblemHint); "" when it is.
-	Problem, ProblemHint string
-}
+type Ended = svccall.Ended
 
 // Execute runs c: the service runs it when one runs, this process when
 // none does. An error says the pipeline could not be built in this
 // process (the configuration is invalid, say): nothing ran.
 func (cl *Client) Execute(ctx context.Context, c Call) (*Ended, error) {
 	if svc := cl.service(); svc != nil {
-		if e, ok := cl.viaService(ctx, svc, c); ok {
+		if e, ok := svccall.Run(ctx, svc, c); ok {
 			return e, nil
 		}
 	}
@@ -94,38 +76,6 @@ func (cl *Client) Execute(ctx context.Context, c Call) (*Ended, error) {
 	e := &Ended{End: end}
 	e.Problem, e.ProblemHint = obs.Problem()
 	return e, nil
-}
-
-// viaService runs c through svc; ok is false when no service answers.
-func (cl *Client) viaService(ctx context.Context, svc *localapi.Client, c Call) (*Ended, bool) {
-	xr := api.ExecuteRequest{Request: c.Request, Capture: c.Capture}
-	if c.Request.Stdin != "" {
-		xr.Request.Stdin, xr.StdinBytes = "", []byte(c.Request.Stdin)
-	}
-	stdout, stderr := c.Stdout, c.Stderr
-	if c.Capture {
-		// Only the notices come on the stream's stderr then.
-		stdout, stderr = io.Discard, c.Notices
-	}
-	if stdout == nil {
-		stdout = io.Discard
-	}
-	if stderr == nil {
-		stderr = io.Discard
-	}
-	end, err := svc.Execute(ctx, xr, stdout, stderr)
-	switch {
-	case errors.Is(err, localapi.ErrNotRunning):
-		return nil, false
-	case errors.Is(err, localapi.ErrLost):
-		// Never a status the command could have had.
-		return &Ended{End: pipeline.InternalEnd(err), ByService: true}, true
-	case err != nil:
-		end := pipeline.InternalEnd(fmt.Errorf("%w; the command may have run in part", err))
-		end.Error.Hint = "'gatehouse status' shows whether the service is healthy"
-		return &Ended{End: end, ByService: true}, true
-	}
-	return &Ended{End: end, ByService: true, Problem: end.Warning}, true
 }
 
 // Explain decides req as Execute would now, and runs nothing: the
@@ -156,15 +106,12 @@ func (cl *Client) Explain(ctx context.Context, req api.ExecRequest) (*pipeline.E
 }
 
 // service returns the service's client, or nil when none can run this
-// face's calls (Local, or no socket: a stat, instead of a first request).
+// face's calls (Local, or no socket).
 func (cl *Client) service() *localapi.Client {
-	if cl.Local || cl.Paths.Socket == "" {
+	if cl.Local {
 		return nil
 	}
-	if _, err := os.Stat(cl.Paths.Socket); errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	return localapi.NewClient(cl.Paths.Socket)
+	return svccall.Service(cl.Paths.Socket)
 }
 
 // EndSession tells the service an agent's session ended (its
