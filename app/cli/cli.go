@@ -59,15 +59,6 @@ func (e *hintError) Unwrap() error { return e.err }
 
 func withHint(err error, hints ...string) error { return &hintError{err: err, hints: hints} }
 
-// A cannotRunError is printed like any error, but exits 126: the command
-// could not run or complete, and no status of its own is known.
-type cannotRunError struct{ err error }
-
-func (e *cannotRunError) Error() string { return e.err.Error() }
-func (e *cannotRunError) Unwrap() error { return e.err }
-
-func cannotRun(err error) error { return &cannotRunError{err: err} }
-
 // runFunc runs a subcommand with its arguments (after its flags, for a
 // command with flags).
 type runFunc func(ctx context.Context, env *Env, args []string) error
@@ -249,10 +240,6 @@ func report(stderr io.Writer, err error) ExitStatus {
 	var ue *usageError
 	if errors.As(err, &ue) {
 		return ExitUsage
-	}
-	var cr *cannotRunError
-	if errors.As(err, &cr) {
-		return ExitCannotRun
 	}
 	return ExitFailure
 }

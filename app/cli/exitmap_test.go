@@ -6,6 +6,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/gatehouse-dev/gatehouse/app/cli/execface"
 	"github.com/gatehouse-dev/gatehouse/sandbox"
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/pipeline"
@@ -70,8 +71,7 @@ func TestOneExitMapping(t *testing.T) {
 		// gatehouse exec, text and --json.
 		for _, asJSON := range []bool{false, true} {
 			var out, errOut bytes.Buffer
-			env := &Env{Stdout: &out, Stderr: &errOut}
-			got := report(&errOut, printEnd(env, end, asJSON, func() (string, string) { return "", "" }))
+			got := execface.Print(&out, &errOut, end, asJSON, "", "")
 			if int(got) != c.exit {
 				t.Errorf("%s (json %v): gatehouse exec exits %d, want %d; stderr %q", c.name, asJSON, got, c.exit, errOut.String())
 			}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 
+	"github.com/gatehouse-dev/gatehouse/app/cli/execface"
 	"github.com/gatehouse-dev/gatehouse/service/pipeline"
 	"github.com/gatehouse-dev/gatehouse/service/termesc"
 )
@@ -54,7 +55,7 @@ func runExplain(fl *flag.FlagSet) runFunc {
 		x, err := cl.Explain(ctx, req)
 		var ae *pipeline.ArgError
 		if errors.As(err, &ae) {
-			return usagef("explain: %s: %s", argFlag(ae.Arg), ae.Msg)
+			return usagef("explain: %s: %s", execface.ArgFlag(ae.Arg), ae.Msg)
 		}
 		if err != nil {
 			return err
