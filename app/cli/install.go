@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/hook/claude"
+	"github.com/gatehouse-dev/gatehouse/internal/program"
 )
 
 var installCmd = &command{name: "install",
@@ -221,13 +222,11 @@ func claudeSettingsPath(env *Env) (string, error) {
 	return homePaths(env, home).ClaudeSettings, nil
 }
 
-// selfPath is this binary's absolute path, symlinks resolved: the path
-// hooks and units name.
+// selfPath is the gatehouse program's absolute path, symlinks resolved:
+// the path hooks and units name (the front program beside gatehouse-core,
+// program.Path).
 func selfPath() (string, error) {
-	exe, err := os.Executable()
-	if err == nil {
-		exe, err = filepath.EvalSymlinks(exe)
-	}
+	exe, err := program.Path()
 	if err != nil {
 		return "", fmt.Errorf("locating the gatehouse binary: %w", err)
 	}

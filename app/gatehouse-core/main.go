@@ -1,5 +1,8 @@
-// Command gatehouse is the governed shell for AI coding agents: one binary
-// with many faces (service, CLI, hook, relay, sandbox init).
+// Command gatehouse-core is the whole of gatehouse, the governed shell for
+// AI coding agents: the service, the command line, the hooks, the relay.
+// People run it as gatehouse, the front program beside it
+// (app/gatehouse), which sends an agent's gatehouse exec to the running
+// service itself and hands every other command line to this one.
 package main
 
 import (

@@ -29,6 +29,9 @@ var allowed = []string{
 	// jsonobj edits settings files (the hooks' installers); standard
 	// library only, no initialisation.
 	"github.com/gatehouse-dev/gatehouse/internal/jsonobj",
+	// program names the gatehouse program (a path beside this one);
+	// standard library only, no initialisation.
+	"github.com/gatehouse-dev/gatehouse/internal/program",
 	"github.com/gatehouse-dev/gatehouse/internal/scale",
 	"github.com/gatehouse-dev/gatehouse/sandbox",
 	"github.com/gatehouse-dev/gatehouse/service/api",

@@ -2,11 +2,10 @@ package decide
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/hook/claude"
+	"github.com/gatehouse-dev/gatehouse/internal/program"
 	"github.com/gatehouse-dev/gatehouse/service/api"
 )
 
@@ -60,12 +59,7 @@ func permission(ctx context.Context, env Env, in *claude.Input) *claude.Output {
 // itself.
 var ownPath = selfPath
 
-// selfPath is this program's absolute path, symbolic links resolved: the
-// path the PreToolUse hook writes into the relay command.
-func selfPath() (string, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return "", err
-	}
-	return filepath.EvalSymlinks(exe)
-}
+// selfPath is the gatehouse program's absolute path, symbolic links
+// resolved (program.Path): the path the PreToolUse hook writes into the
+// relay command.
+func selfPath() (string, error) { return program.Path() }
