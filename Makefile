@@ -24,10 +24,15 @@ PACKAGE_ARCHES ?= amd64 arm64
 
 all: build
 
-# Two binaries: gatehouse and its sandbox init, gatehouse-init, which runs
-# inside every sandbox and links almost nothing (app/gatehouse-init). Both
-# are built without cgo: statically linked, they start without the dynamic
-# loader and need no libc inside the sandbox. They carry one build id,
+# Four programs, side by side in bin/: gatehouse, the small front program
+# people and agents run (app/gatehouse: it sends gatehouse exec to the
+# running service itself and hands everything else to the full program);
+# gatehouse-core, the full program (app/gatehouse-core); gatehouse-hook,
+# the hook and relay client agents start on every tool call; and the
+# sandbox init, gatehouse-init, which runs inside every sandbox and links
+# almost nothing (app/gatehouse-init). All are built without cgo:
+# statically linked, they start without the dynamic loader and need no
+# libc inside the sandbox. They carry one build id,
 # computed from the source tree (.ci/build-id.sh): the init refuses to run
 # for a gatehouse of another build. The version, commit and build date
 # come from git (.ci/version.sh; 'gatehouse version' prints them). -v
@@ -39,7 +44,8 @@ build:
 	flags="$$flags -X github.com/gatehouse-dev/gatehouse/internal/version.commit=$$2" && \
 	flags="$$flags -X github.com/gatehouse-dev/gatehouse/internal/version.date=$$3" && \
 	echo "gatehouse $$1, build id $$id (a first build fetches modules and compiles for a few minutes; each package is named as it compiles)" && \
-	CGO_ENABLED=0 $(GO) build -v -ldflags "$$flags" -o $(BIN) ./app/gatehouse && \
+	CGO_ENABLED=0 $(GO) build -v -ldflags "$$flags" -o $(dir $(BIN))gatehouse-core ./app/gatehouse-core && \
+	CGO_ENABLED=0 $(GO) build -ldflags "$$flags" -o $(BIN) ./app/gatehouse && \
 	CGO_ENABLED=0 $(GO) build -ldflags "$$flags" -o $(INIT) ./app/gatehouse-init && \
 	CGO_ENABLED=0 $(GO) build -ldflags "$$flags" -o $(dir $(BIN))gatehouse-hook ./app/gatehouse-hook
 

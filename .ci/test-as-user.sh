@@ -21,7 +21,7 @@ if [ "${GATEHOUSE_E2E_BIN:-}" = build ]; then
 	root=$(dirname "$here")
 	e2e=$(mktemp -d /var/tmp/gatehouse-e2e-bin.XXXXXX)
 	trap 'rm -rf "$e2e"' EXIT
-	cp "$root/bin/gatehouse" "$root/bin/gatehouse-init" "$root/bin/gatehouse-hook" "$e2e/"
+	cp "$root/bin/gatehouse" "$root/bin/gatehouse-core" "$root/bin/gatehouse-init" "$root/bin/gatehouse-hook" "$e2e/"
 	(cd "$root" && CGO_ENABLED=0 go build -o "$e2e/timewrap" ./hook/claude/e2e/internal/timewrap)
 	chmod -R a+rX "$e2e"
 	export GATEHOUSE_E2E_BIN=$e2e

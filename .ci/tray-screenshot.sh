@@ -30,6 +30,7 @@ cleanup() {
 trap cleanup EXIT
 
 go build -o "$work/gatehouse" ./app/gatehouse
+go build -o "$work/gatehouse-core" ./app/gatehouse-core
 go test -c -o "$work/tray.test" ./app/tray
 
 Xvfb -displayfd 3 -nolisten tcp -screen 0 1100x420x24 3>"$work/display" >"$work/xvfb.log" 2>&1 &

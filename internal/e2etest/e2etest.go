@@ -34,15 +34,15 @@ import (
 // small hook and relay client beside it.
 var GatehouseBin, HookBin string
 
-// Main is a suite's TestMain: it builds gatehouse, gatehouse-hook and
-// gatehouse-init into a directory of /var/tmp named from prefix, runs the
+// Main is a suite's TestMain: it builds gatehouse (the front program),
+// gatehouse-core, gatehouse-hook and gatehouse-init into a directory of /var/tmp named from prefix, runs the
 // tests and removes the directory. With GATEHOUSE_E2E_BIN set (as
 // bench-as-user.sh sets it for a user who cannot build from the checkout)
-// it takes the three from that directory instead.
+// it takes the four from that directory instead.
 func Main(m *testing.M, prefix string) {
 	if dir := os.Getenv("GATEHOUSE_E2E_BIN"); dir != "" {
 		GatehouseBin, HookBin = filepath.Join(dir, "gatehouse"), filepath.Join(dir, "gatehouse-hook")
-		for _, p := range []string{GatehouseBin, HookBin, filepath.Join(dir, "gatehouse-init")} {
+		for _, p := range []string{GatehouseBin, HookBin, filepath.Join(dir, "gatehouse-core"), filepath.Join(dir, "gatehouse-init")} {
 			if _, err := os.Stat(p); err != nil {
 				fmt.Fprintf(os.Stderr, "GATEHOUSE_E2E_BIN=%s: %v\n", dir, err)
 				os.Exit(1)
@@ -57,12 +57,13 @@ func Main(m *testing.M, prefix string) {
 	}
 	os.Chmod(dir, 0o755)
 	GatehouseBin, HookBin = filepath.Join(dir, "gatehouse"), filepath.Join(dir, "gatehouse-hook")
-	// The three programs, side by side as make build puts them: install
-	// names gatehouse-hook in the agent's settings, so the agent runs it
-	// as the hook and the relay, and the service finds gatehouse-init
-	// beside itself.
+	// The four programs, side by side as make build puts them: the front
+	// program hands what it does not take to gatehouse-core beside it;
+	// install names gatehouse-hook in the agent's settings, so the agent
+	// runs it as the hook and the relay; and the service finds
+	// gatehouse-init beside itself.
 	for bin, pkg := range map[string]string{GatehouseBin: "app/gatehouse", HookBin: "app/gatehouse-hook",
-		filepath.Join(dir, "gatehouse-init"): "app/gatehouse-init"} {
+		filepath.Join(dir, "gatehouse-core"): "app/gatehouse-core", filepath.Join(dir, "gatehouse-init"): "app/gatehouse-init"} {
 		build := exec.Command("go", "build", "-o", bin, "github.com/gatehouse-dev/gatehouse/"+pkg)
 		build.Env = append(os.Environ(), "CGO_ENABLED=0") // as make build does
 		if out, err := build.CombinedOutput(); err != nil {

@@ -24,10 +24,12 @@ class Gatehouse < Formula
       -X #{m}/version.commit=#{commit}
       -X #{m}/version.date=#{date}
     ]
-    # gatehouse links the tray (fyne.io/systray), which needs cgo on macOS;
+    # gatehouse-core, the full program, links the tray (fyne.io/systray),
+    # which needs cgo on macOS; the front program gatehouse (beside it),
     # the sandbox init and the hook client are static, without it.
-    system "go", "build", *std_go_args(ldflags:, output: bin/"gatehouse"), "./app/gatehouse"
+    system "go", "build", *std_go_args(ldflags:, output: bin/"gatehouse-core"), "./app/gatehouse-core"
     with_env(CGO_ENABLED: "0") do
+      system "go", "build", *std_go_args(ldflags:, output: bin/"gatehouse"), "./app/gatehouse"
       system "go", "build", *std_go_args(ldflags:, output: bin/"gatehouse-init"), "./app/gatehouse-init"
       system "go", "build", *std_go_args(ldflags:, output: bin/"gatehouse-hook"), "./app/gatehouse-hook"
     end
