@@ -23,7 +23,7 @@ fi
 home=$(getent passwd "$user" | cut -d: -f6)
 # bins DIR: the programs make build put in bin/, copied into DIR.
 bins() {
-	cp "$root/bin/gatehouse" "$root/bin/gatehouse-init" "$root/bin/gatehouse-hook" "$1/"
+	cp "$root/bin/gatehouse" "$root/bin/gatehouse-core" "$root/bin/gatehouse-init" "$root/bin/gatehouse-hook" "$1/"
 }
 case $1 in
 gatehouse-bench)
