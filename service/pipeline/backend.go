@@ -67,12 +67,13 @@ func (e *Executor) startSlot(k slotKey) (*warmSlot, error) {
 	if k.net != nil && k.net.gone.Load() {
 		return nil, errSessionGone
 	}
-	roots, err := e.workspaceRoots(agent)
+	judge := e.rootJudge()
+	roots, err := e.workspaceRootsBy(judge, agent)
 	if err != nil {
 		return nil, err
 	}
 	req := api.ExecRequest{Agent: agent}
-	spec := e.spec(&req, "/", roots, NewID(), 1, c)
+	spec := e.spec(&req, "/", roots, judge, NewID(), 1, c)
 	if spec.ToolCache != nil {
 		if err := e.prepareToolCache(spec.ToolCache.Dir); err != nil {
 			return nil, err
@@ -106,7 +107,7 @@ func (e *Executor) PlanSpec(req api.ExecRequest) (*sandbox.Spec, error) {
 		return nil, err
 	}
 	c := e.chooseBackend()
-	spec := e.spec(&req, dir, roots, ev.ID, timeout, c)
+	spec := e.spec(&req, dir, roots, e.rootJudge(), ev.ID, timeout, c)
 	if spec.ToolCache != nil {
 		if err := e.prepareToolCache(spec.ToolCache.Dir); err != nil {
 			return nil, err

@@ -451,7 +451,7 @@ func (e *Executor) run(ctx context.Context, d *Admitted, out sandbox.Streams, ev
 		}
 	}()
 
-	spec := e.spec(req, dir, roots, ev.ID, timeout, choice)
+	spec := e.spec(req, dir, roots, judge, ev.ID, timeout, choice)
 	spec.Pins = plan.pins
 	// The session's network, when the execution has a session
 	// (sessionnet.go).

@@ -56,8 +56,8 @@ func TestSettingsFileWideningPlansNothingNew(t *testing.T) {
 	}
 	req := &api.ExecRequest{Command: "true", Agent: "cli"}
 	c := backendChoice{backend: "bubblewrap", initPath: "/init", bwrapPath: "/bwrap"}
-	a := plain.spec(req, roots[0], roots, "id", 10, c)
-	b := widened.spec(req, roots[0], roots, "id", 10, c)
+	a := plain.spec(req, roots[0], roots, plain.rootJudge(), "id", 10, c)
+	b := widened.spec(req, roots[0], roots, widened.rootJudge(), "id", 10, c)
 	if !reflect.DeepEqual(a, b) {
 		t.Errorf("the widening file changed the plan:\n%+v\nwant\n%+v", b, a)
 	}
@@ -90,7 +90,7 @@ func TestReadPostureSeedsOnlyWhatIsShown(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := ex.spec(&api.ExecRequest{Command: "true", Agent: "cli"}, roots[0], roots, "id", 10, backendChoice{backend: "bubblewrap"})
+		s := ex.spec(&api.ExecRequest{Command: "true", Agent: "cli"}, roots[0], roots, ex.rootJudge(), "id", 10, backendChoice{backend: "bubblewrap"})
 		return slices.ContainsFunc(s.Env, func(kv string) bool { return strings.HasPrefix(kv, "GOPROXY=file://"+hostMod) })
 	}
 	if !seeded(policy.ReadHost, nil) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/sandbox"
 	"github.com/gatehouse-dev/gatehouse/service/api"
+	"github.com/gatehouse-dev/gatehouse/service/policy"
 )
 
 // env constructs the command's environment: nothing of the launcher's but
@@ -41,10 +42,12 @@ func (e *Executor) env(req *api.ExecRequest, dir, id string, tools []string) []s
 	return env
 }
 
-func (e *Executor) spec(req *api.ExecRequest, dir string, roots []string, id string, timeout int, c backendChoice) *sandbox.Spec {
+// spec is the sandbox plan of req in dir, with roots (judged by j, whose
+// step resolves the deny-read set too: denyReadBy).
+func (e *Executor) spec(req *api.ExecRequest, dir string, roots []string, j *policy.RootJudge, id string, timeout int, c backendChoice) *sandbox.Spec {
 	l := e.cfg.Exec.Limits
 	writeDeny := e.WriteDeny()
-	denyRead := e.denyRead()
+	denyRead := e.denyReadBy(j)
 	tc := e.toolCacheOf(req, denyRead) // toolcache.go
 	// What of the roots is writable (a settings file may narrow it), and
 	// under the workspace read posture what is readable (readset.go).

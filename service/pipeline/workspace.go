@@ -143,6 +143,13 @@ func onceRoot(rec *api.ApprovalRecord) string {
 // what it points at.
 func (e *Executor) denyRead() []string { return resolveEach(e.denyReadAsWritten()) }
 
+// denyReadBy is denyRead resolved through j, the judge of the step that
+// asks (policy.RootJudge.ResolveEach): the directories j resolved are not
+// looked up again.
+func (e *Executor) denyReadBy(j *policy.RootJudge) []string {
+	return dedup(j.ResolveEach(e.denyReadAsWritten()))
+}
+
 // denyReadAsWritten is the deny-read set before symlinks are resolved.
 func (e *Executor) denyReadAsWritten() []string {
 	return DenyRead(e.opts.Home, e.opts.PrivatePaths, e.cfg.Exec.Sandbox.DenyRead)
@@ -158,9 +165,12 @@ func DenyRead(home string, private, extra []string) []string {
 }
 
 // resolveEach returns paths resolved by policy.ResolveEach, deduplicated.
-func resolveEach(paths []string) []string {
+func resolveEach(paths []string) []string { return dedup(policy.ResolveEach(paths)) }
+
+// dedup returns paths without repeats, in their first order.
+func dedup(paths []string) []string {
 	var out []string
-	for _, r := range policy.ResolveEach(paths) {
+	for _, r := range paths {
 		if !slices.Contains(out, r) {
 			out = append(out, r)
 		}

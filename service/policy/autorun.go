@@ -51,9 +51,11 @@ var AutorunSystem = []string{
 // AutorunFor returns the autorun places of the user whose home is home,
 // resolved (Resolve): the home-relative ones under home, then the
 // system's.
-func AutorunFor(home string) []string {
+func AutorunFor(home string) []string { return autorunFor(resolver{}, home) }
+
+// autorunFor is AutorunFor through c.
+func autorunFor(c resolver, home string) []string {
 	var out []string
-	c := resolver{}
 	if path.IsAbs(home) {
 		for _, p := range AutorunHome {
 			out = append(out, c.resolve(path.Join(home, p)))

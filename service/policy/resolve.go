@@ -237,7 +237,10 @@ func (c *Config) ResolveWorkspaceRoots(home string, private []string) ([]string,
 // root moved by a symlink between them is still seen) without resolving
 // the whole deny-read set at each.
 type RootJudge struct {
-	c               *Config
+	c *Config
+	// res is the moment the judge was made: what each directory on the
+	// way resolved to then (ResolveEach).
+	res             resolver
 	resolvedHome    string
 	deny, mandatory []string
 	autorun         []string
@@ -247,10 +250,10 @@ type RootJudge struct {
 // RootJudge resolves what the workspace roots are judged against now
 // (ResolveWorkspaceRoots).
 func (c *Config) RootJudge(home string, private []string) *RootJudge {
-	j := &RootJudge{c: c}
+	j := &RootJudge{c: c, res: resolver{}}
 	if home != "" {
-		j.resolvedHome = Resolve(filepath.ToSlash(home))
-		j.autorun = AutorunFor(filepath.ToSlash(home))
+		j.resolvedHome = j.res.resolve(filepath.ToSlash(home))
+		j.autorun = autorunFor(j.res, filepath.ToSlash(home))
 	}
 	// A private file (a user file named with --config) is hidden where it
 	// is, read-only, so a root may hold it; a private directory may be
@@ -263,13 +266,22 @@ func (c *Config) RootJudge(home string, private []string) *RootJudge {
 			privateDirs = append(privateDirs, p)
 		}
 	}
-	j.mandatory = ResolveEach(append(MandatoryDenyReadFor(home), privateDirs...))
-	j.deny = append(slices.Clone(j.mandatory), ResolveEach(append(privateFiles, c.Exec.Sandbox.DenyRead...))...)
+	j.mandatory = j.ResolveEach(append(MandatoryDenyReadFor(home), privateDirs...))
+	j.deny = append(slices.Clone(j.mandatory), j.ResolveEach(append(privateFiles, c.Exec.Sandbox.DenyRead...))...)
 	if c.Managed != nil {
-		j.bound = ResolveEach(c.Managed.WorkspaceRoots)
+		j.bound = j.ResolveEach(c.Managed.WorkspaceRoots)
 	}
 	return j
 }
+
+// ResolveEach is policy.ResolveEach at the moment the judge was made: a
+// directory it resolved then (the home directory, the deny-read set's) is
+// not looked up again, and one it did not is looked up now. The step of an
+// execution that made the judge resolves its other paths (the sandbox's
+// deny-read set) through it, so that one step resolves the same
+// directories once; the next step makes a judge of its own. It is not
+// safe for concurrent use.
+func (j *RootJudge) ResolveEach(paths []string) []string { return j.res.each(paths) }
 
 // Roots resolves the effective workspace roots now and judges them
 // (ResolveWorkspaceRoots).
@@ -329,8 +341,10 @@ func managedRootBound(managed *layer) (roots []string, field string, src Source)
 
 // ResolveEach is Resolve of each of paths, at one moment: a directory
 // they share is resolved once.
-func ResolveEach(paths []string) []string {
-	c := resolver{}
+func ResolveEach(paths []string) []string { return resolver{}.each(paths) }
+
+// each is ResolveEach through c.
+func (c resolver) each(paths []string) []string {
 	out := make([]string, len(paths))
 	for i, p := range paths {
 		out[i] = c.resolve(filepath.ToSlash(p))
