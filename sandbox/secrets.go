@@ -81,7 +81,13 @@ const (
 // Targets already inside a hidden path are not repeated. The result holds
 // absolute, clean paths; paths that do not exist are kept (the backend
 // skips them), so the list does not depend on the order things appear in.
-func DenyRead(home string, extra []string) []string {
+func DenyRead(home string, extra []string) []string { return DenyReadBy(home, extra, os.Lstat) }
+
+// DenyReadBy is DenyRead with the hidden entries looked at by lstat: a
+// caller that has just looked at the same paths (service/policy's
+// RootJudge.Lstat, at one step of an execution) answers from what it
+// found rather than asking the kernel again.
+func DenyReadBy(home string, extra []string, lstat func(string) (fs.FileInfo, error)) []string {
 	var out []string
 	for _, p := range SecretStores {
 		out = append(out, filepath.Join(home, p))
@@ -97,7 +103,7 @@ func DenyRead(home string, extra []string) []string {
 		}
 	}
 	for _, d := range hidden {
-		fi, err := os.Lstat(d)
+		fi, err := lstat(d)
 		switch {
 		case err != nil:
 			// Most stores are absent; nothing to follow.

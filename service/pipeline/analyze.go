@@ -30,6 +30,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -124,7 +125,9 @@ func (p *execPlan) release() {
 }
 
 // analysisOptions describes req's surroundings to the analysis.
-func (e *Executor) analysisOptions(req *api.ExecRequest, dir string, roots []string) analysis.Options {
+// The deny-read set and the script roots are looked at through j, the
+// judge of the pass's workspace roots (policy.RootJudge.Lstat).
+func (e *Executor) analysisOptions(req *api.ExecRequest, dir string, roots []string, j *policy.RootJudge) analysis.Options {
 	env := map[string]string{}
 	read, hide, allow := e.readPlan(roots, e.cfg.Settings.Writable(roots))
 	tools, _ := e.toolEnv(e.toolCacheOf(req, nil), "", read, hide, allow)
@@ -147,8 +150,8 @@ func (e *Executor) analysisOptions(req *api.ExecRequest, dir string, roots []str
 		Dialect:     filepath.Base(e.cfg.Exec.Shell),
 		Dir:         dir,
 		Env:         env,
-		ScriptRoots: resolveAll(e.cfg.ScriptInspectionRootsEffective(), false),
-		DenyRead:    resolveAll(e.denyReadAsWritten(), true),
+		ScriptRoots: resolveAll(e.cfg.ScriptInspectionRootsEffective(), false, j.Lstat),
+		DenyRead:    resolveAll(e.denyReadAsWrittenBy(j), true, j.Lstat),
 		Writable:    roots,
 		Unknown:     unknown,
 		Stdin:       req.Stdin,
@@ -157,14 +160,14 @@ func (e *Executor) analysisOptions(req *api.ExecRequest, dir string, roots []str
 
 // resolveAll returns paths with symlinks resolved; with keep, the paths as
 // given are kept too (a deny-read path is refused either way). Paths that
-// do not exist are dropped unless kept.
-func resolveAll(paths []string, keep bool) []string {
+// do not exist (by lstat) are dropped unless kept.
+func resolveAll(paths []string, keep bool, lstat func(string) (fs.FileInfo, error)) []string {
 	var out []string
 	for _, p := range paths {
 		if keep {
 			out = append(out, filepath.ToSlash(filepath.Clean(p)))
 		}
-		if _, err := os.Lstat(p); err != nil {
+		if _, err := lstat(p); err != nil {
 			continue // absent: one lstat, not EvalSymlinks' walk
 		}
 		if r, err := filepath.EvalSymlinks(p); err == nil {
@@ -181,8 +184,8 @@ func resolveAll(paths []string, keep bool) []string {
 // (DESIGN §5), so that the judged text never holds a value, and the tree is
 // then checked for credential-bearing variables in argv
 // (credential_in_argv).
-func (e *Executor) judge(req *api.ExecRequest, dir string, roots []string) (*analysis.Tree, policy.Verdict) {
-	tree := analysis.Analyze(req.Command, e.analysisOptions(req, dir, roots))
+func (e *Executor) judge(req *api.ExecRequest, dir string, roots []string, j *policy.RootJudge) (*analysis.Tree, policy.Verdict) {
+	tree := analysis.Analyze(req.Command, e.analysisOptions(req, dir, roots, j))
 	return tree, policy.Decide(tree, &e.cfg.Policy)
 }
 
@@ -195,7 +198,7 @@ func (e *Executor) analyze(ctx context.Context, req *api.ExecRequest, dir string
 	if e.cfg.Policy.CommandAnalysisMode == "off" {
 		return nil, deny(ev, DenyAnalysisOff, analysisOffReason)
 	}
-	tree, dec := e.judge(req, dir, roots)
+	tree, dec := e.judge(req, dir, roots, run.judge)
 	run.tree, run.verdict = tree, dec
 	ev.Dialect = tree.Dialect
 	ev.Rule = dec.Rule // what held or denied it, by name: the reason quotes the command

@@ -311,6 +311,9 @@ type decideRun struct {
 	// tree and verdict are the analysis's, once it ran.
 	tree    *analysis.Tree
 	verdict policy.Verdict
+	// judge judged the workspace roots of the pass (prologue); the pass
+	// looks at the deny-read set through it (analysisOptions).
+	judge *policy.RootJudge
 }
 
 // prologue is the start of the order, the same for every pass: the
@@ -331,7 +334,8 @@ func (e *Executor) prologue(ctx context.Context, req *api.ExecRequest, ev *api.E
 	if !e.cfg.Exec.Enabled {
 		return nil, "", 0, deny(ev, DenyExecDisabled, "the governed shell is turned off (exec.enabled: false)")
 	}
-	roots, err = e.workspaceRoots(req.Agent)
+	run.judge = e.rootJudge()
+	roots, err = e.workspaceRootsBy(run.judge, req.Agent)
 	if err != nil {
 		return nil, "", 0, deny(ev, DenyWorkspaceRoot, err.Error())
 	}
@@ -341,6 +345,9 @@ func (e *Executor) prologue(ctx context.Context, req *api.ExecRequest, ev *api.E
 		if roots, dir, err = e.holdWorkspace(ctx, req, err, ev, run); err != nil {
 			return nil, "", 0, err
 		}
+		// A person may have taken minutes: the rest of the pass looks
+		// at the deny-read set as it is now.
+		run.judge = e.rootJudge()
 	}
 	ev.Cwd = dir
 	return roots, dir, timeout, nil

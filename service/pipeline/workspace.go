@@ -147,12 +147,18 @@ func (e *Executor) denyRead() []string { return resolveEach(e.denyReadAsWritten(
 // asks (policy.RootJudge.ResolveEach): the directories j resolved are not
 // looked up again.
 func (e *Executor) denyReadBy(j *policy.RootJudge) []string {
-	return dedup(j.ResolveEach(e.denyReadAsWritten()))
+	return dedup(j.ResolveEach(e.denyReadAsWrittenBy(j)))
 }
 
 // denyReadAsWritten is the deny-read set before symlinks are resolved.
 func (e *Executor) denyReadAsWritten() []string {
 	return DenyRead(e.opts.Home, e.opts.PrivatePaths, e.cfg.Exec.Sandbox.DenyRead)
+}
+
+// denyReadAsWrittenBy is denyReadAsWritten with the hidden entries looked
+// at through j (sandbox.DenyReadBy): its step has looked at them already.
+func (e *Executor) denyReadAsWrittenBy(j *policy.RootJudge) []string {
+	return sandbox.DenyReadBy(e.opts.Home, append(slices.Clone(e.opts.PrivatePaths), e.cfg.Exec.Sandbox.DenyRead...), j.Lstat)
 }
 
 // DenyRead returns the mandatory deny-read set under home, then private

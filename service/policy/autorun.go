@@ -51,7 +51,7 @@ var AutorunSystem = []string{
 // AutorunFor returns the autorun places of the user whose home is home,
 // resolved (Resolve): the home-relative ones under home, then the
 // system's.
-func AutorunFor(home string) []string { return autorunFor(resolver{}, home) }
+func AutorunFor(home string) []string { return autorunFor(newResolver(), home) }
 
 // autorunFor is AutorunFor through c.
 func autorunFor(c resolver, home string) []string {

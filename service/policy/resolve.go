@@ -66,13 +66,38 @@ type ManagedPaths struct {
 // it leads; of a path that does not exist yet, the part that exists is
 // resolved and the rest appended. A relative p is returned cleaned,
 // unresolved.
-func Resolve(p string) string { return resolver{}.resolve(p) }
+func Resolve(p string) string { return newResolver().resolve(p) }
 
 // A resolver is Resolve over many paths at one moment: it remembers what
 // each directory on the way resolved to (or that it does not exist), so
 // that the many paths below one directory (the deny-read set under the
-// home directory) walk it once.
-type resolver map[string]*string
+// home directory) walk it once, and what each lstat it made found, so
+// that a caller asking about the same paths at the same moment (the
+// sandbox's deny-read set: sandbox.DenyReadBy) does not ask the kernel
+// again.
+type resolver struct {
+	real  map[string]*string
+	stats map[string]lstatResult
+}
+
+type lstatResult struct {
+	fi  fs.FileInfo
+	err error
+}
+
+func newResolver() resolver {
+	return resolver{real: map[string]*string{}, stats: map[string]lstatResult{}}
+}
+
+// lstat is os.Lstat of name, remembered.
+func (c resolver) lstat(name string) (fs.FileInfo, error) {
+	if r, ok := c.stats[name]; ok {
+		return r.fi, r.err
+	}
+	fi, err := os.Lstat(name)
+	c.stats[name] = lstatResult{fi, err}
+	return fi, err
+}
 
 func (c resolver) resolve(p string) string {
 	if !path.IsAbs(p) || slices.Contains(strings.Split(p, "/"), "..") {
@@ -96,27 +121,25 @@ func (c resolver) resolve(p string) string {
 
 // eval is filepath.EvalSymlinks of dir, remembered; nil when it fails.
 func (c resolver) eval(dir string) *string {
-	if r, ok := c[dir]; ok {
+	if r, ok := c.real[dir]; ok {
 		return r
 	}
 	var res *string
 	// Most paths asked about do not exist (credential stores of tools
 	// not installed): one lstat says so, where EvalSymlinks would walk
 	// every component first.
-	fi, err := os.Lstat(filepath.FromSlash(dir))
+	fi, err := c.lstat(filepath.FromSlash(dir))
 	if err != nil {
-		if c != nil {
-			c[dir] = nil
-		}
+		c.real[dir] = nil
 		return nil
 	}
 	// One that is not a symlink is where its directory resolves (which
 	// is remembered), under its own name: EvalSymlinks would walk every
 	// component of it again, for each of the paths under one directory.
-	if parent := path.Dir(dir); c != nil && fi.Mode()&fs.ModeSymlink == 0 && parent != dir && path.IsAbs(parent) {
+	if parent := path.Dir(dir); fi.Mode()&fs.ModeSymlink == 0 && parent != dir && path.IsAbs(parent) {
 		if r := c.eval(parent); r != nil {
 			s := path.Join(*r, path.Base(dir))
-			c[dir] = &s
+			c.real[dir] = &s
 			return &s
 		}
 	}
@@ -124,9 +147,7 @@ func (c resolver) eval(dir string) *string {
 		s := filepath.ToSlash(r)
 		res = &s
 	}
-	if c != nil {
-		c[dir] = res
-	}
+	c.real[dir] = res
 	return res
 }
 
@@ -250,7 +271,7 @@ type RootJudge struct {
 // RootJudge resolves what the workspace roots are judged against now
 // (ResolveWorkspaceRoots).
 func (c *Config) RootJudge(home string, private []string) *RootJudge {
-	j := &RootJudge{c: c, res: resolver{}}
+	j := &RootJudge{c: c, res: newResolver()}
 	if home != "" {
 		j.resolvedHome = j.res.resolve(filepath.ToSlash(home))
 		j.autorun = autorunFor(j.res, filepath.ToSlash(home))
@@ -282,6 +303,11 @@ func (c *Config) RootJudge(home string, private []string) *RootJudge {
 // directories once; the next step makes a judge of its own. It is not
 // safe for concurrent use.
 func (j *RootJudge) ResolveEach(paths []string) []string { return j.res.each(paths) }
+
+// Lstat is os.Lstat at the moment the judge was made, as ResolveEach is
+// policy.ResolveEach: a path the judge looked at then is not looked at
+// again. It is not safe for concurrent use.
+func (j *RootJudge) Lstat(name string) (fs.FileInfo, error) { return j.res.lstat(name) }
 
 // Roots resolves the effective workspace roots now and judges them
 // (ResolveWorkspaceRoots).
@@ -341,7 +367,7 @@ func managedRootBound(managed *layer) (roots []string, field string, src Source)
 
 // ResolveEach is Resolve of each of paths, at one moment: a directory
 // they share is resolved once.
-func ResolveEach(paths []string) []string { return resolver{}.each(paths) }
+func ResolveEach(paths []string) []string { return newResolver().each(paths) }
 
 // each is ResolveEach through c.
 func (c resolver) each(paths []string) []string {
