@@ -77,7 +77,7 @@ func Discover(roots, denyRead, writeDeny []string) (*HostSurvey, error) {
 // warm sandbox's, which is never swept) and opens nothing.
 func discover(roots, denyRead, writeDeny []string, sweep bool) (*HostSurvey, error) {
 	p := &HostSurvey{links: map[string]linkState{}}
-	covers := map[string]*Cover{}
+	cv := coverLookups{covers: map[string]*Cover{}, exists: map[string]bool{}}
 	for _, d := range denyRead {
 		d = filepath.Clean(d)
 		fi, err := os.Stat(d)
@@ -85,7 +85,7 @@ func discover(roots, denyRead, writeDeny []string, sweep bool) (*HostSurvey, err
 		case err != nil:
 			// Absent or dangling: what is made there later on the
 			// host is hidden all the same.
-			cover(d, roots, covers)
+			cv.cover(d, roots)
 		case fi.IsDir():
 			p.Mounts.HideDirs = append(p.Mounts.HideDirs, d)
 		default:
@@ -100,8 +100,8 @@ func discover(roots, denyRead, writeDeny []string, sweep bool) (*HostSurvey, err
 	}
 	p.Mounts.HideDirs = slices.DeleteFunc(p.Mounts.HideDirs, under)
 	p.Mounts.HideFiles = slices.DeleteFunc(p.Mounts.HideFiles, under)
-	for _, dir := range sortedKeys(covers) {
-		if c := covers[dir]; !slices.ContainsFunc(dirs, func(d string) bool { return sandbox.Within(c.Dir, d) }) {
+	for _, dir := range sortedKeys(cv.covers) {
+		if c := cv.covers[dir]; c != nil && !slices.ContainsFunc(dirs, func(d string) bool { return sandbox.Within(c.Dir, d) }) {
 			p.Mounts.Covers = append(p.Mounts.Covers, *c)
 		}
 	}
@@ -400,16 +400,36 @@ func between(path string, roots []string, self bool) []string {
 	return out
 }
 
+// coverLookups are one survey's covers and what it found of the
+// directories on the way: the absent deny-read paths are mostly in a few
+// directories (the home directory, ~/.config), each looked at and listed
+// once per survey rather than once per path.
+type coverLookups struct {
+	// covers are the covers by directory; nil for a directory looked at
+	// and left uncovered (not a directory, not listable, too large).
+	covers map[string]*Cover
+	// exists says whether os.Lstat of a directory on the way succeeded.
+	exists map[string]bool
+}
+
+// lstatOK is whether os.Lstat of dir succeeds, asked once per survey.
+func (cv coverLookups) lstatOK(dir string) bool {
+	ok, seen := cv.exists[dir]
+	if !seen {
+		_, err := os.Lstat(dir)
+		ok = err == nil
+		cv.exists[dir] = ok
+	}
+	return ok
+}
+
 // cover adds the absent deny-read path d to the cover of its nearest
 // existing directory. A path inside a workspace root is left: the roots
 // are the command's own to write, and nothing is made there.
-func cover(d string, roots []string, covers map[string]*Cover) {
+func (cv coverLookups) cover(d string, roots []string) {
 	name := filepath.Base(d)
 	dir := filepath.Dir(d)
-	for {
-		if _, err := os.Lstat(dir); err == nil {
-			break
-		}
+	for !cv.lstatOK(dir) {
 		if dir == filepath.Dir(dir) {
 			return
 		}
@@ -418,12 +438,13 @@ func cover(d string, roots []string, covers map[string]*Cover) {
 	if dir == "/" || withinAny(dir, roots) {
 		return
 	}
-	fi, err := os.Stat(dir)
-	if err != nil || !fi.IsDir() {
-		return
-	}
-	c := covers[dir]
-	if c == nil {
+	c, seen := cv.covers[dir]
+	if !seen {
+		cv.covers[dir] = nil // until it is known to be coverable
+		fi, err := os.Stat(dir)
+		if err != nil || !fi.IsDir() {
+			return
+		}
 		des, err := os.ReadDir(dir)
 		if err != nil {
 			// Not this user's to list (nor to read below): nothing a
@@ -448,7 +469,10 @@ func cover(d string, roots []string, covers map[string]*Cover) {
 			}
 			c.Entries = append(c.Entries, e)
 		}
-		covers[dir] = c
+		cv.covers[dir] = c
+	}
+	if c == nil {
+		return
 	}
 	if !slices.Contains(c.Placeholders, name) {
 		c.Placeholders = append(c.Placeholders, name)
