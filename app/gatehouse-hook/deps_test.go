@@ -19,6 +19,7 @@ var allowed = []string{
 	"github.com/gatehouse-dev/gatehouse/hook/cursor",
 	"github.com/gatehouse-dev/gatehouse/hook/decide",
 	"github.com/gatehouse-dev/gatehouse/hook/gemini",
+	"github.com/gatehouse-dev/gatehouse/hook/hookcmd",
 	// hookjson reads the hooks' shared JSON (input, matcher groups);
 	// standard library and jsonobj only, no initialisation.
 	"github.com/gatehouse-dev/gatehouse/hook/hookjson",

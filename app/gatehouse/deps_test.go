@@ -7,8 +7,8 @@ import (
 )
 
 // gatehouse starts on every gatehouse exec an agent or a script runs: it
-// links what gatehouse-hook links (the hook's paths, the wire types, the
-// socket's client), exec's face and the service call, and nothing of the
+// links what gatehouse-hook links (the hooks, the relay, the wire types,
+// the socket's client), exec's face and the service call, and nothing of the
 // configuration, the audit store, the keychain or the OS service manager,
 // which gatehouse-core links. A package outside this list (the standard
 // library aside) is a start-up cost on every call; add it only with the
@@ -18,9 +18,12 @@ var allowed = []string{
 	"github.com/gatehouse-dev/gatehouse/app/cli/execface",
 	"github.com/gatehouse-dev/gatehouse/hook/claude",
 	"github.com/gatehouse-dev/gatehouse/hook/codex",
+	"github.com/gatehouse-dev/gatehouse/hook/cursor",
 	"github.com/gatehouse-dev/gatehouse/hook/decide",
 	"github.com/gatehouse-dev/gatehouse/hook/gemini",
+	"github.com/gatehouse-dev/gatehouse/hook/hookcmd",
 	"github.com/gatehouse-dev/gatehouse/hook/hookjson",
+	"github.com/gatehouse-dev/gatehouse/hook/relay",
 	"github.com/gatehouse-dev/gatehouse/internal/fspath",
 	"github.com/gatehouse-dev/gatehouse/internal/jsonobj",
 	"github.com/gatehouse-dev/gatehouse/internal/program",

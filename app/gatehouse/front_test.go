@@ -132,6 +132,28 @@ func TestFrontTakesExecItself(t *testing.T) {
 	if code != 0 || !strings.HasPrefix(out, "taken by") {
 		t.Errorf("exec through the service without gatehouse-core: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
+	// Claude Code's hook and the relay it writes: the front program's own
+	// (as gatehouse-hook runs them), naming the front program.
+	hook := exec.Command(front, "hook", "claude", "--routing", "governed_shell")
+	hook.Env, hook.Dir = w.Env(), w.Workspace
+	hook.Stdin = strings.NewReader(`{"session_id":"s1","cwd":"` + w.Workspace + `","hook_event_name":"PreToolUse","tool_name":"Bash","tool_use_id":"t1","tool_input":{"command":"echo relayed; cat ~/.ssh/id_rsa"}}`)
+	answer, err := hook.Output()
+	e2etest.Must(t, err)
+	var out2 struct {
+		HookSpecificOutput struct {
+			UpdatedInput struct{ Command string } `json:"updatedInput"`
+		} `json:"hookSpecificOutput"`
+	}
+	e2etest.Must(t, json.Unmarshal(answer, &out2))
+	relay := out2.HookSpecificOutput.UpdatedInput.Command
+	if !strings.HasPrefix(relay, "'"+front+"' relay ") {
+		t.Fatalf("the hook's answer %s: want the relay of %s", answer, front)
+	}
+	code, out, errs = run(w, "/bin/sh", "-c", relay)
+	if code != 1 || out != "relayed\n" || !strings.Contains(errs, "~/.ssh is hidden") {
+		t.Errorf("the relay %s: exit %d, stdout %q, stderr %q", relay, code, out, errs)
+	}
+
 	for _, tc := range []struct {
 		args []string
 		code int

@@ -1,9 +1,10 @@
 // Command gatehouse is the governed shell for AI coding agents, as people
 // and agents run it: a small front program. It sends gatehouse exec to
 // the running user service itself (app/cli/execface), which is the call
-// an agent makes over and over, and hands every other command line — and
-// an exec it does not take — to the full program, gatehouse-core, beside
-// it (app/gatehouse-core).
+// an agent makes over and over, runs the hooks and the relay as
+// gatehouse-hook does (hook/hookcmd), and hands every other command line —
+// and an exec it does not take — to the full program, gatehouse-core,
+// beside it (app/gatehouse-core).
 //
 // It exists because the full program's start is most of a call through
 // the service: it links the configuration model, SQLite, D-Bus, the OS
@@ -19,11 +20,19 @@ import (
 	"path/filepath"
 
 	"github.com/gatehouse-dev/gatehouse/app/cli/execface"
+	"github.com/gatehouse-dev/gatehouse/hook/hookcmd"
 	"github.com/gatehouse-dev/gatehouse/internal/program"
 )
 
 func main() {
-	if code, ok := execface.Front(context.Background(), os.Args[1:], os.Stdout, os.Stderr, os.Getenv); ok {
+	ctx, args := context.Background(), os.Args[1:]
+	// The hooks and the relay as gatehouse-hook runs them: an agent's
+	// settings may name gatehouse for them (the mcp_tool hook's relay
+	// does).
+	if code, ok := hookcmd.Run(ctx, args, os.Stdin, os.Stdout, os.Stderr, os.Getenv); ok {
+		os.Exit(code)
+	}
+	if code, ok := execface.Front(ctx, args, os.Stdout, os.Stderr, os.Getenv); ok {
 		os.Exit(code)
 	}
 	core, err := corePath()
