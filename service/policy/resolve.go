@@ -179,29 +179,32 @@ func RootProblem(real, home string, denyRead, mandatory []string) string {
 // refused, naming the field and where it was set.
 func checkRoots(l *Loaded, home string) []error {
 	c := &l.Config
+	// One resolver for the whole check: the paths it judges are looked at
+	// at one moment, each directory once.
+	res := newResolver()
 	resolvedHome := ""
 	if path.IsAbs(home) {
-		resolvedHome = Resolve(home)
+		resolvedHome = res.resolve(home)
 	}
 	var deny, mandatory, autorun []string
 	if resolvedHome != "" {
-		autorun = AutorunFor(home)
+		autorun = autorunFor(res, home)
 		// Gatehouse's own directories, where they are by default: the
 		// executor knows where they really are and checks again.
 		own := []string{ConfigDir(runtime.GOOS, home, ""), StateDir(runtime.GOOS, home, "")}
-		mandatory = ResolveEach(append(MandatoryDenyReadFor(home), own...))
+		mandatory = res.each(append(MandatoryDenyReadFor(home), own...))
 	}
 	deny = append(deny, mandatory...)
 	for _, d := range c.Exec.Sandbox.DenyRead {
 		if path.IsAbs(d) {
-			deny = append(deny, Resolve(d))
+			deny = append(deny, res.resolve(d))
 		}
 	}
 	check := func(root, field string, src Source) []error {
 		if !path.IsAbs(root) {
 			return nil // validation reports it
 		}
-		real := Resolve(root)
+		real := res.resolve(root)
 		problem := RootProblem(real, resolvedHome, deny, mandatory)
 		if problem == "" {
 			problem = AutorunProblem(real, autorun)
@@ -223,7 +226,7 @@ func checkRoots(l *Loaded, home string) []error {
 		if !path.IsAbs(a) {
 			continue // validation reports it
 		}
-		real := Resolve(a)
+		real := res.resolve(a)
 		if j := slices.IndexFunc(deny, func(d string) bool { return sandbox.Within(real, d) }); j >= 0 {
 			errs = append(errs, errAt(l.itemSource(ra, i), fmt.Sprintf("%s[%d]", ra, i),
 				"%s is inside the deny-read path %q; the deny-read set is never readable", showPath(a), deny[j]))
