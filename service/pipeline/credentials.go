@@ -26,6 +26,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/gatehouse-dev/gatehouse/sandbox"
 	"github.com/gatehouse-dev/gatehouse/service/analysis"
@@ -219,6 +220,37 @@ func mergeEnv(env, add []string) []string {
 	return append(out, add...)
 }
 
+// plainRedactor keeps the redactor of a run with no credential values: it
+// is made of the configured patterns alone (and the built-in ones), whose
+// regular expressions would otherwise be compiled again for every run.
+// dlp.Redactor is immutable, so one serves runs at once.
+type plainRedactor struct {
+	mu   sync.Mutex
+	pats []dlp.Pattern // what red was made of
+	red  *dlp.Redactor
+}
+
+// redactor returns the redactor for secrets under the configured
+// patterns: a new one when there are values to redact, else the one kept
+// for these patterns.
+func (e *Executor) redactor(secrets []dlp.Secret) (*dlp.Redactor, error) {
+	pats := e.cfg.DLP()
+	if len(secrets) > 0 {
+		return dlp.New(secrets, pats)
+	}
+	p := &e.plain
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.red == nil || !slices.Equal(p.pats, pats) {
+		red, err := dlp.New(nil, pats)
+		if err != nil {
+			return nil, err
+		}
+		p.pats, p.red = pats, red
+	}
+	return p.red, nil
+}
+
 // redaction is the output stage of one run: each stream goes through the
 // redactor, then the cap, then to where it was going.
 type redaction struct {
@@ -234,7 +266,7 @@ func (e *Executor) redactOutput(lease *broker.Lease, spec *sandbox.Spec, streams
 	if lease != nil {
 		secrets = lease.Secrets
 	}
-	red, err := dlp.New(secrets, e.cfg.DLP())
+	red, err := e.redactor(secrets)
 	if err != nil {
 		return nil, streams, fmt.Errorf("output redaction: %w", err)
 	}

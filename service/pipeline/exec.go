@@ -154,6 +154,9 @@ type Executor struct {
 	sessions *SessionNets
 
 	guard func() trust.Guard // what may never be a trusted root (hold.go)
+	// plain is the redactor of runs that lease no credential value
+	// (credentials.go).
+	plain plainRedactor
 }
 
 // New returns an Executor for cfg, which must have been validated.
