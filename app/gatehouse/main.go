@@ -17,7 +17,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/gatehouse-dev/gatehouse/app/cli/execface"
 	"github.com/gatehouse-dev/gatehouse/hook/hookcmd"
@@ -47,20 +46,13 @@ func main() {
 // corePath is the full program beside this one (symbolic links resolved,
 // so a link to gatehouse in another directory finds it).
 func corePath() (string, error) {
-	exe, err := os.Executable()
-	if err == nil {
-		exe, err = filepath.EvalSymlinks(exe)
-	}
+	exe, err := program.Executable()
 	if err != nil {
 		return "", fmt.Errorf("locating the gatehouse program: %w", err)
 	}
-	core := filepath.Join(filepath.Dir(exe), program.Core)
-	fi, err := os.Stat(core)
+	core, err := program.Beside(exe, program.Core)
 	if err != nil {
 		return "", fmt.Errorf("the full program %s is missing beside %s: %w", program.Core, exe, err)
-	}
-	if !fi.Mode().IsRegular() {
-		return "", fmt.Errorf("the full program %s is not a file", core)
 	}
 	return core, nil
 }

@@ -3,6 +3,7 @@
 package program
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 )
@@ -15,21 +16,37 @@ const (
 	Core  = "gatehouse-core"
 )
 
+// Executable is this program's absolute path, symbolic links resolved.
+func Executable() (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(exe)
+}
+
+// Beside returns the program name in the directory of exe, or an error
+// when there is no regular file of that name.
+func Beside(exe, name string) (string, error) {
+	p := filepath.Join(filepath.Dir(exe), name)
+	fi, err := os.Stat(p)
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("%s is not a file", p)
+	}
+	return p, err
+}
+
 // Path is this program's absolute path, symbolic links resolved; for the
 // full program (Core) with the front program beside it, the front's: a
 // hook or a unit names what people run, which starts faster and hands
 // the rest here.
 func Path() (string, error) {
-	exe, err := os.Executable()
+	exe, err := Executable()
 	if err != nil {
 		return "", err
 	}
-	if exe, err = filepath.EvalSymlinks(exe); err != nil {
-		return "", err
-	}
 	if filepath.Base(exe) == Core {
-		front := filepath.Join(filepath.Dir(exe), Front)
-		if fi, err := os.Stat(front); err == nil && fi.Mode().IsRegular() {
+		if front, err := Beside(exe, Front); err == nil {
 			return front, nil
 		}
 	}

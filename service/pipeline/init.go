@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/internal/program"
+
 	"github.com/gatehouse-dev/gatehouse/internal/buildid"
 	"github.com/gatehouse-dev/gatehouse/sandbox"
 	"github.com/gatehouse-dev/gatehouse/sandbox/sandboxinit"
@@ -51,13 +53,7 @@ func (e *Executor) FindInit() Init {
 }
 
 // executable is the running gatehouse binary, symlinks resolved.
-func executable() (string, error) {
-	p, err := os.Executable()
-	if err != nil {
-		return "", err
-	}
-	return filepath.EvalSymlinks(p)
-}
+func executable() (string, error) { return program.Executable() }
 
 func findInit(configured, explicit, exe string) Init {
 	if configured != "" {
