@@ -3,11 +3,10 @@ package cli
 import (
 	"fmt"
 	"io"
-	"os"
 	"sync"
 	"time"
 
-	"golang.org/x/term"
+	"github.com/gatehouse-dev/gatehouse/app/cli/execface"
 
 	"github.com/gatehouse-dev/gatehouse/internal/fspath"
 	"github.com/gatehouse-dev/gatehouse/service/toolcache"
@@ -93,7 +92,4 @@ func (s *silence) watch(tick <-chan time.Time, stop <-chan struct{}) {
 }
 
 // isTerminal reports whether v is a terminal.
-func isTerminal(v any) bool {
-	f, ok := v.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
-}
+func isTerminal(v any) bool { return execface.IsTerminal(v) }

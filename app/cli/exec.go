@@ -51,9 +51,7 @@ func runExec(fl *flag.FlagSet) runFunc {
 		if fl.NArg() == 0 {
 			return usagef("exec: missing COMMAND; usage: gatehouse exec [flags] -- COMMAND")
 		}
-		timeoutSet := false
-		fl.Visit(func(f *flag.Flag) { timeoutSet = timeoutSet || f.Name == "timeout" })
-		if err := execface.CheckTimeout(*f.Timeout, timeoutSet); err != nil {
+		if err := f.CheckTimeout(fl); err != nil {
 			return usagef("%v", err)
 		}
 		req, err := cliRequest("exec", args, *f.Cwd, *f.StdinFile)

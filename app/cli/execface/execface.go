@@ -48,11 +48,13 @@ func Define(fl *flag.FlagSet) *Flags {
 	}
 }
 
-// CheckTimeout returns the usage error of a --timeout below 1 second
-// (set is whether the flag was given).
-func CheckTimeout(timeout int, set bool) error {
-	if set && timeout < 1 {
-		return fmt.Errorf("exec: --timeout: %d is not allowed; use a whole number of seconds from 1", timeout)
+// CheckTimeout returns the usage error of a --timeout given below 1
+// second, once fl (where f's flags are defined) is parsed.
+func (f *Flags) CheckTimeout(fl *flag.FlagSet) error {
+	set := false
+	fl.Visit(func(x *flag.Flag) { set = set || x.Name == "timeout" })
+	if set && *f.Timeout < 1 {
+		return fmt.Errorf("exec: --timeout: %d is not allowed; use a whole number of seconds from 1", *f.Timeout)
 	}
 	return nil
 }

@@ -28,9 +28,7 @@ func Front(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 	if fl.Parse(args[1:]) != nil || fl.NArg() == 0 || *f.Config != "" || *f.PrintArgs {
 		return 0, false
 	}
-	timeoutSet := false
-	fl.Visit(func(f *flag.Flag) { timeoutSet = timeoutSet || f.Name == "timeout" })
-	if CheckTimeout(*f.Timeout, timeoutSet) != nil {
+	if f.CheckTimeout(fl) != nil {
 		return 0, false
 	}
 	p, err := decide.Paths(getenv)
