@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // BenchmarkClaudeRoutedFloor measures what Claude Code's own mechanics of
@@ -82,28 +81,19 @@ func BenchmarkClaudeRoutedFloor(b *testing.B) {
 		fm,
 	}
 	args := [][]string{nil, nil, nil, nil, {"--mcp-config", mcpConfig}}
-	for i, s := range settings {
-		w.session(s, 1, args[i]...) // the first start is not what a call costs
-	}
-	gaps := make([][]time.Duration, len(names))
-	for r := range *sessionRounds {
-		for i, name := range names {
-			a := w.session(settings[i], *sessionCalls, args[i]...)
-			if i >= 2 {
-				// The rewritten command ran: the model saw true's empty
-				// result, never a denial.
-				for _, res := range a.results.All() {
-					if res.IsError {
-						s, _ := json.Marshal(res)
-						b.Fatalf("%s: a call did not run: %s", name, s)
-					}
-				}
-			}
-			g := a.gaps()
-			gaps[i] = append(gaps[i], g...)
-			b.Logf("round %d %-13s median %6.1f ms, calls %s", r+1, name, ms2(med(g)), msList(g))
+	gaps := w.interleaved(b, names, settings, args, func(i int, a *timedAPI) {
+		if i < 2 {
+			return
 		}
-	}
+		// The rewritten command ran: the model saw true's empty result,
+		// never a denial.
+		for _, res := range a.results.All() {
+			if res.IsError {
+				s, _ := json.Marshal(res)
+				b.Fatalf("%s: a call did not run: %s", names[i], s)
+			}
+		}
+	})
 	m := make([]float64, len(names))
 	for i, name := range names {
 		m[i] = ms2(med(gaps[i]))

@@ -61,23 +61,16 @@ func BenchmarkClaudeHookKinds(b *testing.B) {
 	}
 	must(b, os.WriteFile(filepath.Join(w.Dir, "mcp.json"), w.ghRun("managed-settings", "--mcp-config"), 0o644))
 	w.extraEnv = []string{"GATEHOUSE_BENCH_SECRET=" + secret}
-	settings := make([]string, len(kinds))
+	names, settings, args := make([]string, len(kinds)), make([]string, len(kinds)), make([][]string, len(kinds))
 	for i, k := range kinds {
 		m := map[string]any{"permissions": map[string]any{"allow": []string{"Bash(true)"}}}
 		if k.hooks != nil {
 			m["hooks"] = k.hooks
 		}
+		names[i], args[i] = k.name, k.args
 		settings[i] = writeJSON(b, filepath.Join(w.Dir, "kind-"+k.name+".json"), m)
-		w.session(settings[i], 1, k.args...) // the first start is not what a call costs
 	}
-	gaps := make([][]time.Duration, len(kinds))
-	for r := range *sessionRounds {
-		for i, k := range kinds {
-			g := w.session(settings[i], *sessionCalls, k.args...).gaps()
-			gaps[i] = append(gaps[i], g...)
-			b.Logf("round %d %-8s median %6.1f ms, calls %s", r+1, k.name, ms2(med(g)), msList(g))
-		}
-	}
+	gaps := w.interleaved(b, names, settings, args, nil)
 	none := ms2(med(gaps[0]))
 	for i, k := range kinds {
 		m := ms2(med(gaps[i]))
@@ -85,4 +78,29 @@ func BenchmarkClaudeHookKinds(b *testing.B) {
 		b.Logf("%-8s median %6.1f ms a call over %d calls: the hook costs %+.1f ms", k.name, m, len(gaps[i]), m-none)
 	}
 	b.ReportMetric(0, "ns/op")
+}
+
+// interleaved runs one short session of each configuration first (Claude
+// Code's first start is not what a call costs), then -session.rounds
+// rounds of one -session.calls session of each in turn, logging each, and
+// returns every call's time by configuration. check, when not nil, sees
+// each measured session of configuration i.
+func (w *world) interleaved(b *testing.B, names, settings []string, args [][]string, check func(i int, a *timedAPI)) [][]time.Duration {
+	b.Helper()
+	for i, s := range settings {
+		w.session(s, 1, args[i]...)
+	}
+	gaps := make([][]time.Duration, len(names))
+	for r := range *sessionRounds {
+		for i, name := range names {
+			a := w.session(settings[i], *sessionCalls, args[i]...)
+			if check != nil {
+				check(i, a)
+			}
+			g := a.gaps()
+			gaps[i] = append(gaps[i], g...)
+			b.Logf("round %d %-13s median %6.1f ms, calls %s", r+1, name, ms2(med(g)), msList(g))
+		}
+	}
+	return gaps
 }
