@@ -7,19 +7,24 @@ package main
 // (gatehouse-core) instead of the front program (gatehouse), and the starts
 // of the full program and of the small client (gatehouse-hook), so that
 // the run says what the front program takes off a warm call and what is
-// left.
+// left; and the same warm call sent from this running process (no
+// program's start), which parts the call's time between the client's
+// program and the service with its sandbox.
 
 import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sync"
 	"time"
 
+	"github.com/gatehouse-dev/gatehouse/app/cli/execface"
 	"github.com/gatehouse-dev/gatehouse/service/localapi"
+	"github.com/gatehouse-dev/gatehouse/service/svccall"
 )
 
 func runService(gh, small string, n int) error {
@@ -55,26 +60,46 @@ func runService(gh, small string, n int) error {
 		// status is the exit status the case ends with: the small
 		// client, given nothing to do, prints its usage and exits 2.
 		status int
+		// call, when set, is the case instead of a program: it runs in
+		// this process.
+		call func() error
 	}
 	cases := []benchCase{
-		{"bare bwrap (same binds) bash -c true", bare, inproc, 0},
-		{"gatehouse exec, service, warm pool", execIn(warm), warm.env, 0},
-		{"gatehouse exec, service, pool off", execIn(fresh), fresh.env, 0},
-		{"gatehouse exec, in-process", execIn(fresh), inproc, 0},
-		{"empty static Go program", []string{empty}, inproc, 0},
-		{"gatehouse help (binary start)", []string{gh, "help"}, inproc, 0},
+		{"bare bwrap (same binds) bash -c true", bare, inproc, 0, nil},
+		{"gatehouse exec, service, warm pool", execIn(warm), warm.env, 0, nil},
+		{"gatehouse exec, service, pool off", execIn(fresh), fresh.env, 0, nil},
+		{"gatehouse exec, in-process", execIn(fresh), inproc, 0, nil},
+		{"empty static Go program", []string{empty}, inproc, 0, nil},
+		{"gatehouse help (binary start)", []string{gh, "help"}, inproc, 0, nil},
 	}
 	// The full program beside the front program (make build's layout).
 	core := filepath.Join(filepath.Dir(gh), "gatehouse-core")
 	if _, err := os.Stat(core); err == nil {
-		cases[5] = benchCase{"gatehouse-core help (full program start)", []string{core, "help"}, inproc, 0}
-		cases = append(cases, benchCase{"gatehouse-core exec, service, warm pool", append([]string{core}, execIn(warm)[1:]...), warm.env, 0})
+		cases[5] = benchCase{"gatehouse-core help (full program start)", []string{core, "help"}, inproc, 0, nil}
+		cases = append(cases, benchCase{"gatehouse-core exec, service, warm pool", append([]string{core}, execIn(warm)[1:]...), warm.env, 0, nil})
 	} else {
 		core = ""
 	}
 	if small != "" {
-		cases = append(cases, benchCase{"gatehouse-hook (small client start)", []string{small}, inproc, 2})
+		cases = append(cases, benchCase{name: "gatehouse-hook (small client start)", argv: []string{small}, env: inproc, status: 2})
 	}
+	// The front's warm call as this process sends it: the same request
+	// (execface.Request) through the same service call (svccall.Run).
+	fromHere := len(cases)
+	cases = append(cases, benchCase{name: "the warm call sent from this process", call: func() error {
+		req, err := execface.Request("exec", []string{"true"}, warm.ws, "")
+		if err != nil {
+			return err
+		}
+		end, ok := svccall.Run(context.Background(), localapi.NewClient(warm.socket()), svccall.Call{Request: req, Stdout: io.Discard, Stderr: io.Discard})
+		switch {
+		case !ok:
+			return fmt.Errorf("no service answered")
+		case end.Exit != 0:
+			return fmt.Errorf("exit %d: %+v", end.Exit, end.Error)
+		}
+		return nil
+	}})
 	// One run each first: the warm pool follows the agent that runs (cli).
 	samples := make([][]time.Duration, len(cases))
 	// The CPU time of the process run (its user and system time, and its
@@ -83,6 +108,18 @@ func runService(gh, small string, n int) error {
 	cpu := make([][]time.Duration, len(cases))
 	for i := -1; i < n; i++ {
 		for c, tc := range cases {
+			if tc.call != nil {
+				t0 := time.Now()
+				if err := tc.call(); err != nil {
+					return fmt.Errorf("%s: %v", tc.name, err)
+				}
+				if i >= 0 {
+					samples[c] = append(samples[c], time.Since(t0))
+					cpu[c] = append(cpu[c], 0)
+				}
+				time.Sleep(40 * time.Millisecond)
+				continue
+			}
 			cmd := exec.Command(tc.argv[0], tc.argv[1:]...)
 			cmd.Env, cmd.Dir = tc.env, fresh.ws
 			var stderr bytes.Buffer
@@ -105,7 +142,11 @@ func runService(gh, small string, n int) error {
 	med := make([]time.Duration, len(cases))
 	for c, tc := range cases {
 		med[c] = median(samples[c])
-		fmt.Printf("  %-40s %8.2f ms  (%.2f .. %.2f)  cpu %.2f ms\n", tc.name, ms(med[c]), ms(minOf(samples[c])), ms(maxOf(samples[c])), ms(median(cpu[c])))
+		cpuOf := fmt.Sprintf("cpu %.2f ms", ms(median(cpu[c])))
+		if tc.call != nil {
+			cpuOf = "(no process)"
+		}
+		fmt.Printf("  %-40s %8.2f ms  (%.2f .. %.2f)  %s\n", tc.name, ms(med[c]), ms(minOf(samples[c])), ms(maxOf(samples[c])), cpuOf)
 	}
 	floor := med[0]
 	fmt.Printf("  warm pool / bare bwrap %.2fx (target <= 1.2x); pool off / bare bwrap %.2fx; in-process / bare bwrap %.2fx (target <= 2.5x)\n",
@@ -121,6 +162,8 @@ func runService(gh, small string, n int) error {
 		past = med[6] - med[5]
 	}
 	fmt.Printf("  the warm call past the full program's start (its warm call - its help): %.2f ms, %.2fx bare bwrap\n", ms(past), float64(past)/float64(floor))
+	fmt.Printf("  the warm call sent from this process: %.2f ms, %.2fx bare bwrap (the service's and the sandbox's part); the front program's start and exit add %.2f ms\n",
+		ms(med[fromHere]), float64(med[fromHere])/float64(floor), ms(med[1]-med[fromHere]))
 	if st, err := localapi.NewClient(warm.socket()).Status(context.Background()); err == nil {
 		fmt.Printf("  warm pool: %d of %d ready for %s, %.1f MiB resident while idle\n", st.WarmPool.Ready, st.WarmPool.Size, st.WarmPool.Agent, float64(st.WarmPool.IdleRSS)/(1<<20))
 	}
