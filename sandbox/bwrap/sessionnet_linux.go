@@ -31,7 +31,8 @@ type SessionNet struct {
 	pid     int      // the holder's process, in the namespaces
 	user    *os.File // its namespace files, held open
 	netns   *os.File
-	ctl     *os.File // the holder's socket (sandboxinit.SessionNet)
+	ctl     *os.File  // the holder's socket (sandboxinit.SessionNet)
+	diag    *sockDiag // the holder's diagnostics socket; nil: /proc is read
 	exited  chan struct{}
 	mu      sync.Mutex // serialises sends on ctl and its close
 	closed  bool       // ctl is closed (under mu)
@@ -130,14 +131,34 @@ func StartSessionNet(bwrapPath, initPath string) (*SessionNet, error) {
 }
 
 // waitReady waits for the holder's first message (sandboxinit's
-// SessionNetReady), for at most 10 s.
+// SessionNetReady), for at most 10 s, and keeps the diagnostics socket it
+// carries.
 func (n *SessionNet) waitReady() error {
 	n.ctl.SetReadDeadline(time.Now().Add(10 * time.Second))
 	defer n.ctl.SetReadDeadline(time.Time{})
-	b := make([]byte, 8)
-	k, err := n.ctl.Read(b)
-	if err != nil || k != 1 || b[0] != sandboxinit.SessionNetReady {
+	rc, err := n.ctl.SyscallConn()
+	if err != nil {
+		return err
+	}
+	b, oob := make([]byte, 8), make([]byte, unix.CmsgSpace(4))
+	var k, oobn int
+	var rerr error
+	err = rc.Read(func(fd uintptr) bool {
+		k, oobn, _, _, rerr = unix.Recvmsg(int(fd), b, oob, unix.MSG_CMSG_CLOEXEC)
+		return rerr != unix.EAGAIN
+	})
+	if err == nil {
+		err = rerr
+	}
+	fds := sandboxinit.ReceivedFDs(oob[:max(oobn, 0)])
+	if err != nil || k != 1 || b[0] != sandboxinit.SessionNetReady || len(fds) > 1 {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
 		return fmt.Errorf("the session network's holder did not start (%v)", err)
+	}
+	if len(fds) == 1 {
+		n.diag = newSockDiag(fds[0])
 	}
 	return nil
 }
@@ -179,6 +200,9 @@ func (n *SessionNet) Close() {
 		}
 		if n.netns != nil {
 			n.netns.Close()
+		}
+		if n.diag != nil {
+			n.diag.close()
 		}
 	})
 }
@@ -237,11 +261,22 @@ type Listener struct {
 }
 
 // Listening returns the TCP sockets listening in the session's network,
-// by port, then address.
+// by port, then address: from the holder's diagnostics socket, or from
+// /proc when there is none or it fails.
 func (n *SessionNet) Listening() ([]Listener, error) {
 	if !n.Alive() {
 		return nil, errors.New("the session network has ended")
 	}
+	if n.diag != nil {
+		if out, err := n.diag.listening(); err == nil {
+			return sortListeners(out), nil
+		}
+	}
+	return n.procListening()
+}
+
+// procListening is Listening from /proc/PID/net/tcp and tcp6.
+func (n *SessionNet) procListening() ([]Listener, error) {
 	var out []Listener
 	for _, f := range []string{"tcp", "tcp6"} {
 		ls, err := readListening(fmt.Sprintf("/proc/%d/net/%s", n.pid, f))
@@ -250,13 +285,18 @@ func (n *SessionNet) Listening() ([]Listener, error) {
 		}
 		out = append(out, ls...)
 	}
+	return sortListeners(out), nil
+}
+
+// sortListeners orders listeners by port, then address, without repeats.
+func sortListeners(out []Listener) []Listener {
 	slices.SortFunc(out, func(a, b Listener) int {
 		if a.Port != b.Port {
 			return a.Port - b.Port
 		}
 		return strings.Compare(a.Addr, b.Addr)
 	})
-	return slices.Compact(out), nil
+	return slices.Compact(out)
 }
 
 // readListening parses /proc/net/tcp or tcp6 for sockets in state LISTEN

@@ -238,3 +238,119 @@ func TestSessionNetReadyWhenStarted(t *testing.T) {
 		sn.Close()
 	}
 }
+
+// What listens in a session is read from the holder's diagnostics socket,
+// made in the session's network: the same listeners, addresses and ports
+// /proc/PID/net/tcp and tcp6 show, IPv4 and IPv6, one address or all; a
+// listener of the host's is in neither; a closed one leaves both.
+func TestSessionNetListeningFromDiag(t *testing.T) {
+	sn := startSessionNet(t)
+	if sn.diag == nil {
+		t.Fatal("the holder handed over no diagnostics socket")
+	}
+	host, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer host.Close()
+
+	ws := t.TempDir()
+	ports := []int{freePort(t), freePort(t), freePort(t), freePort(t)}
+	// Four listeners; the first closes when the file "close" appears.
+	script := fmt.Sprintf(`python3 - <<'PY'
+import os, socket, time
+socks = []
+for fam, addr, port in ((socket.AF_INET, "127.0.0.1", %d), (socket.AF_INET, "0.0.0.0", %d), (socket.AF_INET6, "::1", %d), (socket.AF_INET6, "::", %d)):
+    s = socket.socket(fam, socket.SOCK_STREAM)
+    if fam == socket.AF_INET6:
+        s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+    s.bind((addr, port)); s.listen()
+    socks.append(s)
+open("up", "w").close()
+while not os.path.exists("close"):
+    time.sleep(0.02)
+socks[0].close()
+open("closed", "w").close()
+time.sleep(60)
+PY`, ports[0], ports[1], ports[2], ports[3])
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan *sandbox.Result, 1)
+	var errb bytes.Buffer
+	go func() {
+		spec, opt := sessionSpec(t, ws, script, sn.Network("session diag"))
+		done <- Run(ctx, spec, sandbox.Streams{Stdout: io.Discard, Stderr: &errb}, opt)
+	}()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	waitFile := func(name string) {
+		t.Helper()
+		for i := 0; ; i++ {
+			if _, err := os.Stat(ws + "/" + name); err == nil {
+				return
+			}
+			select {
+			case res := <-done:
+				done <- res
+				t.Fatalf("the listeners ended: %s %s: %q", res.Status, res.Error, errb.String())
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}
+	check := func(want []Listener) {
+		t.Helper()
+		got, err := sn.Listening()
+		if err != nil {
+			t.Fatal(err)
+		}
+		proc, err := sn.procListening()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, want) || !slices.Equal(proc, want) {
+			t.Fatalf("listening: from the diagnostics socket %v, from /proc %v; want %v", got, proc, want)
+		}
+	}
+	waitFile("up")
+	// The host's listener is on the host's loopback only: exact equality
+	// says it is in neither list (its port, in use, is none of ports).
+	rest := []Listener{{"0.0.0.0", ports[1]}, {"::1", ports[2]}, {"::", ports[3]}}
+	check(sortListeners(append([]Listener{{"127.0.0.1", ports[0]}}, rest...)))
+	os.WriteFile(ws+"/close", nil, 0o644)
+	waitFile("closed")
+	check(sortListeners(rest))
+}
+
+// What an execution joining a session pays to learn what listens there:
+// the diagnostics socket's dump of listening sockets against /proc's two
+// files, which walk the host's whole table of connections.
+func BenchmarkSessionNetListening(b *testing.B) {
+	bw, err := exec.LookPath("bwrap")
+	if err != nil {
+		b.Skip("no bwrap")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	sn, err := StartSessionNet(bw, exe)
+	if err != nil {
+		b.Skip(err)
+	}
+	defer sn.Close()
+	b.Run("diag", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := sn.diag.listening(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("proc", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := sn.procListening(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
