@@ -91,6 +91,7 @@ test-root:
 	$(GO) test -count=1 -run='^$$' -fuzz=FuzzDecide -fuzztime=6000x -fuzzminimizetime=2s ./service/pipeline
 	$(GO) test -count=1 -run='^$$' -fuzz=FuzzMCPArgs -fuzztime=25000x -fuzzminimizetime=2s ./app/cli
 	$(GO) test -count=1 -run='^$$' -fuzz=FuzzProfilePath -fuzztime=50000x -fuzzminimizetime=2s ./sandbox/seatbelt
+	$(GO) test -count=1 -run='^$$' -fuzz=FuzzReadResponse -fuzztime=100000x -fuzzminimizetime=2s ./service/localapi
 
 test-user: build
 	@.ci/test-as-user.sh $(TEST_USER) $(SANDBOX_PKGS)
@@ -167,6 +168,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzDecide -fuzztime=$(FUZZTIME) ./service/pipeline
 	$(GO) test -run='^$$' -fuzz=FuzzMCPArgs -fuzztime=$(FUZZTIME) ./app/cli
 	$(GO) test -run='^$$' -fuzz=FuzzProfilePath -fuzztime=$(FUZZTIME) ./sandbox/seatbelt
+	$(GO) test -run='^$$' -fuzz=FuzzReadResponse -fuzztime=$(FUZZTIME) ./service/localapi
 
 tidy-check:
 	$(GO) mod tidy && git diff --exit-code go.mod go.sum

@@ -9,7 +9,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/sandbox"
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/approvals"
-	"github.com/gatehouse-dev/gatehouse/service/localapi"
+	"github.com/gatehouse-dev/gatehouse/service/localserver"
 	"github.com/gatehouse-dev/gatehouse/service/pipeline"
 	"github.com/gatehouse-dev/gatehouse/service/tickets"
 )
@@ -84,9 +84,9 @@ func (s *Service) Decide(ctx context.Context, req api.DecideRequest) (*api.Decid
 }
 
 // Execute decides req and runs it at once, streaming to out. A held call
-// tells the person waiting (localapi.Notices) that it waits, and for what.
+// tells the person waiting (localserver.Notices) that it waits, and for what.
 func (s *Service) Execute(ctx context.Context, req api.ExecRequest, out sandbox.Streams) *api.End {
-	if w := localapi.Notices(ctx); w != nil {
+	if w := localserver.Notices(ctx); w != nil {
 		ctx = approvals.WithWaiting(ctx, func(a api.Approval) { fmt.Fprint(w, WaitingLine(a)) })
 	}
 	g := s.gen.Load()

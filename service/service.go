@@ -18,7 +18,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/approvals"
-	"github.com/gatehouse-dev/gatehouse/service/localapi"
+	"github.com/gatehouse-dev/gatehouse/service/localserver"
 	"github.com/gatehouse-dev/gatehouse/service/pipeline"
 	"github.com/gatehouse-dev/gatehouse/service/policy"
 	"github.com/gatehouse-dev/gatehouse/service/socket"
@@ -288,7 +288,7 @@ func (s *Service) Run(ctx context.Context) error {
 	// the deadline once the body is in, for streamed answers); no write
 	// timeout, since an execution streams for as long as it runs.
 	srv := &http.Server{
-		Handler:           localapi.Handler(s, s.log),
+		Handler:           localserver.Handler(s, s.log),
 		ReadHeaderTimeout: min(10*time.Second, s.opts.ReadTimeout),
 		ReadTimeout:       s.opts.ReadTimeout,
 		IdleTimeout:       s.opts.IdleTimeout,

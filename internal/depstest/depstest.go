@@ -10,9 +10,16 @@ import (
 	"testing"
 )
 
+// Heavy are the standard-library packages no small program may link:
+// net/http's initialisation and the first run of its code cost a short
+// program's start about 1.5 ms here, and the admission API's client
+// (service/localapi) reads the service's answers without it.
+var Heavy = []string{"net/http"}
+
 // Check fails t for every package outside the standard library that the
 // package in the current directory (the program named name) links, for
-// linux, darwin and windows, unless it is in allowed.
+// linux, darwin and windows, unless it is in allowed; and for every
+// package of Heavy it links.
 //
 // The standard library is every package whose first path element has no
 // dot. That rule includes the standard library's own vendored copies
@@ -37,6 +44,9 @@ func Check(t *testing.T, name string, allowed []string) {
 			t.Fatalf("GOOS=%s go list -deps: %v", goos, err)
 		}
 		for _, pkg := range strings.Fields(string(out)) {
+			if slices.Contains(Heavy, pkg) {
+				t.Errorf("GOOS=%s: %s links %s, which a small program may not (depstest.Heavy)", goos, name, pkg)
+			}
 			first, _, _ := strings.Cut(pkg, "/")
 			if !strings.Contains(first, ".") {
 				continue // standard library

@@ -49,7 +49,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/service/api"
 	"github.com/gatehouse-dev/gatehouse/service/audit"
-	"github.com/gatehouse-dev/gatehouse/service/localapi"
+	"github.com/gatehouse-dev/gatehouse/service/localserver"
 	"github.com/gatehouse-dev/gatehouse/service/policy"
 )
 
@@ -321,5 +321,5 @@ func (s *Server) takeFlash(ss *session) string {
 // stream is the live stream, as the admission API serves it.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, _ *session) {
 	first, rest := s.opts.Service.Subscribe(r.Context())
-	localapi.ServeStream(w, first, rest)
+	localserver.ServeStream(w, first, rest)
 }

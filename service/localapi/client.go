@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"strconv"
 	"syscall"
 
@@ -27,10 +26,12 @@ var ErrLost = errors.New("lost the Gatehouse service mid-command")
 // concurrent use.
 //
 // Each call is one HTTP/1.1 exchange on a connection of its own, written
-// and read here rather than through net/http's Transport: most callers
-// (the hook, gatehouse exec) make one call and exit, and a Transport's
-// connection pool and goroutines are code a short-lived process pays to
-// start (about 0.4 ms a call on the test machines).
+// and read here (response.go) rather than through net/http: most callers
+// (the hook, the relay, gatehouse exec) make one call and exit, and
+// net/http is code a short-lived process pays to start. A Transport's
+// connection pool and goroutines cost about 0.4 ms a call on the test
+// machines; linking the package at all, its initialisation and the first
+// run of its response parser, about 1.5 ms more.
 type Client struct {
 	path string
 }
@@ -46,44 +47,44 @@ func (c *Client) Socket() string { return c.path }
 // Decide asks for a decision.
 func (c *Client) Decide(ctx context.Context, req api.DecideRequest) (*api.DecideResponse, error) {
 	var resp api.DecideResponse
-	return &resp, c.call(ctx, http.MethodPost, api.PathDecide, req, &resp)
+	return &resp, c.call(ctx, methodPost, api.PathDecide, req, &resp)
 }
 
 // Explain asks how a request would be decided now; nothing runs.
 func (c *Client) Explain(ctx context.Context, req api.ExecRequest) (*api.ExplainResponse, error) {
 	var resp api.ExplainResponse
-	return &resp, c.call(ctx, http.MethodPost, api.PathExplain, req, &resp)
+	return &resp, c.call(ctx, methodPost, api.PathExplain, req, &resp)
 }
 
 // FileAccess asks for a decision on an agent file tool's access.
 func (c *Client) FileAccess(ctx context.Context, req api.FileAccessRequest) (*api.DecideResponse, error) {
 	var resp api.DecideResponse
-	return &resp, c.call(ctx, http.MethodPost, api.PathFileAccess, req, &resp)
+	return &resp, c.call(ctx, methodPost, api.PathFileAccess, req, &resp)
 }
 
 // ToolOutput has the output of an agent's own tool cleaned.
 func (c *Client) ToolOutput(ctx context.Context, req api.ToolOutputRequest) (*api.ToolOutputResponse, error) {
 	var resp api.ToolOutputResponse
-	return &resp, c.call(ctx, http.MethodPost, api.PathToolOutput, req, &resp)
+	return &resp, c.call(ctx, methodPost, api.PathToolOutput, req, &resp)
 }
 
 // Status returns the service's status.
 func (c *Client) Status(ctx context.Context) (*api.Status, error) {
 	var st api.Status
-	return &st, c.call(ctx, http.MethodGet, api.PathStatus, nil, &st)
+	return &st, c.call(ctx, methodGet, api.PathStatus, nil, &st)
 }
 
 // Events returns up to limit recent events, newest first.
 func (c *Client) Events(ctx context.Context, limit int) ([]api.Event, error) {
 	var r api.EventsResponse
-	err := c.call(ctx, http.MethodGet, api.PathEvents+"?limit="+strconv.Itoa(limit), nil, &r)
+	err := c.call(ctx, methodGet, api.PathEvents+"?limit="+strconv.Itoa(limit), nil, &r)
 	return r.Events, err
 }
 
 // Reload asks the service to load its configuration again.
 func (c *Client) Reload(ctx context.Context) (*api.ReloadResponse, error) {
 	var r api.ReloadResponse
-	return &r, c.call(ctx, http.MethodPost, api.PathReload, struct{}{}, &r)
+	return &r, c.call(ctx, methodPost, api.PathReload, struct{}{}, &r)
 }
 
 // Execute decides and runs req, copying its output to stdout and stderr
@@ -101,11 +102,11 @@ func (c *Client) Redeem(ctx context.Context, ticket string, stdout, stderr io.Wr
 // redeems nothing.
 func (c *Client) CheckTicket(ctx context.Context, req api.TicketCheckRequest) (*api.TicketCheckResponse, error) {
 	var resp api.TicketCheckResponse
-	return &resp, c.call(ctx, http.MethodPost, api.PathTicketCheck, req, &resp)
+	return &resp, c.call(ctx, methodPost, api.PathTicketCheck, req, &resp)
 }
 
 func (c *Client) stream(ctx context.Context, path string, in any, stdout, stderr io.Writer) (*api.End, error) {
-	resp, err := c.do(ctx, http.MethodPost, path, in)
+	resp, err := c.do(ctx, methodPost, path, in)
 	if err != nil {
 		// The connection closed with the call sent and no answer: the
 		// service died taking it.
@@ -134,7 +135,7 @@ func (c *Client) call(ctx context.Context, method, path string, in, out any) err
 	return nil
 }
 
-func (c *Client) do(ctx context.Context, method, path string, in any) (*http.Response, error) {
+func (c *Client) do(ctx context.Context, method, path string, in any) (*response, error) {
 	var body []byte
 	if in != nil {
 		var err error
@@ -153,7 +154,7 @@ func (c *Client) do(ctx context.Context, method, path string, in any) (*http.Res
 	// the caller gone (and kills a command it runs for it).
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	release := func() { stop(); conn.Close() }
-	fail := func(err error) (*http.Response, error) {
+	fail := func(err error) (*response, error) {
 		release()
 		if ctx.Err() != nil {
 			err = ctx.Err()
@@ -170,7 +171,7 @@ func (c *Client) do(ctx context.Context, method, path string, in any) (*http.Res
 	if _, err := conn.Write(req.Bytes()); err != nil {
 		return fail(err)
 	}
-	resp, err := http.ReadResponse(bufio.NewReader(conn), &http.Request{Method: method})
+	resp, err := readResponse(bufio.NewReader(conn), method)
 	if err != nil {
 		return fail(err)
 	}
@@ -201,7 +202,7 @@ func (b *connBody) Close() error {
 // Approvals returns the pending approval requests, oldest first.
 func (c *Client) Approvals(ctx context.Context) ([]api.Approval, error) {
 	var r api.ApprovalsResponse
-	err := c.call(ctx, http.MethodGet, api.PathApprovals, nil, &r)
+	err := c.call(ctx, methodGet, api.PathApprovals, nil, &r)
 	return r.Approvals, err
 }
 
@@ -210,7 +211,7 @@ func (c *Client) Approvals(ctx context.Context) ([]api.Approval, error) {
 // naming why.
 func (c *Client) Answer(ctx context.Context, req api.AnswerRequest) (*api.AnswerResponse, error) {
 	var r api.AnswerResponse
-	if err := c.call(ctx, http.MethodPost, api.PathAnswer, req, &r); err != nil {
+	if err := c.call(ctx, methodPost, api.PathAnswer, req, &r); err != nil {
 		return nil, err
 	}
 	if !r.OK {
@@ -222,7 +223,7 @@ func (c *Client) Answer(ctx context.Context, req api.AnswerRequest) (*api.Answer
 // Workspaces returns the workspace roots in force and the trusted ones.
 func (c *Client) Workspaces(ctx context.Context) ([]api.Workspace, error) {
 	var r api.WorkspacesResponse
-	err := c.call(ctx, http.MethodGet, api.PathWorkspaces, nil, &r)
+	err := c.call(ctx, methodGet, api.PathWorkspaces, nil, &r)
 	return r.Workspaces, err
 }
 
@@ -231,7 +232,7 @@ func (c *Client) Workspaces(ctx context.Context) ([]api.Workspace, error) {
 // error saying why.
 func (c *Client) DashboardLogin(ctx context.Context) (*api.DashboardLoginResponse, error) {
 	var r api.DashboardLoginResponse
-	if err := c.call(ctx, http.MethodPost, api.PathDashboardLogin, struct{}{}, &r); err != nil {
+	if err := c.call(ctx, methodPost, api.PathDashboardLogin, struct{}{}, &r); err != nil {
 		return nil, err
 	}
 	if r.Error != "" {
@@ -245,7 +246,7 @@ func (c *Client) DashboardLogin(ctx context.Context) (*api.DashboardLoginRespons
 // deadline of minutes, not seconds.
 func (c *Client) Doctor(ctx context.Context) (*api.DoctorReport, error) {
 	var r api.DoctorReport
-	if err := c.call(ctx, http.MethodGet, api.PathDoctor, nil, &r); err != nil {
+	if err := c.call(ctx, methodGet, api.PathDoctor, nil, &r); err != nil {
 		return nil, err
 	}
 	return &r, nil
@@ -254,7 +255,7 @@ func (c *Client) Doctor(ctx context.Context) (*api.DoctorReport, error) {
 // Stream reads the live stream, calling fn for each notice in order, until
 // ctx ends (nil) or the service goes away (an error).
 func (c *Client) Stream(ctx context.Context, fn func(api.StreamNotice)) error {
-	resp, err := c.do(ctx, http.MethodGet, api.PathStream, nil)
+	resp, err := c.do(ctx, methodGet, api.PathStream, nil)
 	if err != nil {
 		return err
 	}
@@ -272,7 +273,7 @@ func (c *Client) Stream(ctx context.Context, fn func(api.StreamNotice)) error {
 // Ports lists the agent sessions' shared networks.
 func (c *Client) Ports(ctx context.Context) ([]api.SessionNetwork, error) {
 	var r api.PortsResponse
-	err := c.call(ctx, http.MethodGet, api.PathPorts, nil, &r)
+	err := c.call(ctx, methodGet, api.PathPorts, nil, &r)
 	return r.Sessions, err
 }
 
@@ -289,7 +290,7 @@ func (c *Client) ClosePort(ctx context.Context, req api.PortRequest) (*api.PortF
 
 func (c *Client) port(ctx context.Context, path string, req api.PortRequest) (*api.PortForward, error) {
 	var r api.PortResponse
-	if err := c.call(ctx, http.MethodPost, path, req, &r); err != nil {
+	if err := c.call(ctx, methodPost, path, req, &r); err != nil {
 		return nil, err
 	}
 	if r.Error != "" {
@@ -301,5 +302,5 @@ func (c *Client) port(ctx context.Context, path string, req api.PortRequest) (*a
 // EndSession tells the service an agent's session ended.
 func (c *Client) EndSession(ctx context.Context, req api.SessionEndRequest) error {
 	var r struct{}
-	return c.call(ctx, http.MethodPost, api.PathSessionEnd, req, &r)
+	return c.call(ctx, methodPost, api.PathSessionEnd, req, &r)
 }

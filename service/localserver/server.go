@@ -1,7 +1,9 @@
-// Package localapi is the admission API: its HTTP handler, served by the
-// user service on its unix socket, and the client every other gatehouse
-// subcommand uses (docs/service.md).
-package localapi
+// Package localserver serves the admission API: its HTTP handler, which
+// the user service serves on its unix socket (docs/service.md). The client
+// every other gatehouse subcommand uses is service/localapi, which links
+// no HTTP stack: the small programs that call the service (the hooks, the
+// relay, gatehouse exec) pay no start-up for one.
+package localserver
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package localapi
+package localserver
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package localapi
+package localserver
 
 import (
 	"context"
@@ -10,10 +10,11 @@ import (
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/service/api"
+	"github.com/gatehouse-dev/gatehouse/service/localapi"
 )
 
 // serveSocket serves h on a unix socket and returns a client of it.
-func serveSocket(t *testing.T, h http.Handler) *Client {
+func serveSocket(t *testing.T, h http.Handler) *localapi.Client {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "s")
 	l, err := net.Listen("unix", path)
@@ -23,7 +24,7 @@ func serveSocket(t *testing.T, h http.Handler) *Client {
 	srv := &http.Server{Handler: h}
 	go srv.Serve(l)
 	t.Cleanup(func() { srv.Close() })
-	return NewClient(path)
+	return localapi.NewClient(path)
 }
 
 // The live stream delivers the subscriber's first notices, then each one
@@ -59,7 +60,7 @@ func TestStream(t *testing.T) {
 	close(f.stream)
 	select {
 	case err := <-done:
-		if !errors.Is(err, ErrLost) {
+		if !errors.Is(err, localapi.ErrLost) {
 			t.Fatalf("stream ended with %v, want ErrLost", err)
 		}
 	case <-time.After(10 * time.Second):

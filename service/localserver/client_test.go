@@ -1,4 +1,4 @@
-package localapi
+package localserver
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gatehouse-dev/gatehouse/service/api"
+	"github.com/gatehouse-dev/gatehouse/service/localapi"
 )
 
 // The client's own exchange: calls and streams through a real socket,
@@ -63,7 +64,7 @@ func TestClientOverSocket(t *testing.T) {
 	if _, err := c.Status(ctx); err == nil || !strings.Contains(err.Error(), "503") || !strings.Contains(err.Error(), "reloading") {
 		t.Errorf("status answered 503: %v", err)
 	}
-	if _, err := c.Execute(ctx, api.ExecuteRequest{}, io.Discard, io.Discard); !errors.Is(err, ErrLost) {
+	if _, err := c.Execute(ctx, api.ExecuteRequest{}, io.Discard, io.Discard); !errors.Is(err, localapi.ErrLost) {
 		t.Errorf("service gone mid-call: %v, want ErrLost", err)
 	}
 	cctx, cancel := context.WithCancel(ctx)
@@ -84,7 +85,7 @@ func TestClientOverSocket(t *testing.T) {
 	}
 
 	// No socket: not running.
-	if _, err := NewClient(filepath.Join(t.TempDir(), "none.sock")).Status(ctx); !errors.Is(err, ErrNotRunning) {
+	if _, err := localapi.NewClient(filepath.Join(t.TempDir(), "none.sock")).Status(ctx); !errors.Is(err, localapi.ErrNotRunning) {
 		t.Errorf("no socket: %v, want ErrNotRunning", err)
 	}
 }
