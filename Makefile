@@ -151,6 +151,7 @@ bench: build
 	.ci/bench-as-user.sh $(TEST_USER) -- go test -run='^$$' -bench=ClaudeHookKinds -benchtime=1x -v ./hook/claude/e2e -args -session.rounds=6
 	.ci/bench-as-user.sh $(TEST_USER) -- go test -run='^$$' -bench=ClaudeRoutedFloor -benchtime=1x -v ./hook/claude/e2e -args -session.rounds=6
 	$(GO) test -run='^$$' -bench=Decide -count=5 ./service/pipeline
+	.ci/bench-as-user.sh $(TEST_USER) -- go test -run='^$$' -bench=SessionNetListening -benchtime=200x -count=3 ./sandbox/bwrap
 	$(GO) test -run='^$$' -bench=Redact -benchtime=3x ./service/dlp
 	$(GO) test -run='^$$' -bench=Mask -benchtime=5x -count=3 ./sandbox/egress
 	REQUIRE_SANDBOX=1 .ci/bench-as-user.sh $(TEST_USER) -- go test -run='^$$' -bench=MaskedCurl -benchtime=10x -count=3 ./service/pipeline
