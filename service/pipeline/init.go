@@ -45,15 +45,12 @@ type Init struct {
 func (e *Executor) FindInit() Init {
 	exe := ""
 	if e.cfg.Exec.Sandbox.InitPath == "" && e.opts.InitPath == "" {
-		if p, err := executable(); err == nil {
+		if p, err := program.Executable(); err == nil {
 			exe = p
 		}
 	}
 	return findInit(e.cfg.Exec.Sandbox.InitPath, e.opts.InitPath, exe)
 }
-
-// executable is the running gatehouse binary, symlinks resolved.
-func executable() (string, error) { return program.Executable() }
 
 func findInit(configured, explicit, exe string) Init {
 	if configured != "" {
@@ -119,7 +116,7 @@ func explainMismatch(res *sandbox.Result, initPath string) {
 	if res.Status != sandbox.StatusFailedToStart || !sandboxinit.BuildMismatch(res.Error) {
 		return
 	}
-	exe, err := executable()
+	exe, err := program.Executable()
 	if err != nil {
 		exe = "gatehouse"
 	}
@@ -145,7 +142,7 @@ func CheckInit(ctx context.Context, in Init) (string, error) {
 	}
 	id := strings.TrimSpace(string(out))
 	if id != buildid.ID() {
-		exe, err := executable()
+		exe, err := program.Executable()
 		if err != nil {
 			exe = "gatehouse"
 		}

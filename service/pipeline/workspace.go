@@ -8,6 +8,7 @@ package pipeline
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -158,7 +159,7 @@ func (e *Executor) denyReadAsWritten() []string {
 // denyReadAsWrittenBy is denyReadAsWritten with the hidden entries looked
 // at through j (sandbox.DenyReadBy): its step has looked at them already.
 func (e *Executor) denyReadAsWrittenBy(j *policy.RootJudge) []string {
-	return sandbox.DenyReadBy(e.opts.Home, append(slices.Clone(e.opts.PrivatePaths), e.cfg.Exec.Sandbox.DenyRead...), j.Lstat)
+	return denyReadLstat(e.opts.Home, e.opts.PrivatePaths, e.cfg.Exec.Sandbox.DenyRead, j.Lstat)
 }
 
 // DenyRead returns the mandatory deny-read set under home, then private
@@ -167,7 +168,13 @@ func (e *Executor) denyReadAsWrittenBy(j *policy.RootJudge) []string {
 // (sandbox.DenyRead). Managed settings render their file-tool rules from
 // the same list.
 func DenyRead(home string, private, extra []string) []string {
-	return sandbox.DenyRead(home, append(slices.Clone(private), extra...))
+	return denyReadLstat(home, private, extra, os.Lstat)
+}
+
+// denyReadLstat is DenyRead with the hidden entries looked at by lstat
+// (sandbox.DenyReadBy).
+func denyReadLstat(home string, private, extra []string, lstat func(string) (fs.FileInfo, error)) []string {
+	return sandbox.DenyReadBy(home, append(slices.Clone(private), extra...), lstat)
 }
 
 // resolveEach returns paths resolved by policy.ResolveEach, deduplicated.
