@@ -2,10 +2,10 @@
 // tool call: 'gatehouse-hook hook claude [--routing R]' is the PreToolUse
 // hook (and the PostToolUse, PermissionRequest and SessionEnd one, by the
 // event its input names) and 'gatehouse-hook relay TICKET' the relay of a
-// routed command,
-// answering exactly as 'gatehouse hook claude' and 'gatehouse relay' do
-// (hook/hookcmd, over the same packages: hook/decide and hook/relay). 'hook codex', 'hook
-// gemini' and 'hook cursor' are the other agents' hooks.
+// routed command, answering exactly as 'gatehouse hook claude' and
+// 'gatehouse relay' do (hook/hookcmd, over the same packages: hook/decide
+// and hook/relay). 'hook codex', 'hook gemini' and 'hook cursor' are the
+// other agents' hooks.
 //
 // It exists because these two run once or twice per Bash call and their
 // start is on the call's critical path: this program links the hook's

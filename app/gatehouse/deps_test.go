@@ -9,9 +9,10 @@ import (
 // gatehouse starts on every gatehouse exec an agent or a script runs: it
 // links what gatehouse-hook links (depstest.HookClient), exec's face and
 // the service call, and nothing of the configuration, the audit store,
-// the keychain or the OS service manager, which gatehouse-core links. A package outside this list (the standard
-// library aside) is a start-up cost on every call; add it only with the
-// measurement that says it is cheap.
+// the keychain or the OS service manager, which gatehouse-core links. A
+// package outside this list (the standard library aside) is a start-up
+// cost on every call; add it only with the measurement that says it is
+// cheap.
 var allowed = append([]string{
 	"github.com/gatehouse-dev/gatehouse/app/gatehouse",
 	"github.com/gatehouse-dev/gatehouse/app/cli/execface",
