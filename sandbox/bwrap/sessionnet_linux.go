@@ -150,7 +150,7 @@ func (n *SessionNet) waitReady() error {
 	if err == nil {
 		err = rerr
 	}
-	fds := sandboxinit.ReceivedFDs(oob[:max(oobn, 0)])
+	fds := sandboxinit.ReceivedFDs(oob[:oobn])
 	if err != nil || k != 1 || b[0] != sandboxinit.SessionNetReady || len(fds) > 1 {
 		for _, fd := range fds {
 			unix.Close(fd)
