@@ -227,13 +227,25 @@ func (n *SessionNet) Forward(c *net.TCPConn, port int) error {
 
 // EndForwards ends every connection the holder carries to port (the
 // person closed the forward: a kept-alive connection must not outlive it).
+// It returns once the holder says they are shut down (SessionNetEnded),
+// or after 5 s with an error.
 func (n *SessionNet) EndForwards(port int) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.closed {
 		return errSessionNetClosed
 	}
-	return n.send(binary.BigEndian.AppendUint16(nil, uint16(port)), nil)
+	if err := n.send(binary.BigEndian.AppendUint16(nil, uint16(port)), nil); err != nil {
+		return err
+	}
+	n.ctl.SetReadDeadline(time.Now().Add(5 * time.Second))
+	defer n.ctl.SetReadDeadline(time.Time{})
+	b := make([]byte, 8)
+	k, err := n.ctl.Read(b)
+	if err != nil || k != 1 || b[0] != sandboxinit.SessionNetEnded {
+		return fmt.Errorf("the session network's holder did not end the forward's connections (%v)", err)
+	}
+	return nil
 }
 
 // send sends one message to the holder (n.mu held), waiting while its

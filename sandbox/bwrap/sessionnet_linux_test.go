@@ -354,3 +354,79 @@ func BenchmarkSessionNetListening(b *testing.B) {
 		}
 	})
 }
+
+// Once EndForwards returns, a connection carried to the port gets nothing
+// more: the holder has shut it down (it says so), so a byte written right
+// after is never echoed back.
+func TestSessionNetEndForwards(t *testing.T) {
+	sn := startSessionNet(t)
+	ws := t.TempDir()
+	port := freePort(t)
+	echo := fmt.Sprintf(`python3 - <<'PY'
+import socket, threading
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", %d)); s.listen()
+open("up", "w").close()
+def serve(c):
+    while True:
+        b = c.recv(1)
+        if not b:
+            return
+        c.sendall(b)
+while True:
+    c, _ = s.accept()
+    threading.Thread(target=serve, args=(c,), daemon=True).start()
+PY`, port)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		spec, opt := sessionSpec(t, ws, echo, sn.Network("session end"))
+		Run(ctx, spec, sandbox.Streams{Stdout: io.Discard, Stderr: io.Discard}, opt)
+	}()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	for i := 0; ; i++ {
+		if _, err := os.Stat(ws + "/up"); err == nil {
+			break
+		}
+		if i == 500 {
+			t.Fatal("the echo server did not start")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	for round := range 20 {
+		go func() {
+			if c, err := ln.Accept(); err == nil {
+				sn.Forward(c.(*net.TCPConn), port)
+			}
+		}()
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		b := make([]byte, 1)
+		if _, err := c.Write([]byte("a")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(c, b); err != nil || b[0] != 'a' {
+			t.Fatalf("round %d: through the forward: %q %v", round, b, err)
+		}
+		if err := sn.EndForwards(port); err != nil {
+			t.Fatal(err)
+		}
+		c.Write([]byte("b"))
+		if n, err := c.Read(b); err == nil || n != 0 {
+			t.Fatalf("round %d: after EndForwards returned the connection still answered %q", round, b[:n])
+		}
+		c.Close()
+	}
+}

@@ -26,8 +26,13 @@ import (
 // port inside the session (big-endian), with the host connection as the
 // message's one descriptor (SCM_RIGHTS). The same message without a
 // descriptor ends every connection carried to that port (the person
-// closed the forward).
+// closed the forward); the holder answers it with SessionNetEnded once
+// they are shut down.
 const SessionNetForward = 2
+
+// SessionNetEnded is the one byte the holder sends when the connections
+// carried to a port are shut down: nothing more reaches their clients.
+const SessionNetEnded = 'e'
 
 // SessionNetReady is the one byte the holder sends first: its namespaces
 // are ready to be joined. The message carries, when the holder could make
@@ -90,6 +95,9 @@ func SessionNet(args []string) int {
 		port := int(binary.BigEndian.Uint16(buf[:2]))
 		if len(fds) == 0 {
 			live.end(port)
+			if err := unix.Send(3, []byte{SessionNetEnded}, 0); err != nil {
+				return 0
+			}
 			continue
 		}
 		host := os.NewFile(uintptr(fds[0]), "forward")
